@@ -1,0 +1,140 @@
+"""Facts about AWS and upstream software that the library builds on.
+
+Each fact has exactly one home, here. Everything else (validation, node labels,
+Helm values, preflight checks, documentation tables) reads these tables instead of
+repeating the numbers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+# ---------------------------------------------------------------------------------------------
+# Instance types
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuInstanceType:
+    """What the library assumes about one EC2 GPU instance type.
+
+    The numbers are the ones ``ec2:DescribeInstanceTypes`` reports (``VCpuInfo``,
+    ``MemoryInfo``, ``GpuInfo``); the preflight check compares them with the live API
+    so a wrong row here is caught before it mislabels nodes.
+    """
+
+    name: str
+    vcpus: int
+    memory_mib: int
+    gpus: int
+    gpu_model: str
+    gpu_memory_mib_per_gpu: int
+    supports_mig: bool
+
+    @property
+    def total_gpu_memory_mib(self) -> int:
+        return self.gpus * self.gpu_memory_mib_per_gpu
+
+
+def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
+    # Every g4dn size carries NVIDIA T4 GPUs with 16 GiB each. The T4 (Turing) has no MIG.
+    return GpuInstanceType(
+        name=f"g4dn.{size}",
+        vcpus=vcpus,
+        memory_mib=memory_gib * 1024,
+        gpus=gpus,
+        gpu_model="T4",
+        gpu_memory_mib_per_gpu=16 * 1024,
+        supports_mig=False,
+    )
+
+
+#: Physical GPU count per g4dn size: the single source of truth for the GPU-count label,
+#: the advertised ``nvidia.com/gpu`` capacity, the verification Deployment and preflight.
+GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
+    t.name: t
+    for t in (
+        _g4dn("xlarge", 4, 16, 1),
+        _g4dn("2xlarge", 8, 32, 1),
+        _g4dn("4xlarge", 16, 64, 1),
+        _g4dn("8xlarge", 32, 128, 1),
+        _g4dn("16xlarge", 64, 256, 1),
+        _g4dn("12xlarge", 48, 192, 4),
+        _g4dn("metal", 96, 384, 8),
+    )
+}
+
+#: EC2 Service Quotas codes (service ``ec2``) that bound vCPUs of G and VT instances.
+VCPU_QUOTA_ON_DEMAND_G = "L-DB2E81BA"  # Running On-Demand G and VT instances
+VCPU_QUOTA_SPOT_G = "L-3819A6DF"  # All G and VT Spot Instance Requests
+
+# EC2 instance type names: family (letters, digits, optional attribute letters), a dot, a size.
+INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+
+# ---------------------------------------------------------------------------------------------
+# EKS node AMIs
+# ---------------------------------------------------------------------------------------------
+
+#: ``amiType`` of the EKS managed node groups. AL2023 NVIDIA ships the NVIDIA driver and the
+#: NVIDIA container toolkit, and nodeadm makes ``nvidia`` containerd's default runtime.
+GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
+SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+
+#: SSM parameters that publish the recommended AMI per Kubernetes version, keyed by amiType.
+AMI_SSM_PARAMETER = {
+    GPU_AMI_TYPE: "/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/x86_64/nvidia/recommended/image_id",
+    SYSTEM_AMI_TYPE: "/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/x86_64/standard/recommended/image_id",
+}
+
+# ---------------------------------------------------------------------------------------------
+# Kubernetes versions on EKS
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KubernetesVersion:
+    """An EKS Kubernetes minor version and its support calendar (EKS user guide,
+    "Understand the Kubernetes version lifecycle on EKS": 14 months standard support,
+    then 12 months of paid extended support)."""
+
+    version: str
+    released: dt.date
+    end_of_standard_support: dt.date
+    end_of_extended_support: dt.date
+
+    def status(self, today: dt.date) -> str:
+        if today <= self.end_of_standard_support:
+            return "STANDARD_SUPPORT"
+        if today <= self.end_of_extended_support:
+            return "EXTENDED_SUPPORT"
+        return "UNSUPPORTED"
+
+
+KUBERNETES_VERSIONS: dict[str, KubernetesVersion] = {
+    v.version: v
+    for v in (
+        KubernetesVersion("1.30", dt.date(2024, 5, 23), dt.date(2025, 7, 23), dt.date(2026, 7, 23)),
+        KubernetesVersion("1.31", dt.date(2024, 9, 26), dt.date(2025, 11, 26), dt.date(2026, 11, 26)),
+        KubernetesVersion("1.32", dt.date(2025, 1, 23), dt.date(2026, 3, 23), dt.date(2027, 3, 23)),
+        KubernetesVersion("1.33", dt.date(2025, 5, 29), dt.date(2026, 7, 29), dt.date(2027, 7, 29)),
+        KubernetesVersion("1.34", dt.date(2025, 10, 2), dt.date(2026, 12, 2), dt.date(2027, 12, 2)),
+        KubernetesVersion("1.35", dt.date(2026, 1, 27), dt.date(2027, 3, 27), dt.date(2028, 3, 27)),
+    )
+}
+
+#: Default Kubernetes version: the newest in the table above, in EKS standard support until
+#: 2027-03-27. Stacks pin their own version explicitly; this default serves importers.
+DEFAULT_KUBERNETES_VERSION = "1.35"
+#: Oldest version the library accepts: anything older has left EKS extended support too.
+OLDEST_KUBERNETES_VERSION = "1.30"
+KUBERNETES_VERSION_PATTERN = re.compile(r"^1\.(\d{2})$")
+
+# ---------------------------------------------------------------------------------------------
+# vCPU quotas (appended for preflight)
+# ---------------------------------------------------------------------------------------------
+
+#: Instance families counted by the two G and VT vCPU quotas above: every family whose name
+#: starts with "g" (g4dn, g5, g6, gr6, ...) or "vt" (vt1).
+VCPU_QUOTA_G_FAMILY_PREFIXES = ("g", "vt")

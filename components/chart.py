@@ -1,0 +1,83 @@
+"""The NVIDIA gpu-operator Helm chart versions this library has been validated against.
+
+For each version we keep the chart's *own* default entries of the two toleration lists we
+extend. Helm replaces lists instead of merging them, so to add a toleration without losing the
+chart's we must send the chart's entries too. tests/test_chart_reference.py compares every row
+here with the chart's values.yaml in ../shared/reference/gpu-operator/<version>/, so a wrong
+row cannot go unnoticed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The chart repository (``helm repo add nvidia https://helm.ngc.nvidia.com/nvidia``). The chart
+#: is always installed from here with a pinned version, never from a git checkout.
+CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
+CHART_NAME = "gpu-operator"
+
+Toleration = dict[str, str]
+
+_GPU_EXISTS: Toleration = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+_MASTER: Toleration = {
+    "key": "node-role.kubernetes.io/master",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
+_CONTROL_PLANE: Toleration = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
+
+
+@dataclass(frozen=True)
+class ChartVersion:
+    version: str
+    nfd_chart_version: str
+    #: ``daemonsets.tolerations`` in the chart's values.yaml.
+    daemonset_tolerations: tuple[Toleration, ...]
+    #: ``node-feature-discovery.worker.tolerations`` in the chart's values.yaml.
+    nfd_worker_tolerations: tuple[Toleration, ...]
+    #: Extra facts about the version, for documentation.
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
+    c.version: c
+    for c in (
+        ChartVersion(
+            version="v25.3.1",
+            nfd_chart_version="0.17.3",
+            daemonset_tolerations=(_GPU_EXISTS,),
+            nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
+        ),
+        ChartVersion(
+            version="v25.10.1",
+            nfd_chart_version="0.18.2",
+            daemonset_tolerations=(_GPU_EXISTS,),
+            nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
+        ),
+        ChartVersion(
+            version="v26.7.0",
+            nfd_chart_version="0.19.0",
+            daemonset_tolerations=(_GPU_EXISTS,),
+            nfd_worker_tolerations=(_CONTROL_PLANE, _GPU_EXISTS),
+        ),
+    )
+}
+
+#: Default chart version: the newest validated one.
+DEFAULT_CHART_VERSION = "v26.7.0"
+
+#: Chart defaults assumed for a version outside the table (explicit opt-in only): those of the
+#: newest validated version, the closest guess to a newer chart.
+FALLBACK_CHART_VERSION = DEFAULT_CHART_VERSION
+
+
+def chart_defaults(version: str) -> ChartVersion:
+    """The chart facts for ``version``; for an unvalidated version, the newest validated ones."""
+    return SUPPORTED_CHART_VERSIONS.get(version, SUPPORTED_CHART_VERSIONS[FALLBACK_CHART_VERSION])

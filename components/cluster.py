@@ -1,0 +1,207 @@
+"""The EKS cluster: VPC (existing or new), control plane through pulumi-eks, the node IAM role,
+the untainted system node group, and a Kubernetes provider for the cluster."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_awsx as awsx
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from . import catalog
+from .nodegroup import ManagedNodeGroupSpec, declare_managed_node_group
+from .settings import NetworkSettings, SystemNodeGroupSettings
+
+TYPE_NAME = "gpu-eks:cluster:Cluster"
+
+#: Managed policies of the node role. SSM lets operators reach nodes without SSH.
+NODE_ROLE_POLICIES: dict[str, str] = {
+    "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+    "ssm": "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+}
+CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+
+@dataclass
+class ClusterArgs:
+    #: EKS cluster name (the physical name, not the Pulumi resource name).
+    cluster_name: str
+    kubernetes_version: str
+    network: NetworkSettings
+    system_node_group: SystemNodeGroupSettings
+    #: IAM principals granted cluster-admin through EKS access entries.
+    admin_principal_arns: Sequence[str] = ()
+    #: CIDRs allowed on the public endpoint; empty: private endpoint only.
+    endpoint_public_access_cidrs: Sequence[str] = ()
+    control_plane_log_types: Sequence[str] = (
+        "api",
+        "audit",
+        "authenticator",
+        "controllerManager",
+        "scheduler",
+    )
+    #: EKS deletion protection, plus Pulumi `protect` on the control plane.
+    deletion_protection: bool = False
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+class Cluster(pulumi.ComponentResource):
+    """An EKS cluster with API authentication mode and an untainted system node group."""
+
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    oidc_provider_arn: pulumi.Output[str]
+    oidc_provider_url: pulumi.Output[str]
+    node_role_arn: pulumi.Output[str]
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids: pulumi.Output[Sequence[str]]
+    provider: k8s.Provider
+
+    def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(TYPE_NAME, name, None, opts)
+        tags = dict(args.tags)
+
+        # --- Network -------------------------------------------------------------------------
+        net = args.network
+        public_subnet_ids: pulumi.Input[Sequence[str]]
+        if net.vpc_id:
+            self.vpc_id = pulumi.Output.from_input(net.vpc_id)
+            self.private_subnet_ids = pulumi.Output.from_input(list(net.private_subnet_ids))
+            public_subnet_ids = list(net.public_subnet_ids)
+        else:
+            vpc = awsx.ec2.Vpc(
+                f"{name}-vpc",
+                cidr_block=net.cidr_block,
+                number_of_availability_zones=net.availability_zone_count,
+                subnet_strategy=awsx.ec2.SubnetAllocationStrategy.AUTO,
+                nat_gateways=awsx.ec2.NatGatewayConfigurationArgs(strategy=net.nat_gateways),
+                subnet_specs=[
+                    # The tags EKS (and the AWS Load Balancer Controller) use to pick subnets.
+                    awsx.ec2.SubnetSpecArgs(
+                        type=awsx.ec2.SubnetType.PRIVATE, tags={"kubernetes.io/role/internal-elb": "1"}
+                    ),
+                    awsx.ec2.SubnetSpecArgs(type=awsx.ec2.SubnetType.PUBLIC, tags={"kubernetes.io/role/elb": "1"}),
+                ],
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.vpc_id = vpc.vpc_id
+            self.private_subnet_ids = vpc.private_subnet_ids
+            public_subnet_ids = vpc.public_subnet_ids
+
+        # --- Control plane -------------------------------------------------------------------
+        access_entries = {
+            f"admin-{i}": eks.AccessEntryArgs(
+                principal_arn=arn,
+                access_policies={
+                    "cluster-admin": eks.AccessPolicyAssociationArgs(
+                        policy_arn=CLUSTER_ADMIN_POLICY,
+                        access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                    )
+                },
+            )
+            for i, arn in enumerate(args.admin_principal_arns)
+        }
+        public = bool(args.endpoint_public_access_cidrs)
+        self.eks = eks.Cluster(
+            f"{name}-eks",
+            name=args.cluster_name,
+            version=args.kubernetes_version,
+            vpc_id=self.vpc_id,
+            private_subnet_ids=self.private_subnet_ids,
+            public_subnet_ids=public_subnet_ids,
+            node_associate_public_ip_address=False,
+            endpoint_private_access=True,
+            endpoint_public_access=public,
+            public_access_cidrs=list(args.endpoint_public_access_cidrs) if public else None,
+            authentication_mode=eks.AuthenticationMode.API,
+            access_entries=access_entries,
+            # Nodes come from managed node groups declared below, never the default group.
+            skip_default_node_group=True,
+            create_oidc_provider=True,
+            enabled_cluster_log_types=list(args.control_plane_log_types),
+            deletion_protection=args.deletion_protection,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=args.deletion_protection),
+        )
+        # The cluster name is known up front (we chose it), which keeps previews readable; deriving
+        # it from the component's URN makes everything that uses it wait for the control plane.
+        self.cluster_name = self.eks.urn.apply(lambda _: args.cluster_name)
+        self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
+        self.oidc_provider_arn = self.eks.oidc_provider_arn
+        self.oidc_provider_url = self.eks.oidc_provider_url
+
+        # --- Node role (shared by every managed node group of this cluster) -----------------
+        self.node_role = aws.iam.Role(
+            f"{name}-node-role",
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "ec2.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                }
+            ),
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-role-{short}",
+                role=self.node_role.name,
+                policy_arn=arn,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for short, arn in NODE_ROLE_POLICIES.items()
+        ]
+        # Node groups must not start before the role can pull images and join.
+        self.node_role_arn = pulumi.Output.all(self.node_role.arn, *[a.id for a in attachments]).apply(lambda xs: xs[0])
+
+        # --- System node group: untainted, for CoreDNS, gpu-operator, NFD master/gc ---------
+        system = args.system_node_group
+        _, self.system_node_group = declare_managed_node_group(
+            f"{name}-system",
+            ManagedNodeGroupSpec(
+                ami_type=catalog.SYSTEM_AMI_TYPE,
+                instance_types=system.instance_types,
+                capacity_type="ON_DEMAND",
+                scaling=system.scaling,
+                disk_size_gib=system.disk_size_gib,
+                release_version=system.ami_release_version,
+            ),
+            parent=self,
+            cluster_name=self.cluster_name,
+            node_role_arn=self.node_role_arn,
+            subnet_ids=self.private_subnet_ids,
+            tags=tags,
+        )
+
+        # --- Kubernetes provider -------------------------------------------------------------
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "oidcProviderArn": self.oidc_provider_arn,
+                "oidcProviderUrl": self.oidc_provider_url,
+                "nodeRoleArn": self.node_role_arn,
+                "vpcId": self.vpc_id,
+                "privateSubnetIds": self.private_subnet_ids,
+            }
+        )

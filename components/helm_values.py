@@ -1,0 +1,73 @@
+"""Values for the NVIDIA gpu-operator Helm chart, computed from the GPU node groups.
+
+Nothing here is typed by hand per cluster: tolerations come from the node groups' taints,
+the device-plugin config from their sharing profiles, and the chart's own list defaults from
+``chart.SUPPORTED_CHART_VERSIONS`` (checked against the chart's values.yaml in tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import chart, placement, sharing
+from .settings import GpuNodeGroupSettings, TimeSlicing
+
+
+def gpu_taints(groups: Sequence[GpuNodeGroupSettings]) -> list[placement.Taint]:
+    """Every distinct taint of every GPU node group, in group order."""
+    out: list[placement.Taint] = []
+    for g in groups:
+        out += [t for t in g.taint_list if t not in out]
+    return out
+
+
+def sharing_profiles(groups: Sequence[GpuNodeGroupSettings]) -> dict[str, TimeSlicing]:
+    """Every sharing profile a GPU node group uses, by name (first use wins; settings
+    validation guarantees one set of settings per name)."""
+    out: dict[str, TimeSlicing] = {}
+    for g in groups:
+        out.setdefault(g.time_slicing.profile_name, g.time_slicing)
+    return out
+
+
+def gpu_operator_values(
+    groups: Sequence[GpuNodeGroupSettings], chart_version: str, cdi_enabled: bool = False
+) -> dict[str, Any]:
+    """The gpu-operator values for a cluster whose GPU nodes are ``groups``."""
+    if not groups:
+        raise ValueError("gpu_operator_values needs at least one GPU node group, received none")
+    defaults = chart.chart_defaults(chart_version)
+    taints = gpu_taints(groups)
+    data = sharing.device_plugin_config_data(sharing_profiles(groups))
+    return {
+        # The EKS AL2023 NVIDIA AMI ships the driver and the container toolkit, and nodeadm makes
+        # `nvidia` containerd's default runtime: the operator must not install either (AWS docs).
+        "driver": {"enabled": False},
+        "toolkit": {"enabled": False},
+        # Pinned explicitly: the chart default flipped from false (v25.3) to true (v25.10+).
+        "cdi": {"enabled": cdi_enabled},
+        "devicePlugin": {
+            "config": {
+                "create": True,
+                # Content-addressed name: see sharing.config_map_name for why.
+                "name": sharing.config_map_name(data),
+                # Nodes without the profile label (e.g. launched by Karpenter) get the first
+                # node group's profile; `default` must name a key of `data`.
+                "default": groups[0].time_slicing.profile_name,
+                "data": data,
+            }
+        },
+        # Helm replaces lists: keep the chart's own entries and add ours.
+        "daemonsets": {
+            "tolerations": placement.extend_tolerations(defaults.daemonset_tolerations, taints),
+        },
+        "node-feature-discovery": {
+            "worker": {
+                # NFD workers only on GPU nodes: labelling CPU nodes is wasted work and would let
+                # the operator's DaemonSets consider them.
+                "affinity": placement.gpu_node_affinity(),
+                "tolerations": placement.extend_tolerations(defaults.nfd_worker_tolerations, taints),
+            }
+        },
+    }

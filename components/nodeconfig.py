@@ -1,0 +1,108 @@
+"""nodeadm user data: the NodeConfig that labels and taints GPU nodes, and its MIME envelope.
+
+AL2023 nodes are configured by nodeadm, which reads only the MIME parts of type
+``application/node.eks.aws`` (YAML NodeConfig documents) from the instance user data. EKS
+managed node groups prepend their own NodeConfig (cluster endpoint, CA, ...) to the user data
+of the launch template, so ours carries only what we add: kubelet flags. nodeadm *appends*
+``spec.kubelet.flags`` across documents, so our flags add to EKS's rather than replace them.
+
+A malformed MIME (boundary mismatch, no blank line after a part's headers) makes nodeadm fail
+and the node never join, so the MIME is built with the standard library's email package and
+parsed back in tests, never assembled by string concatenation.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping, Sequence
+from email import message_from_string
+from email.mime.multipart import MIMEMultipart
+from email.mime.nonmultipart import MIMENonMultipart
+from typing import Any
+
+import yaml
+
+from . import placement
+from .settings import GpuNodeGroupSettings
+
+NODECONFIG_API_VERSION = "node.eks.aws/v1alpha1"
+NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
+
+
+def gpu_node_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
+    """The labels every node of ``group`` registers with (and the group's node selector)."""
+    return {
+        **group.labels,
+        placement.GPU_COUNT_LABEL: str(group.gpus_per_node),
+        placement.DEVICE_PLUGIN_CONFIG_LABEL: group.time_slicing.profile_name,
+        placement.NODE_GROUP_LABEL: group.name,
+    }
+
+
+def kubelet_flags(labels: Mapping[str, str], taints: Sequence[placement.Taint]) -> list[str]:
+    """``--node-labels`` and ``--register-with-taints`` in kubelet's syntax (sorted, stable).
+
+    nodeadm passes each flag as one argument; a space inside a value would split it, so it is
+    rejected here even though the settings validation already rules it out.
+    """
+    flags = []
+    if labels:
+        flags.append("--node-labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+    if taints:
+        flags.append("--register-with-taints=" + ",".join(t.kubelet_form() for t in taints))
+    for flag in flags:
+        if any(c.isspace() for c in flag):
+            raise ValueError(f"kubelet flag contains white space: {flag!r}")
+    return flags
+
+
+def node_config(flags: Sequence[str]) -> dict[str, Any]:
+    """A NodeConfig document adding ``flags`` to kubelet."""
+    return {
+        "apiVersion": NODECONFIG_API_VERSION,
+        "kind": "NodeConfig",
+        "spec": {"kubelet": {"flags": list(flags)}},
+    }
+
+
+def gpu_node_config(group: GpuNodeGroupSettings) -> dict[str, Any]:
+    """The NodeConfig for the nodes of one GPU node group."""
+    return node_config(kubelet_flags(gpu_node_labels(group), group.taint_list))
+
+
+def render_mime(documents: Sequence[Mapping[str, Any]]) -> str:
+    """A MIME multipart/mixed user data with one ``application/node.eks.aws`` part per document.
+
+    The boundary is derived from the content, so the same input always renders the same bytes
+    (a stable launch template version, a quiet diff) and cannot collide with the content.
+    """
+    bodies = ["---\n" + yaml.safe_dump(dict(doc), sort_keys=False) for doc in documents]
+    boundary = "==gpu-eks-" + hashlib.sha256("".join(bodies).encode()).hexdigest()[:24] + "=="
+    outer = MIMEMultipart("mixed", boundary=boundary)
+    for body in bodies:
+        maintype, subtype = NODECONFIG_CONTENT_TYPE.split("/")
+        part = MIMENonMultipart(maintype, subtype, charset="us-ascii")
+        part.set_payload(body)
+        # Without this header the email package would add none either; nodeadm reads the body
+        # as it is (it decodes no transfer encoding), so the YAML must stay plain 7-bit text.
+        part["Content-Transfer-Encoding"] = "7bit"
+        outer.attach(part)
+    return outer.as_string()
+
+
+def render_user_data(documents: Sequence[Mapping[str, Any]]) -> str:
+    """Base64 of ``render_mime(documents)``: what an EC2 launch template's ``userData`` takes."""
+    return base64.b64encode(render_mime(documents).encode("ascii")).decode("ascii")
+
+
+def parse_mime(text: str) -> list[tuple[str, str]]:
+    """(content type, body) of every leaf part: the inverse of ``render_mime``."""
+    msg = message_from_string(text)
+    if not msg.is_multipart():
+        raise ValueError(f"user data is not MIME multipart (Content-Type {msg.get_content_type()})")
+    return [
+        (part.get_content_type(), part.get_payload(decode=True).decode())
+        for part in msg.walk()
+        if not part.is_multipart()
+    ]

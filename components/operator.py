@@ -1,0 +1,86 @@
+"""The NVIDIA gpu-operator: its namespace and the Helm release with values computed from the
+GPU node groups (see helm_values.gpu_operator_values)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from . import chart, helm_values
+from .settings import GpuNodeGroupSettings, GpuOperatorSettings
+
+TYPE_NAME = "gpu-eks:operator:GpuOperator"
+
+#: Helm release name; fixed so the operator's objects have predictable names.
+RELEASE_NAME = "gpu-operator"
+#: Helm waits for the operator, NFD master/gc and workers to be ready; on a fresh cluster that
+#: includes GPU nodes joining and pulling images.
+RELEASE_TIMEOUT_SECONDS = 900
+
+
+@dataclass
+class GpuOperatorArgs:
+    settings: GpuOperatorSettings
+    #: The GPU node groups whose taints, labels and sharing profiles the values are computed from.
+    gpu_node_groups: Sequence[GpuNodeGroupSettings]
+
+
+class GpuOperator(pulumi.ComponentResource):
+    """Namespace (Pod Security Admission ``privileged``) + gpu-operator Helm release.
+
+    Pass the cluster's Kubernetes provider with ``opts=ResourceOptions(providers={"kubernetes": p})``.
+    """
+
+    namespace: k8s.core.v1.Namespace
+    release: k8s.helm.v3.Release
+    values: dict
+
+    def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(TYPE_NAME, name, None, opts)
+        s = args.settings
+        if s.chart_version not in chart.SUPPORTED_CHART_VERSIONS:
+            pulumi.log.warn(
+                f"gpu-operator chart {s.chart_version} is not one this library was validated against "
+                f"({', '.join(chart.SUPPORTED_CHART_VERSIONS)}); its values paths are unchecked.",
+                resource=self,
+            )
+        self.values = helm_values.gpu_operator_values(args.gpu_node_groups, s.chart_version, s.cdi_enabled)
+
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=s.namespace,
+                # The operator's DaemonSets run privileged (device plugin, DCGM, validators).
+                labels={
+                    "pod-security.kubernetes.io/enforce": "privileged",
+                    "pod-security.kubernetes.io/warn": "privileged",
+                    "pod-security.kubernetes.io/audit": "privileged",
+                },
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=RELEASE_NAME,
+            chart=chart.CHART_NAME,
+            version=s.chart_version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.CHART_REPOSITORY),
+            namespace=self.namespace.metadata.name,
+            create_namespace=False,
+            values=self.values,
+            atomic=True,
+            cleanup_on_fail=True,
+            timeout=RELEASE_TIMEOUT_SECONDS,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs(
+            {
+                "namespace": self.namespace.metadata.name,
+                "releaseName": self.release.name,
+                "chartVersion": s.chart_version,
+                "devicePluginConfigName": self.values["devicePlugin"]["config"]["name"],
+            }
+        )

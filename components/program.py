@@ -1,0 +1,34 @@
+"""The body of this repository's Pulumi program (__main__.py stays a few lines)."""
+
+from __future__ import annotations
+
+import pulumi
+
+from .gpu_cluster import GpuCluster, GpuClusterArgs
+from .settings import Settings, settings_from_pulumi_config
+
+#: Name of the top-level component. Resource names are public API: changing this would
+#: replace every resource of every stack, so it needs an alias (see README, "Upgrading").
+COMPONENT_NAME = "gpu-eks"
+
+
+def run_preflight(settings: Settings) -> None:
+    """Run the account checks when ``preflight: true``; any FAIL stops the program."""
+    if not settings.preflight:
+        return
+    from .preflight import PreflightFailed, enforce
+
+    region = pulumi.Config("aws").get("region")
+    try:
+        enforce(settings, region)
+    except PreflightFailed as err:
+        raise pulumi.RunError(f"preflight failed:\n{err}") from None
+
+
+def main() -> GpuCluster:
+    settings = settings_from_pulumi_config()  # raises pulumi.RunError listing every problem
+    run_preflight(settings)
+    cluster = GpuCluster(COMPONENT_NAME, GpuClusterArgs(settings=settings))
+    for key, value in cluster.stack_outputs().items():
+        pulumi.export(key, value)
+    return cluster

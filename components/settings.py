@@ -1,0 +1,494 @@
+"""Typed settings for a GPU-ready EKS cluster, parsed and validated before any resource exists.
+
+The stack configuration (``gpu-eks:*`` keys in stacks/Pulumi.<stack>.yaml) is parsed into the
+frozen pydantic models below. Parsing collects *every* problem at once; each becomes one line
+naming the config key, the value received and what is expected. ``load_settings`` raises
+``ConfigError`` (plain Python, for the CLI and tests); ``settings_from_pulumi_config`` turns that
+into ``pulumi.RunError``, which the Pulumi CLI prints without a traceback.
+
+Every default is written next to its field and repeated in the README's configuration reference.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from . import catalog, chart, placement
+
+#: The Pulumi config namespace of this library (the project name in Pulumi.yaml).
+CONFIG_NAMESPACE = "gpu-eks"
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str
+    received: Any
+    expected: str
+
+    def __str__(self) -> str:
+        if self.received is _MISSING:
+            return f"{self.key}: received nothing; expected {self.expected}"
+        return f"{self.key}: received {_show(self.received)}; expected {self.expected}"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _show(value: Any) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+class ConfigError(ValueError):
+    """The stack configuration is invalid; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        n = len(self.problems)
+        lines = [f"invalid stack configuration ({n} problem{'s' if n != 1 else ''}):"]
+        lines += [f"  {p}" for p in self.problems]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Field types
+# ---------------------------------------------------------------------------------------------
+
+
+def _check(problem: str | None, value: Any) -> Any:
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _kubelet_label_key(key: str) -> str:
+    return _check(placement.kubelet_label_problem(key), key)
+
+
+def _label_value(value: str) -> str:
+    return _check(placement.label_value_problem(value), value)
+
+
+def _qualified_name(key: str) -> str:
+    return _check(placement.qualified_name_problem(key), key)
+
+
+def _dns_label(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?", value):
+        return _check("1-40 lower-case alphanumerics or '-', alphanumeric at both ends", value)
+    return value
+
+
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        raise ValueError("a CIDR block such as 203.0.113.0/24 (host bits zero)") from None
+    return value
+
+
+def _principal_arn(value: str) -> str:
+    if not re.fullmatch(r"arn:aws[a-z-]*:(iam|sts)::\d{12}:(role|user|assumed-role)/[\w+=,.@/-]+", value):
+        raise ValueError("an IAM role or user ARN such as arn:aws:iam::123456789012:role/Admin")
+    return value
+
+
+Count = Annotated[int, Field(strict=True)]
+LabelKey = Annotated[str, AfterValidator(_kubelet_label_key)]
+LabelValue = Annotated[str, AfterValidator(_label_value)]
+QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
+Cidr = Annotated[str, AfterValidator(_cidr)]
+PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
+ResourceName = Annotated[str, AfterValidator(_dns_label)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------------
+
+
+class Scaling(_Model):
+    """EKS ``scalingConfig`` of a managed node group."""
+
+    min_size: Count = Field(ge=0)
+    desired_size: Count = Field(ge=0)
+    max_size: Count = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Scaling:
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise ValueError("minSize <= desiredSize <= maxSize")
+        return self
+
+
+class TaintSpec(_Model):
+    key: QualifiedName
+    value: LabelValue = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    def to_taint(self) -> placement.Taint:
+        return placement.Taint(key=self.key, value=self.value, effect=self.effect)
+
+
+_DEFAULT_TAINTS = (
+    TaintSpec(
+        key=placement.DEFAULT_GPU_TAINT.key,
+        value=placement.DEFAULT_GPU_TAINT.value,
+        effect=placement.DEFAULT_GPU_TAINT.effect,  # type: ignore[arg-type]
+    ),
+)
+
+
+class TimeSlicing(_Model):
+    """One device-plugin sharing profile (k8s-device-plugin ``sharing.timeSlicing``)."""
+
+    #: How many pods share one physical GPU (each GPU is advertised ``replicas`` times).
+    replicas: Count = Field(default=4, ge=1)
+    #: Advertise ``nvidia.com/gpu.shared`` instead of ``nvidia.com/gpu`` (device plugin default: false).
+    rename_by_default: bool = False
+    #: Refuse pods that request more than one replica: asking for 2 shares of the same GPU gives
+    #: no more GPU, so failing loudly is safer (device plugin default: false; ours: true).
+    fail_requests_greater_than_one: bool = True
+    #: Name of the profile: the key in the device-plugin ConfigMap and the value of the node label
+    #: ``nvidia.com/device-plugin.config``. Default ``timeslice-x<replicas>``.
+    profile: LabelValue | None = None
+
+    @property
+    def profile_name(self) -> str:
+        return self.profile or f"timeslice-x{self.replicas}"
+
+    @property
+    def resource_name(self) -> str:
+        """The extended resource the device plugin advertises for this profile."""
+        return "nvidia.com/gpu.shared" if self.rename_by_default else "nvidia.com/gpu"
+
+
+def _known_gpu_types(types: list[str]) -> list[str]:
+    unknown = [t for t in types if t not in catalog.GPU_INSTANCE_TYPES]
+    if unknown:
+        raise ValueError(f"g4dn sizes only, one of {sorted(catalog.GPU_INSTANCE_TYPES)} (got {unknown})")
+    counts = {catalog.GPU_INSTANCE_TYPES[t].gpus for t in types}
+    if len(counts) > 1:
+        detail = ", ".join(f"{t}={catalog.GPU_INSTANCE_TYPES[t].gpus}" for t in types)
+        raise ValueError(
+            "instance types with the same GPU count, since the GPU-count label is per node "
+            f"group (got {detail}); split them into separate node groups"
+        )
+    return types
+
+
+_RESERVED_LABELS = (
+    placement.GPU_COUNT_LABEL,
+    placement.NODE_GROUP_LABEL,
+    placement.DEVICE_PLUGIN_CONFIG_LABEL,
+)
+
+
+class GpuNodeGroupSettings(_Model):
+    """One EKS managed node group on the AL2023 NVIDIA AMI."""
+
+    name: ResourceName
+    instance_types: Annotated[list[str], Field(min_length=1), AfterValidator(_known_gpu_types)] = ["g4dn.xlarge"]
+    capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
+    scaling: Scaling = Scaling(min_size=1, desired_size=1, max_size=2)
+    disk_size_gib: Count = Field(default=100, ge=20, le=16384)
+    #: Extra node labels, applied by kubelet (``--node-labels``) through nodeadm.
+    labels: dict[LabelKey, LabelValue] = {}
+    #: Node taints, applied by kubelet (``--register-with-taints``). Replaces the default.
+    taints: tuple[TaintSpec, ...] = _DEFAULT_TAINTS
+    time_slicing: TimeSlicing = TimeSlicing()
+    #: k8s-device-plugin ``flags.migStrategy``. Only ``none``: the T4 has no MIG.
+    mig_strategy: str = "none"
+    #: Pin the EKS AMI release (e.g. ``1.35.0-20260115``); default: EKS's latest for the version.
+    ami_release_version: str | None = None
+
+    @field_validator("mig_strategy")
+    @classmethod
+    def _no_mig(cls, value: str) -> str:
+        if value != "none":
+            raise ValueError("'none': MIG needs an A100/H100-class GPU, and g4dn's NVIDIA T4 has no MIG")
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _no_reserved_labels(cls, labels: dict[str, str]) -> dict[str, str]:
+        clash = sorted(set(labels) & set(_RESERVED_LABELS))
+        if clash:
+            raise ValueError(f"no keys the library sets itself ({', '.join(clash)})")
+        return labels
+
+    @property
+    def instance_spec(self) -> catalog.GpuInstanceType:
+        """The instance type that defines GPU count (all types in the group share it)."""
+        return catalog.GPU_INSTANCE_TYPES[self.instance_types[0]]
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.instance_spec.gpus
+
+    @property
+    def advertised_gpus_per_node(self) -> int:
+        return self.gpus_per_node * self.time_slicing.replicas
+
+    @property
+    def taint_list(self) -> list[placement.Taint]:
+        return [t.to_taint() for t in self.taints]
+
+
+class SystemNodeGroupSettings(_Model):
+    """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
+
+    instance_types: Annotated[list[str], Field(min_length=1)] = ["m6i.large"]
+    scaling: Scaling = Scaling(min_size=2, desired_size=2, max_size=3)
+    disk_size_gib: Count = Field(default=50, ge=20, le=16384)
+    ami_release_version: str | None = None
+
+    @field_validator("instance_types")
+    @classmethod
+    def _instance_type_syntax(cls, types: list[str]) -> list[str]:
+        bad = [t for t in types if not catalog.INSTANCE_TYPE_PATTERN.match(t)]
+        if bad:
+            raise ValueError(f"EC2 instance type names such as m6i.large (got {bad})")
+        return types
+
+
+class NetworkSettings(_Model):
+    """Use an existing VPC (``vpcId`` + subnets) or create one (the other keys)."""
+
+    vpc_id: str | None = None
+    private_subnet_ids: list[str] = []
+    public_subnet_ids: list[str] = []
+    cidr_block: Cidr = "10.0.0.0/16"
+    availability_zone_count: Count = Field(default=2, ge=2, le=6)
+    nat_gateways: Literal["Single", "OnePerAz"] = "Single"
+
+    @model_validator(mode="after")
+    def _existing_vpc_has_subnets(self) -> NetworkSettings:
+        if self.vpc_id and len(self.private_subnet_ids) < 2:
+            raise ValueError("with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)")
+        if not self.vpc_id and (self.private_subnet_ids or self.public_subnet_ids):
+            raise ValueError("subnet ids only together with vpcId")
+        return self
+
+
+_LOG_TYPES = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+
+
+class GpuOperatorSettings(_Model):
+    #: Allow a chart version this library was not validated against (its values paths unchecked).
+    #: Declared before chart_version so the chart_version validator can read it.
+    allow_unvalidated_chart_version: bool = False
+    chart_version: str = chart.DEFAULT_CHART_VERSION
+    namespace: ResourceName = "gpu-operator"
+    #: ``cdi.enabled``. Pinned false: with the operator's toolkit disabled, the AMI's own NVIDIA
+    #: runtime injects devices from NVIDIA_VISIBLE_DEVICES. The chart default changed (false in
+    #: v25.3, true from v25.10), so leaving it unset would change behaviour on upgrade.
+    cdi_enabled: bool = False
+
+    @field_validator("chart_version")
+    @classmethod
+    def _known_chart(cls, value: str, info: ValidationInfo) -> str:
+        if value in chart.SUPPORTED_CHART_VERSIONS:
+            return value
+        if not info.data.get("allow_unvalidated_chart_version"):
+            raise ValueError(
+                f"one of {', '.join(chart.SUPPORTED_CHART_VERSIONS)} (the versions this library is "
+                "validated against), or set allowUnvalidatedChartVersion: true"
+            )
+        if not re.fullmatch(r"v\d+\.\d+\.\d+([-+][\w.]+)?", value):
+            raise ValueError("a chart version such as v26.7.0")
+        return value
+
+
+class VerificationSettings(_Model):
+    image: str = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
+    namespace: ResourceName = "gpu-timeslicing-check"
+
+
+def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
+    if not groups:
+        raise ValueError("at least one GPU node group")
+    return groups
+
+
+def _default_gpu_groups() -> tuple[GpuNodeGroupSettings, ...]:
+    return (GpuNodeGroupSettings(name="gpu"),)
+
+
+class Settings(_Model):
+    """Everything a GPU-ready EKS cluster needs, validated."""
+
+    #: EKS cluster name. Default: ``<project>-<stack>`` (filled in by the Pulumi loader).
+    cluster_name: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$")]
+    kubernetes_version: str = catalog.DEFAULT_KUBERNETES_VERSION
+    #: IAM principals given cluster-admin through EKS access entries.
+    admin_principal_arns: list[PrincipalArn] = []
+    #: CIDRs allowed to reach the public API endpoint; empty means no public endpoint at all.
+    endpoint_public_access_cidrs: list[Cidr] = []
+    control_plane_log_types: list[_LOG_TYPES] = [
+        "api",
+        "audit",
+        "authenticator",
+        "controllerManager",
+        "scheduler",
+    ]
+    #: Protect the cluster: EKS deletion protection plus Pulumi ``protect``.
+    deletion_protection: bool = False
+    network: NetworkSettings = NetworkSettings()
+    system_node_group: SystemNodeGroupSettings = SystemNodeGroupSettings()
+    gpu_node_groups: Annotated[tuple[GpuNodeGroupSettings, ...], AfterValidator(_non_empty)] = Field(
+        default_factory=_default_gpu_groups
+    )
+    gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
+    #: Deploy the time-slicing verification Deployment (see README).
+    verify_time_slicing: bool = False
+    verification: VerificationSettings = VerificationSettings()
+    #: Run the preflight checks (``python -m components preflight``) before declaring resources.
+    preflight: bool = False
+    tags: dict[str, str] = {}
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _kubernetes_version(cls, value: str) -> str:
+        m = catalog.KUBERNETES_VERSION_PATTERN.match(value)
+        oldest = int(catalog.OLDEST_KUBERNETES_VERSION.split(".")[1])
+        if not m or int(m.group(1)) < oldest:
+            raise ValueError(
+                f"a Kubernetes minor version such as {catalog.DEFAULT_KUBERNETES_VERSION!r}, "
+                f'{catalog.OLDEST_KUBERNETES_VERSION} or newer (quote it in YAML: "1.30", not 1.30)'
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent_groups(self) -> Settings:
+        names = [g.name for g in self.gpu_node_groups]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"unique gpuNodeGroups names (repeated: {dupes})")
+        profiles: dict[str, TimeSlicing] = {}
+        for g in self.gpu_node_groups:
+            ts = g.time_slicing
+            seen = profiles.setdefault(ts.profile_name, ts)
+            if seen.model_dump(exclude={"profile"}) != ts.model_dump(exclude={"profile"}):
+                raise ValueError(
+                    f"one set of timeSlicing settings per profile name; profile "
+                    f"{ts.profile_name!r} is used with different settings: name the profiles "
+                    "apart with timeSlicing.profile"
+                )
+        return self
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------
+
+
+def _key_of(loc: tuple[Any, ...], namespace: str) -> str:
+    out = f"{namespace}:" if loc else namespace
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part == "[key]":
+            continue  # pydantic marks a dict key error as (..., key, "[key]")
+        else:
+            out += ("" if i == 0 else ".") + str(part)
+    return out
+
+
+def _problems(err: ValidationError, raw: Mapping[str, Any], namespace: str) -> list[Problem]:
+    problems = []
+    for e in err.errors(include_url=False):
+        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        msg: str = e["msg"]
+        expected = msg.removeprefix("Value error, ").removeprefix("Input should be ")
+        received: Any = e.get("input", _MISSING)
+        if e["type"] == "missing":
+            received, expected = _MISSING, "a value"
+        elif e["type"] == "extra_forbidden":
+            expected = "no such key (a typo? see the README's configuration reference)"
+        elif e["type"].startswith(("greater", "less")):
+            expected = "a value " + expected
+        problems.append(Problem(key=_key_of(loc, namespace), received=received, expected=expected))
+    return problems
+
+
+def load_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> Settings:
+    """Parse ``raw`` (config keys without the namespace, values already decoded) into Settings.
+
+    Raises ConfigError listing every problem.
+    """
+    try:
+        return Settings.model_validate(dict(raw))
+    except ValidationError as err:
+        raise ConfigError(_problems(err, raw, namespace)) from None
+
+
+def decode_config_value(value: Any) -> Any:
+    """Pulumi hands structured config values (lists, maps) to programs as JSON strings."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def settings_from_config(config: Mapping[str, Any], project: str, stack: str) -> Settings:
+    """Settings from a full config map as the Pulumi CLI passes it (``gpu-eks:key`` → string).
+
+    Keys of other namespaces (``aws:region``, ...) are ignored. Raises ConfigError.
+    """
+    prefix = f"{CONFIG_NAMESPACE}:"
+    raw = {k[len(prefix) :]: decode_config_value(v) for k, v in config.items() if k.startswith(prefix)}
+    raw.setdefault("clusterName", f"{project}-{stack}")
+    return load_settings(raw)
+
+
+def settings_from_pulumi_config() -> Settings:
+    """Settings from the running Pulumi program's config; invalid config → ``pulumi.RunError``."""
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    # The CLI passes config in PULUMI_CONFIG; tests and mocks set it with set_all_config.
+    config: dict[str, Any] = dict(runtime_config.get_config_env())
+    config.update(runtime_config.CONFIG.get())
+    try:
+        return settings_from_config(config, pulumi.get_project(), pulumi.get_stack())
+    except ConfigError as err:
+        raise pulumi.RunError(err.report()) from None

@@ -1,0 +1,63 @@
+"""Read a stack's configuration from stacks/Pulumi.<stack>.yaml the way the Pulumi CLI does.
+
+Used where the Pulumi CLI is not in the loop (offline render, preflight, tests). The CLI hands
+a program its config as strings: plain strings as they are, everything else (numbers, booleans,
+lists, maps) JSON-encoded. ``cli_config`` reproduces that, so the program sees the same values
+offline as under ``pulumi up``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .settings import Settings, settings_from_config
+
+#: The repository root: the folder holding Pulumi.yaml and stacks/.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class StackNotFound(FileNotFoundError):
+    pass
+
+
+def project_name(root: Path = PROJECT_ROOT) -> str:
+    return str(yaml.safe_load((root / "Pulumi.yaml").read_text())["name"])
+
+
+def stack_file(stack: str, root: Path = PROJECT_ROOT) -> Path:
+    return root / "stacks" / f"Pulumi.{stack}.yaml"
+
+
+def available_stacks(root: Path = PROJECT_ROOT) -> list[str]:
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
+
+
+def read_stack_config(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
+    """The ``config:`` map of the stack file, keys fully qualified (``gpu-eks:foo``)."""
+    path = stack_file(stack, root)
+    if not path.is_file():
+        raise StackNotFound(f"no stack file {path} (stacks here: {', '.join(available_stacks(root)) or 'none'})")
+    doc = yaml.safe_load(path.read_text()) or {}
+    config = doc.get("config") or {}
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: 'config' must be a map")
+    return dict(config)
+
+
+def cli_config(config: dict[str, Any]) -> dict[str, str]:
+    """The config as the Pulumi CLI passes it to a program (strings; the rest JSON)."""
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+
+
+def region(config: dict[str, Any]) -> str | None:
+    value = config.get("aws:region")
+    return str(value) if value else None
+
+
+def settings_for_stack(stack: str, root: Path = PROJECT_ROOT) -> Settings:
+    """Parse and validate a stack's settings exactly as the program would (raises ConfigError)."""
+    return settings_from_config(cli_config(read_stack_config(stack, root)), project_name(root), stack)
