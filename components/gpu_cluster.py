@@ -75,25 +75,25 @@ class GpuCluster(pulumi.ComponentResource):
         k8s_providers = {"kubernetes": self.cluster.provider}
         self.operator = GpuOperator(
             f"{name}-gpu-operator",
-            GpuOperatorArgs(settings=s.gpu_operator, gpu_node_groups=s.gpu_node_groups),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                providers=k8s_providers,
+            GpuOperatorArgs(
+                settings=s.gpu_operator,
+                gpu_node_groups=s.gpu_node_groups,
                 # The operator, NFD master and gc need an untainted node to run on.
-                depends_on=[self.cluster.system_node_group],
+                wait_for=[self.cluster.system_node_group],
             ),
+            opts=pulumi.ResourceOptions(parent=self, providers=k8s_providers),
         )
 
         self.verification = None
         if s.verify_time_slicing:
             self.verification = TimeSlicingVerification(
                 f"{name}-verify",
-                TimeSlicingVerificationArgs(settings=s.verification, gpu_node_groups=s.gpu_node_groups),
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    providers=k8s_providers,
-                    depends_on=[self.operator, *self.gpu_node_groups.values()],
+                TimeSlicingVerificationArgs(
+                    settings=s.verification,
+                    gpu_node_groups=s.gpu_node_groups,
+                    wait_for=[self.operator, *self.gpu_node_groups.values()],
                 ),
+                opts=pulumi.ResourceOptions(parent=self, providers=k8s_providers),
             )
 
         self.register_outputs(self.stack_outputs())

@@ -26,6 +26,9 @@ class GpuOperatorArgs:
     settings: GpuOperatorSettings
     #: The GPU node groups whose taints, labels and sharing profiles the values are computed from.
     gpu_node_groups: Sequence[GpuNodeGroupSettings]
+    #: Resources to finish first (e.g. the system node group: the operator needs a node). Pulumi
+    #: does not pass a component's `depends_on` to its children, so this is an explicit argument.
+    wait_for: Sequence[pulumi.Resource] = ()
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -60,8 +63,9 @@ class GpuOperator(pulumi.ComponentResource):
                     "pod-security.kubernetes.io/audit": "privileged",
                 },
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
         )
+        # The release depends on the namespace through `namespace=`, hence on `wait_for` too.
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name=RELEASE_NAME,

@@ -301,6 +301,11 @@ def run_program(
         return loop.run_until_complete(asyncio.wait_for(run(), timeout))
     finally:
         try:
+            # A timed-out run leaves tasks behind: cancel them so they die with this loop.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             loop.close()

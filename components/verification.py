@@ -72,13 +72,16 @@ def verification_deployment_spec(group: GpuNodeGroupSettings, image: str, app_la
 class TimeSlicingVerificationArgs:
     settings: VerificationSettings
     gpu_node_groups: Sequence[GpuNodeGroupSettings]
+    #: Resources to finish first: the operator release and the GPU node groups. (A component's
+    #: `depends_on` does not reach its children, so this is an explicit argument.)
+    wait_for: Sequence[pulumi.Resource] = ()
 
 
 class TimeSlicingVerification(pulumi.ComponentResource):
     """A namespace and one verification Deployment per GPU node group with nodes.
 
-    Pass the cluster's Kubernetes provider with ``providers=`` and make it depend on the
-    operator and the node groups.
+    Pass the cluster's Kubernetes provider with ``providers=``, and the operator and the GPU
+    node groups as ``wait_for``.
     """
 
     def __init__(self, name: str, args: TimeSlicingVerificationArgs, opts: pulumi.ResourceOptions | None = None):
@@ -89,7 +92,8 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 name=args.settings.namespace,
                 labels={"pod-security.kubernetes.io/enforce": "baseline"},
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            # The Deployments depend on the namespace through `namespace=`, hence on `wait_for`.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
         )
         self.deployments: dict[str, k8s.apps.v1.Deployment] = {}
         for group in args.gpu_node_groups:
