@@ -1,0 +1,41 @@
+"""Kubernetes objects the program creates validate against the Kubernetes OpenAPI schemas
+(kubernetes-validate, strict: unknown fields fail) for the stack's Kubernetes version."""
+
+from __future__ import annotations
+
+import kubernetes_validate
+import pytest
+
+from components import verification
+from components.settings import load_settings
+from components.stackconfig import settings_for_stack
+from tests.conftest import ROOT
+
+KINDS = {
+    "kubernetes:core/v1:Namespace": ("v1", "Namespace"),
+    "kubernetes:apps/v1:Deployment": ("apps/v1", "Deployment"),
+}
+
+
+def test_every_kubernetes_object_validates(stack_sim):
+    stack, sim = stack_sim
+    version = settings_for_stack(stack, ROOT).kubernetes_version + ".0"
+    objects = [
+        r for r in sim.resources if r.type.startswith("kubernetes:") and r.type != "kubernetes:helm.sh/v3:Release"
+    ]
+    assert {r.type for r in objects} <= set(KINDS), "a new Kubernetes kind needs a line in KINDS"
+    assert len(objects) >= 1
+    for r in objects:
+        api_version, kind = KINDS[r.type]
+        obj = {"apiVersion": api_version, "kind": kind, **r.inputs}
+        kubernetes_validate.validate(obj, version, strict=True)
+
+
+def test_validation_catches_a_broken_deployment():
+    group = load_settings({"clusterName": "c"}).gpu_node_groups[0]
+    spec = verification.verification_deployment_spec(group, "img", "app")
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}, "spec": spec}
+    kubernetes_validate.validate(obj, "1.35.0", strict=True)
+    spec["template"]["spec"]["containers"][0]["resource"] = spec["template"]["spec"]["containers"][0].pop("resources")
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(obj, "1.35.0", strict=True)

@@ -1,0 +1,149 @@
+"""nodeadm user data: NodeConfig against the upstream CRD schema, MIME structure, golden files."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from components import catalog, nodeconfig, placement
+from components.settings import load_settings
+from components.simulation import Simulation
+from tests.conftest import STACKS, simulate
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def strict(schema: dict) -> dict:
+    """The CRD schema with additionalProperties: false wherever it lists properties, so a
+    misspelt field (which nodeadm would silently ignore) fails validation too."""
+    schema = copy.deepcopy(schema)
+
+    def walk(node: dict) -> None:
+        if isinstance(node, dict):
+            if "properties" in node and "additionalProperties" not in node:
+                node["additionalProperties"] = False
+            for value in node.values():
+                if isinstance(value, dict):
+                    walk(value)
+                elif isinstance(value, list):
+                    for item in value:
+                        walk(item)
+
+    walk(schema)
+    return schema
+
+
+def settings_group(**overrides):
+    return load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "gpu", **overrides}]}).gpu_node_groups[0]
+
+
+def user_data_of(sim: Simulation) -> dict[str, str]:
+    """Launch template name → decoded MIME, for every launch template with user data."""
+    out = {}
+    for lt in sim.by_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        if lt.inputs.get("userData"):
+            out[lt.name] = base64.b64decode(lt.inputs["userData"]).decode()
+    return out
+
+
+@pytest.mark.parametrize("size", sorted(catalog.GPU_INSTANCE_TYPES))
+def test_gpu_count_label_per_g4dn_size(size):
+    expected = {"g4dn.12xlarge": "4", "g4dn.metal": "8"}.get(size, "1")
+    labels = nodeconfig.gpu_node_labels(settings_group(instanceTypes=[size]))
+    assert labels[placement.GPU_COUNT_LABEL] == expected
+
+
+def test_labels_and_taints_become_kubelet_flags():
+    g = settings_group(
+        labels={"team.example.com/owner": "ml", "node.kubernetes.io/pool": "t4"},
+        taints=[
+            {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+            {"key": "dedicated", "effect": "NoExecute"},
+        ],
+        timeSlicing={"replicas": 8},
+    )
+    flags = nodeconfig.gpu_node_config(g)["spec"]["kubelet"]["flags"]
+    assert flags == [
+        "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=gpu,node.kubernetes.io/pool=t4,"
+        "nvidia.com/device-plugin.config=timeslice-x8,team.example.com/owner=ml",
+        "--register-with-taints=nvidia.com/gpu=true:NoSchedule,dedicated:NoExecute",
+    ]
+    assert not any(" " in f for f in flags)
+
+
+def test_no_taints_means_no_taint_flag():
+    flags = nodeconfig.gpu_node_config(settings_group(taints=[]))["spec"]["kubelet"]["flags"]
+    assert [f.split("=")[0] for f in flags] == ["--node-labels"]
+
+
+def test_white_space_in_a_flag_is_refused():
+    with pytest.raises(ValueError, match="white space"):
+        nodeconfig.kubelet_flags({"a": "b c"}, [])
+
+
+def test_strict_schema_rejects_a_misspelt_field(nodeconfig_schema):
+    doc = nodeconfig.node_config(["--node-labels=a=b"])
+    jsonschema.validate(doc, strict(nodeconfig_schema))
+    doc["spec"]["kubelet"]["flag"] = doc["spec"]["kubelet"].pop("flags")
+    with pytest.raises(jsonschema.ValidationError, match="'flag' was unexpected"):
+        jsonschema.validate(doc, strict(nodeconfig_schema))
+    bad = nodeconfig.node_config(["--x"])
+    bad["spec"]["kubelet"]["flags"] = "--not-a-list"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, nodeconfig_schema)
+
+
+def test_mime_round_trips_through_the_email_parser():
+    docs = [
+        nodeconfig.node_config(["--node-labels=a=b"]),
+        nodeconfig.node_config(["--register-with-taints=k:NoSchedule"]),
+    ]
+    text = nodeconfig.render_mime(docs)
+    parts = nodeconfig.parse_mime(text)
+    assert [ct for ct, _ in parts] == ["application/node.eks.aws"] * 2
+    assert [yaml.safe_load(body) for _, body in parts] == docs
+    # Structure nodeadm depends on: the declared boundary delimits the parts, and a blank line
+    # separates each part's headers from its body.
+    boundary = text.split('boundary="', 1)[1].split('"', 1)[0]
+    assert text.count(f"--{boundary}\n") == 2 and text.rstrip().endswith(f"--{boundary}--")
+    for chunk in text.split(f"--{boundary}\n")[1:]:
+        headers, sep, _ = chunk.partition("\n\n")
+        assert sep and "Content-Type: application/node.eks.aws" in headers
+
+
+def test_mime_is_deterministic_and_content_addressed():
+    a = nodeconfig.render_mime([nodeconfig.node_config(["--node-labels=a=b"])])
+    assert a == nodeconfig.render_mime([nodeconfig.node_config(["--node-labels=a=b"])])
+    assert a != nodeconfig.render_mime([nodeconfig.node_config(["--node-labels=a=c"])])
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_emitted_node_config_satisfies_the_crd(stack, nodeconfig_schema):
+    user_data = user_data_of(simulate(stack))
+    assert user_data, "the GPU launch templates carry nodeadm user data"
+    for name, mime in user_data.items():
+        parts = nodeconfig.parse_mime(mime)
+        assert [ct for ct, _ in parts] == [nodeconfig.NODECONFIG_CONTENT_TYPE], name
+        for _, body in parts:
+            doc = yaml.safe_load(body)
+            assert doc["apiVersion"] == "node.eks.aws/v1alpha1" and doc["kind"] == "NodeConfig"
+            jsonschema.validate(doc, strict(nodeconfig_schema))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_rendered_user_data_matches_golden_file(stack):
+    """Golden files (tests/golden/<stack>-<launch template>.mime) make every change to the
+    user data a visible diff. Refresh: UPDATE_GOLDEN=1 pytest tests/test_nodeconfig.py"""
+    for name, mime in user_data_of(simulate(stack)).items():
+        path = GOLDEN / f"{stack}-{name}.mime"
+        if os.environ.get("UPDATE_GOLDEN"):
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(mime)
+        assert path.exists(), f"no golden file {path}; run UPDATE_GOLDEN=1 pytest {__file__}"
+        assert mime == path.read_text(), f"user data of {name} changed; review, then UPDATE_GOLDEN=1"

@@ -1,0 +1,216 @@
+"""Config validation: every invalid value is reported with key, received value and expectation."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+
+from components import catalog, chart
+from components.settings import ConfigError, load_settings
+from components.simulation import run_stack
+from tests.conftest import ROOT
+
+
+def problems(raw: dict) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_settings({"clusterName": "test", **raw})
+    return [str(p) for p in info.value.problems]
+
+
+def group(**overrides) -> dict:
+    return {"name": "gpu", **overrides}
+
+
+def test_defaults_are_documented_values():
+    s = load_settings({"clusterName": "c"})
+    assert s.kubernetes_version == catalog.DEFAULT_KUBERNETES_VERSION
+    assert s.gpu_operator.chart_version == chart.DEFAULT_CHART_VERSION == "v26.7.0"
+    (g,) = s.gpu_node_groups
+    assert (g.instance_types, g.capacity_type, g.disk_size_gib) == (["g4dn.xlarge"], "ON_DEMAND", 100)
+    assert [(t.key, t.value, t.effect) for t in g.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
+    assert g.time_slicing.replicas == 4 and g.time_slicing.profile_name == "timeslice-x4"
+    assert s.verify_time_slicing is False and s.endpoint_public_access_cidrs == []
+
+
+def test_default_kubernetes_version_is_in_standard_support_today():
+    import datetime as dt
+
+    today = dt.date(2026, 11, 21)
+    assert catalog.KUBERNETES_VERSIONS[catalog.DEFAULT_KUBERNETES_VERSION].status(today) == "STANDARD_SUPPORT"
+    # The reference setup's version still validates (it is in extended support).
+    assert load_settings({"clusterName": "c", "kubernetesVersion": "1.32"}).kubernetes_version == "1.32"
+
+
+@pytest.mark.parametrize(
+    ("replicas", "expected"),
+    [
+        (0, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 0; expected a value greater than or equal to 1"),
+        (-3, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received -3; expected a value greater than or equal"),
+        (2.5, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 2.5; expected a valid integer"),
+        ("four", 'gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received "four"; expected a valid integer'),
+        (True, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received true; expected a valid integer"),
+    ],
+)
+def test_replicas_must_be_an_integer_of_at_least_one(replicas, expected):
+    (line,) = problems({"gpuNodeGroups": [group(timeSlicing={"replicas": replicas})]})
+    assert line.startswith(expected)
+
+
+@pytest.mark.parametrize("instance_type", ["g5.xlarge", "p3.2xlarge", "g4dn.24xlarge", "g4ad.xlarge"])
+def test_instance_type_must_be_a_known_g4dn_size(instance_type):
+    (line,) = problems({"gpuNodeGroups": [group(instanceTypes=[instance_type])]})
+    assert line.startswith(f'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["{instance_type}"]; expected g4dn')
+    assert "g4dn.xlarge" in line and instance_type in line
+
+
+def test_a_group_mixing_gpu_counts_is_rejected():
+    (line,) = problems({"gpuNodeGroups": [group(instanceTypes=["g4dn.xlarge", "g4dn.12xlarge"])]})
+    assert "gpu-eks:gpuNodeGroups[0].instanceTypes" in line
+    assert "g4dn.xlarge=1, g4dn.12xlarge=4" in line
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_mig_is_refused_for_t4(strategy):
+    (line,) = problems({"gpuNodeGroups": [group(migStrategy=strategy)]})
+    assert line.startswith(f"gpu-eks:gpuNodeGroups[0].migStrategy: received \"{strategy}\"; expected 'none'")
+    assert "T4 has no MIG" in line
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["kubernetes.io/role", "k8s.io/team", "foo.kubernetes.io/x", "node-role.kubernetes.io/gpu", "sub.k8s.io/a"],
+)
+def test_label_keys_kubelet_refuses_are_rejected(key):
+    (line,) = problems({"gpuNodeGroups": [group(labels={key: "x"})]})
+    assert line.startswith(f'gpu-eks:gpuNodeGroups[0].labels.{key}: received "{key}"; expected a key outside')
+
+
+@pytest.mark.parametrize("key", ["bad key", "a/b/c", "-lead/x", "UPPER.example/x", "x" * 64, "team/"])
+def test_label_keys_with_invalid_syntax_are_rejected(key):
+    (line,) = problems({"gpuNodeGroups": [group(labels={key: "x"})]})
+    assert f"gpu-eks:gpuNodeGroups[0].labels.{key}: received" in line
+    assert "expected a" in line
+
+
+@pytest.mark.parametrize(
+    "key", ["node.kubernetes.io/pool", "kubelet.kubernetes.io/x", "topology.kubernetes.io/zone", "team.example.com/ml"]
+)
+def test_label_keys_kubelet_accepts_pass(key):
+    s = load_settings({"clusterName": "c", "gpuNodeGroups": [group(labels={key: "a"})]})
+    assert s.gpu_node_groups[0].labels == {key: "a"}
+
+
+def test_label_values_are_checked():
+    (line,) = problems({"gpuNodeGroups": [group(labels={"team.example.com/x": "has space"})]})
+    assert line.startswith('gpu-eks:gpuNodeGroups[0].labels.team.example.com/x: received "has space"')
+
+
+def test_library_labels_cannot_be_overridden():
+    (line,) = problems({"gpuNodeGroups": [group(labels={"gpu-eks.io/gpu-count": "9"})]})
+    assert "no keys the library sets itself (gpu-eks.io/gpu-count)" in line
+
+
+@pytest.mark.parametrize("effect", ["NoExec", "noschedule", "", "Evict"])
+def test_taint_effect_must_be_one_of_three(effect):
+    (line,) = problems({"gpuNodeGroups": [group(taints=[{"key": "dedicated", "value": "ml", "effect": effect}])]})
+    assert line == (
+        f'gpu-eks:gpuNodeGroups[0].taints[0].effect: received "{effect}"; '
+        "expected 'NoSchedule', 'PreferNoSchedule' or 'NoExecute'"
+    )
+
+
+@pytest.mark.parametrize(
+    "scaling",
+    [
+        {"minSize": 3, "desiredSize": 2, "maxSize": 1},
+        {"minSize": 2, "desiredSize": 1, "maxSize": 4},
+        {"minSize": 1, "desiredSize": 5, "maxSize": 4},
+    ],
+)
+def test_scaling_must_be_ordered(scaling):
+    (line,) = problems({"gpuNodeGroups": [group(scaling=scaling)]})
+    assert line.startswith("gpu-eks:gpuNodeGroups[0].scaling: received {")
+    assert line.endswith("expected minSize <= desiredSize <= maxSize")
+
+
+@pytest.mark.parametrize("version", ["v25.3.0", "latest", "v99.1.0"])
+def test_unknown_chart_version_needs_opt_in(version):
+    (line,) = problems({"gpuOperator": {"chartVersion": version}})
+    assert line.startswith(f'gpu-eks:gpuOperator.chartVersion: received "{version}"; expected one of v25.3.1, v25.10.1')
+    assert "allowUnvalidatedChartVersion: true" in line
+
+
+def test_opt_in_allows_an_unvalidated_chart_version_but_not_garbage():
+    s = load_settings(
+        {"clusterName": "c", "gpuOperator": {"chartVersion": "v27.1.0", "allowUnvalidatedChartVersion": True}}
+    )
+    assert s.gpu_operator.chart_version == "v27.1.0"
+    (line,) = problems({"gpuOperator": {"chartVersion": "latest", "allowUnvalidatedChartVersion": True}})
+    assert line.endswith("expected a chart version such as v26.7.0")
+
+
+@pytest.mark.parametrize("version", ["1.29", "1.2", "1.3", "2.0", "latest"])
+def test_kubernetes_version_is_checked(version):
+    (line,) = problems({"kubernetesVersion": version})
+    assert line.startswith(f'gpu-eks:kubernetesVersion: received "{version}"; expected a Kubernetes minor version')
+
+
+def test_unknown_keys_are_reported_as_typos():
+    (line,) = problems({"kubernetesVerison": "1.35"})
+    assert line.startswith('gpu-eks:kubernetesVerison: received "1.35"; expected no such key')
+
+
+def test_profiles_with_one_name_and_two_settings_conflict():
+    lines = problems(
+        {
+            "gpuNodeGroups": [
+                group(name="a", timeSlicing={"replicas": 4, "profile": "shared"}),
+                group(name="b", timeSlicing={"replicas": 2, "profile": "shared"}),
+            ]
+        }
+    )
+    assert len(lines) == 1 and "profile 'shared' is used with different settings" in lines[0]
+
+
+def test_every_problem_is_reported_at_once():
+    lines = problems(
+        {
+            "kubernetesVersion": "1.2",
+            "gpuOperator": {"chartVersion": "v1.0.0"},
+            "gpuNodeGroups": [
+                group(
+                    instanceTypes=["p3.2xlarge"],
+                    scaling={"minSize": 3, "desiredSize": 2, "maxSize": 1},
+                    timeSlicing={"replicas": 0},
+                    migStrategy="mixed",
+                    labels={"kubernetes.io/foo": "x"},
+                    taints=[{"key": "a", "effect": "Never"}],
+                )
+            ],
+        }
+    )
+    keys = [line.split(": received")[0] for line in lines]
+    assert keys == [
+        "gpu-eks:kubernetesVersion",
+        "gpu-eks:gpuNodeGroups[0].instanceTypes",
+        "gpu-eks:gpuNodeGroups[0].scaling",
+        "gpu-eks:gpuNodeGroups[0].labels.kubernetes.io/foo",
+        "gpu-eks:gpuNodeGroups[0].taints[0].effect",
+        "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas",
+        "gpu-eks:gpuNodeGroups[0].migStrategy",
+        "gpu-eks:gpuOperator.chartVersion",
+    ]
+
+
+def test_the_program_stops_with_run_error_before_declaring_anything():
+    bad = {
+        "gpu-eks:gpuNodeGroups": [{"name": "t4", "timeSlicing": {"replicas": 0}, "migStrategy": "single"}],
+        "gpu-eks:gpuOperator": {"chartVersion": "v0.0.1"},
+    }
+    with pytest.raises(pulumi.RunError) as info:
+        run_stack("dev", ROOT, config_overrides=bad)
+    message = str(info.value)
+    assert message.startswith("invalid stack configuration (3 problems):")
+    assert "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 0" in message
+    assert 'gpu-eks:gpuNodeGroups[0].migStrategy: received "single"' in message
+    assert 'gpu-eks:gpuOperator.chartVersion: received "v0.0.1"' in message

@@ -1,0 +1,51 @@
+"""The shared mock setup: resource references travel as URNs, so mocked runs neither hang nor
+race ("attached to a different loop") when a resource is passed as an input."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+from google.protobuf import empty_pb2
+from pulumi.runtime.proto import resource_pb2
+
+from components.simulation import FakeCloud, RecordingMonitor, run_program
+
+
+def test_monitor_reports_no_resource_reference_support():
+    monitor = RecordingMonitor(FakeCloud())
+    features = monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures
+    assert resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES not in features
+    assert resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS in features
+    request = resource_pb2.SupportsFeatureRequest(id="resourceReferences")
+    assert monitor.SupportsFeature(request).hasSupport is False
+    assert monitor.SupportsFeature(resource_pb2.SupportsFeatureRequest(id="secrets")).hasSupport is True
+
+
+def reference_program() -> None:
+    """The pattern that used to hang: a pulumi-eks node group given `cluster=` (a Resource)."""
+    cluster = eks.Cluster("c", skip_default_node_group=True)
+    role = aws.iam.Role("r", assume_role_policy="{}")
+    eks.ManagedNodeGroup("ng", cluster=cluster, node_role_arn=role.arn, instance_types=["g4dn.xlarge"])
+    pulumi.export("role", role.arn)
+
+
+def test_resources_passed_as_inputs_travel_as_urns_and_runs_complete():
+    for _ in range(10):
+        sim = run_program(reference_program, {}, project="p", stack="s", timeout=30)
+        ng = sim.one("eks:index:ManagedNodeGroup")
+        # The cluster arrives as its URN string, not a rehydrated Resource.
+        assert ng.inputs["cluster"] == sim.one("eks:index:Cluster").urn
+        assert sim.outputs == {"role": "arn:aws:iam::123456789012:role/r"}
+
+
+def test_a_hanging_program_fails_instead_of_stalling():
+    import asyncio
+
+    import pytest
+
+    def hang() -> None:
+        pulumi.Output.from_input(asyncio.sleep(3600)).apply(lambda _: None)
+
+    with pytest.raises(TimeoutError):
+        run_program(hang, {}, project="p", stack="s", timeout=1)
