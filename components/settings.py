@@ -227,7 +227,7 @@ class GpuNodeGroupSettings(_Model):
     instance_types: Annotated[list[str], Field(min_length=1), AfterValidator(_known_gpu_types)] = ["g4dn.xlarge"]
     capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
     scaling: Scaling = Scaling(min_size=1, desired_size=1, max_size=2)
-    disk_size_gib: Count = Field(default=100, ge=20, le=16384)
+    disk_size_gib: Count = Field(default=100, ge=20, le=16384, alias="diskSizeGiB")
     #: Extra node labels, applied by kubelet (``--node-labels``) through nodeadm.
     labels: dict[LabelKey, LabelValue] = {}
     #: Node taints, applied by kubelet (``--register-with-taints``). Replaces the default.
@@ -276,7 +276,7 @@ class SystemNodeGroupSettings(_Model):
 
     instance_types: Annotated[list[str], Field(min_length=1)] = ["m6i.large"]
     scaling: Scaling = Scaling(min_size=2, desired_size=2, max_size=3)
-    disk_size_gib: Count = Field(default=50, ge=20, le=16384)
+    disk_size_gib: Count = Field(default=50, ge=20, le=16384, alias="diskSizeGiB")
     ami_release_version: str | None = None
 
     @field_validator("instance_types")
