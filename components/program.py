@@ -16,12 +16,12 @@ def run_preflight(settings: Settings) -> None:
     """Run the account checks when ``preflight: true``; any FAIL stops the program."""
     if not settings.preflight:
         return
-    from .preflight import PreflightFailed, enforce
+    from .preflight import PreflightError, enforce
 
     region = pulumi.Config("aws").get("region")
     try:
         enforce(settings, region)
-    except PreflightFailed as err:
+    except PreflightError as err:  # a FAIL, or no access to the account at all
         raise pulumi.RunError(f"preflight failed:\n{err}") from None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 
+import pulumi
 import pytest
 import yaml
 from pulumi.runtime import rpc
@@ -285,3 +286,22 @@ def test_repeated_runs_are_identical(run):
     a = run_stack("dev", ROOT)
     b = run_stack("dev", ROOT)
     assert [(r.urn, r.inputs) for r in a.resources] == [(r.urn, r.inputs) for r in b.resources]
+
+
+def test_preflight_true_stops_the_program_on_a_failed_check(monkeypatch):
+    """`preflight: true` runs the account checks before any resource is declared; here the
+    (moto) account publishes no EKS AMI parameters, so the AMI checks FAIL."""
+    from moto import mock_aws
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws(), pytest.raises(pulumi.RunError) as info:
+        run_stack("dev", ROOT, config_overrides={"gpu-eks:preflight": True})
+    message = str(info.value)
+    assert message.startswith("preflight failed:")
+    assert "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/x86_64/nvidia/recommended/image_id" in message

@@ -52,3 +52,10 @@ def test_configuration_reference_lists_every_key():
     keys = set(config_keys(Settings))
     assert {"gpuNodeGroups[].timeSlicing.replicas", "network.vpcId", "systemNodeGroup.diskSizeGiB"} <= keys
     assert keys - table == set(), "document these keys in the README's configuration reference"
+
+
+def test_lazy_exports_match_all():
+    import components
+
+    assert sorted(components.__all__) == sorted(components._EXPORTS)
+    assert all(getattr(components, name) is not None for name in components.__all__)

@@ -1,0 +1,154 @@
+"""Seeding helpers shared by the preflight tests (in-process moto and moto's server)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import boto3
+import yaml
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.ssm.models import Parameter, ssm_backends
+
+from components import catalog
+
+REGION = "us-west-2"
+VERSION = "1.35"
+GPU_AMI_ID = "ami-0gpu0000000000001"
+SYSTEM_AMI_ID = "ami-0std0000000000001"
+ON_DEMAND_QUOTA_NAME = "Running On-Demand G and VT instances"
+SPOT_QUOTA_NAME = "All G and VT Spot Instance Requests"
+
+#: One session for every test client. moto replaces boto3's default session whenever a mock
+#: starts, and a fresh session reloads the service models: about 0.3 s per client.
+SESSION = boto3.Session(region_name=REGION)
+
+
+def client(service: str, endpoint_url: str | None = None) -> Any:
+    """A client of the shared test session (``endpoint_url``: a moto server)."""
+    return SESSION.client(service, region_name=REGION, endpoint_url=endpoint_url)
+
+
+def seed_public_parameter(name: str, value: str, region: str = REGION) -> None:
+    """Put an AWS-owned public parameter (``/aws/service/...``) into moto's SSM.
+
+    moto answers PutParameter under ``/aws/`` with AccessDenied (as AWS does) and ships no EKS
+    AMI parameters, so the parameter goes straight into moto's in-process backend. This also
+    seeds moto's ThreadedMotoServer, which serves the same in-process backends.
+    """
+    backend = ssm_backends[DEFAULT_ACCOUNT_ID][region]
+    backend._parameters[name].append(
+        Parameter(
+            account_id=DEFAULT_ACCOUNT_ID,
+            name=name,
+            value=value,
+            parameter_type="String",
+            description=None,
+            allowed_pattern=None,
+            keyid=None,
+            last_modified_date=dt.datetime.now(dt.UTC),
+            version=1,
+            data_type="text",
+        )
+    )
+
+
+def seed_eks_amis(
+    version: str = VERSION,
+    region: str = REGION,
+    ami_types: Sequence[str] = (catalog.GPU_AMI_TYPE, catalog.SYSTEM_AMI_TYPE),
+) -> None:
+    ids = {catalog.GPU_AMI_TYPE: GPU_AMI_ID, catalog.SYSTEM_AMI_TYPE: SYSTEM_AMI_ID}
+    for ami_type in ami_types:
+        seed_public_parameter(catalog.AMI_SSM_PARAMETER[ami_type].format(version=version), ids[ami_type], region)
+
+
+def create_vpc(
+    ec2: Any,
+    private_zones: Sequence[str],
+    public_zones: Sequence[str] = (),
+    tag_private: bool = True,
+    tag_public: bool = True,
+    cidr: str = "10.40.0.0/16",
+) -> tuple[str, list[str], list[str]]:
+    """A VPC with one private subnet per entry of ``private_zones`` (and public ones likewise);
+    the subnets carry the EKS load-balancer role tags unless told not to."""
+    vpc_id = ec2.create_vpc(CidrBlock=cidr)["Vpc"]["VpcId"]
+    prefix = ".".join(cidr.split(".")[:2])
+    private: list[str] = []
+    public: list[str] = []
+    for i, (zone, kind) in enumerate(
+        [*((z, "private") for z in private_zones), *((z, "public") for z in public_zones)]
+    ):
+        tagged = tag_private if kind == "private" else tag_public
+        key = "kubernetes.io/role/internal-elb" if kind == "private" else "kubernetes.io/role/elb"
+        tags = [{"Key": key, "Value": "1"}] if tagged else [{"Key": "Name", "Value": kind}]
+        subnet_id = ec2.create_subnet(
+            VpcId=vpc_id,
+            CidrBlock=f"{prefix}.{i}.0/24",
+            AvailabilityZone=zone,
+            TagSpecifications=[{"ResourceType": "subnet", "Tags": tags}],
+        )["Subnet"]["SubnetId"]
+        (private if kind == "private" else public).append(subnet_id)
+    return vpc_id, private, public
+
+
+#: An AMI in moto's default image list (moto/ec2/resources/amis.json.gz). Named rather than looked
+#: up: DescribeImages over moto's whole list takes about a second per test.
+MOTO_AMI_ID = "ami-12c6146b"
+
+
+def run_instance(ec2: Any, instance_type: str, count: int = 1, spot: bool = False) -> list[str]:
+    extra: dict[str, Any] = {"InstanceMarketOptions": {"MarketType": "spot"}} if spot else {}
+    out = ec2.run_instances(ImageId=MOTO_AMI_ID, InstanceType=instance_type, MinCount=count, MaxCount=count, **extra)
+    return [i["InstanceId"] for i in out["Instances"]]
+
+
+def quota_response(code: str, value: float) -> dict[str, Any]:
+    name = ON_DEMAND_QUOTA_NAME if code == catalog.VCPU_QUOTA_ON_DEMAND_G else SPOT_QUOTA_NAME
+    return {
+        "Quota": {
+            "ServiceCode": "ec2",
+            "ServiceName": "Amazon Elastic Compute Cloud (Amazon EC2)",
+            "QuotaCode": code,
+            "QuotaName": name,
+            "Value": value,
+            "Unit": "None",
+            "Adjustable": True,
+            "GlobalQuota": False,
+        }
+    }
+
+
+def cluster_version(
+    version: str,
+    status: str = "STANDARD_SUPPORT",
+    end_of_standard: dt.date | None = None,
+    end_of_extended: dt.date | None = None,
+) -> dict[str, Any]:
+    """One ``clusterVersions`` entry of DescribeClusterVersions, dated from the catalog by default."""
+    calendar = catalog.KUBERNETES_VERSIONS[version]
+    standard = end_of_standard or calendar.end_of_standard_support
+    extended = end_of_extended or calendar.end_of_extended_support
+    return {
+        "clusterVersion": version,
+        "clusterType": "eks",
+        "defaultPlatformVersion": "eks.1",
+        "defaultVersion": False,
+        "releaseDate": dt.datetime.combine(calendar.released, dt.time(), dt.UTC),
+        "endOfStandardSupportDate": dt.datetime.combine(standard, dt.time(), dt.UTC),
+        "endOfExtendedSupportDate": dt.datetime.combine(extended, dt.time(), dt.UTC),
+        "status": status.lower().replace("_", "-"),
+        "versionStatus": status,
+    }
+
+
+def write_stack(root: Path, stack: str, config: Mapping[str, Any]) -> Path:
+    """A minimal project (Pulumi.yaml, stacks/Pulumi.<stack>.yaml) under ``root``."""
+    (root / "stacks").mkdir(parents=True, exist_ok=True)
+    (root / "Pulumi.yaml").write_text("name: gpu-eks\nruntime: python\nstackConfigDir: stacks\n")
+    path = root / "stacks" / f"Pulumi.{stack}.yaml"
+    path.write_text(yaml.safe_dump({"config": dict(config)}, sort_keys=False))
+    return path
