@@ -21,6 +21,7 @@ import runpy
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
 from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
@@ -134,6 +136,21 @@ class FakeCloud(pulumi_mocks.Mocks):
         return {}, None
 
 
+class FirstPreviewCloud(FakeCloud):
+    """The engine's answers during the first ``pulumi preview`` of a stack (nothing exists yet).
+
+    Use with ``preview=True``. For a resource to be created, the engine returns its inputs as
+    outputs (after the provider's checks) and no id, so ids and every computed output (ARNs,
+    launch template versions, the outputs of remote components such as the cluster's kubeconfig
+    or the VPC's subnet ids) are unknown, exactly the values ``pulumi preview`` shows as
+    "output<string>". Data sources (``call``) answer as in ``FakeCloud``: a preview reads them.
+    """
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
+        # "" is how providers report an id they do not know yet; the SDK resolves it as unknown.
+        return "", dict(args.inputs) if args.custom else {}
+
+
 @dataclass
 class Registration:
     """What the program sent the engine for one resource."""
@@ -151,6 +168,11 @@ class Registration:
     dependencies: list[str]
     aliases: list[Any]
     outputs: dict[str, Any] = field(default_factory=dict)
+    #: A remote component (pulumi-eks, awsx): built by its plugin, so its children are not simulated.
+    remote: bool = False
+    #: Other resource options that change how the engine updates the resource, when set (protocol
+    #: names: ignoreChanges, replaceOnChanges, deleteBeforeReplace, retainOnDelete, deletedWith, ...).
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -187,15 +209,36 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 dependencies=list(request.dependencies),
                 aliases=[json_format.MessageToDict(a) for a in request.aliases] + [str(a) for a in request.aliasURNs],
                 outputs=dict(self.resources[urn].state),
+                remote=bool(request.remote),
+                options=_options(request),
             )
             with self._lock:
                 self.registrations[urn] = reg
         return response
 
 
-def _deserialize(struct: Any) -> dict[str, Any]:
-    from pulumi.runtime import rpc
+def _options(request: Any) -> dict[str, Any]:
+    """The update-affecting options of a RegisterResourceRequest that differ from the defaults."""
+    options: dict[str, Any] = {}
+    for key in ("ignoreChanges", "replaceOnChanges", "additionalSecretOutputs", "hideDiffs", "replace_with"):
+        values = list(getattr(request, key, ()) or ())
+        if values:
+            options[key] = values
+    if request.deleteBeforeReplaceDefined and request.deleteBeforeReplace:
+        options["deleteBeforeReplace"] = True
+    if request.HasField("retainOnDelete") and request.retainOnDelete:
+        options["retainOnDelete"] = True
+    for key in ("deletedWith", "importId"):
+        if getattr(request, key, ""):
+            options[key] = getattr(request, key)
+    if request.HasField("customTimeouts"):
+        timeouts = json_format.MessageToDict(request.customTimeouts)
+        if timeouts:
+            options["customTimeouts"] = timeouts
+    return options
 
+
+def _deserialize(struct: Any) -> dict[str, Any]:
     return dict(rpc.deserialize_properties(struct))
 
 
@@ -211,6 +254,9 @@ class Simulation:
     #: Stack outputs not known until deployment.
     unknown_outputs: set[str]
     stack_urn: str
+    #: Stack outputs as the engine would receive them (JSON form of the protobuf Struct: secrets and
+    #: unknowns still marked, as in ``Registration.wire_inputs``).
+    wire_outputs: dict[str, Any] = field(default_factory=dict)
 
     def by_type(self, typ: str) -> list[Registration]:
         return [r for r in self.resources if r.type == typ]
@@ -262,6 +308,18 @@ def run_program(
     except RuntimeError:
         previous_loop = None
     asyncio.set_event_loop(loop)
+    # The mock monitor answers on executor threads, and the SDK gives each such thread an event
+    # loop of its own that nobody closes: garbage-collected later, they print "Exception ignored
+    # in BaseEventLoop.__del__". Threads of our own executor get loops that are closed below.
+    thread_loops: list[asyncio.AbstractEventLoop] = []
+
+    def give_thread_a_loop() -> None:
+        thread_loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(thread_loop)
+        thread_loops.append(thread_loop)
+
+    executor = ThreadPoolExecutor(thread_name_prefix="pulumi-mock", initializer=give_thread_a_loop)
+    loop.set_default_executor(executor)
     try:
         monitor = RecordingMonitor(mocks or FakeCloud())
         # Start from a clean runtime: a previous run's root stack and pending work must not leak.
@@ -296,7 +354,8 @@ def run_program(
                     unknown.add(key)
             stack_urn = await root.urn.future()
             regs = [monitor.registrations[u] for u in urns if u in monitor.registrations]
-            return Simulation(regs, outputs, secret, unknown, stack_urn)
+            wire = json_format.MessageToDict(await rpc.serialize_properties(getattr(root, "outputs", {}), {}))
+            return Simulation(regs, outputs, secret, unknown, stack_urn, wire)
 
         return loop.run_until_complete(asyncio.wait_for(run(), timeout))
     finally:
@@ -309,6 +368,12 @@ def run_program(
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             loop.close()
+            # Do not wait: after a timeout a worker may be stuck, and waiting would bring the hang
+            # back. Idle workers' loops are closed; a stuck one's is left to the thread.
+            executor.shutdown(wait=False, cancel_futures=True)
+            for thread_loop in thread_loops:
+                if not thread_loop.is_running():
+                    thread_loop.close()
             asyncio.set_event_loop(previous_loop if previous_loop and not previous_loop.is_closed() else None)
 
 
@@ -331,8 +396,13 @@ def run_stack(
     config_overrides: Mapping[str, Any] | None = None,
     preview: bool = False,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    mocks: pulumi_mocks.Mocks | None = None,
 ) -> Simulation:
-    """Run the real ``__main__.py`` of ``root`` with the config of stacks/Pulumi.<stack>.yaml."""
+    """Run the real ``__main__.py`` of ``root`` with the config of stacks/Pulumi.<stack>.yaml.
+
+    ``mocks`` defaults to ``FakeCloud()``; pass ``FirstPreviewCloud()`` with ``preview=True`` to
+    see what a first ``pulumi preview`` would (computed values unknown).
+    """
     config = stackconfig.read_stack_config(stack, root)
     config.update(config_overrides or {})
     return run_program(
@@ -341,5 +411,6 @@ def run_stack(
         project=stackconfig.project_name(root),
         stack=stack,
         preview=preview,
+        mocks=mocks,
         timeout=timeout,
     )
