@@ -1,0 +1,213 @@
+"""`python -m components diff`: stack against stack, and the work tree against a git ref rendered
+by its own code in a temporary worktree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components import diff, render
+from components.__main__ import main as cli_main
+from tests.test_render import copy_project
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure pieces
+# ---------------------------------------------------------------------------------------------
+
+OLD = """project: p
+resources:
+- type: aws:s3/bucket:Bucket
+  name: logs
+  inputs:
+    acl: private
+    tags:
+      a: '1'
+- type: aws:eks/nodeGroup:NodeGroup
+  name: gpu
+  inputs:
+    capacityType: SPOT
+    instanceTypes:
+    - g4dn.xlarge
+    scalingConfig:
+      maxSize: 1
+outputs:
+  clusterName: c
+"""
+
+
+def test_unified_diff_of_equal_renders_is_empty():
+    assert diff.unified(diff.Side("a", OLD), diff.Side("b", OLD)) == ""
+
+
+def test_unified_diff_names_the_resource_of_each_hunk():
+    new = OLD.replace("maxSize: 1", "maxSize: 3").replace("clusterName: c", "clusterName: d")
+    text = diff.unified(diff.Side("a/dev.yaml", OLD), diff.Side("b/dev.yaml", new), context=1)
+    assert text == (
+        "--- a/dev.yaml\n"
+        "+++ b/dev.yaml\n"
+        "@@ -15,4 +15,4 @@ aws:eks/nodeGroup:NodeGroup gpu\n"
+        "     scalingConfig:\n"
+        "-      maxSize: 1\n"
+        "+      maxSize: 3\n"
+        " outputs:\n"
+        "-  clusterName: c\n"
+        "+  clusterName: d\n"
+    )
+
+
+def test_unified_diff_of_an_added_stack_adds_every_line():
+    text = diff.unified(diff.Side("base/new.yaml", ""), diff.Side("work/new.yaml", "a: 1\nb: 2\n"))
+    assert text == "--- base/new.yaml\n+++ work/new.yaml\n@@ -0,0 +1,2 @@ a\n+a: 1\n+b: 2\n"
+
+
+def test_section_of_finds_the_enclosing_resource_or_key():
+    lines = OLD.splitlines(keepends=True)
+    assert diff.section_of(lines, lines.index("    acl: private\n")) == "aws:s3/bucket:Bucket logs"
+    assert diff.section_of(lines, lines.index("  clusterName: c\n")) == "outputs"
+    assert diff.section_of(lines, 0) == "project"
+
+
+def test_stack_names_in_urns_are_neutralised_for_stack_comparisons():
+    text = "urn: urn:pulumi:dev::p::a:b:C::dev-thing\nstack: dev\n"
+    assert diff.without_stack_in_urns(text, "dev") == "urn: urn:pulumi:<stack>::p::a:b:C::dev-thing\nstack: dev\n"
+
+
+def test_replaced_report_names_urns_missing_from_the_new_render():
+    old = "resources:\n- urn: urn:pulumi:dev::p::a:b:C::x\n- urn: urn:pulumi:dev::p::a:b:C::y\n"
+    new = "resources:\n- urn: urn:pulumi:dev::p::a:b:C::x2\n  aliases:\n  - urn:pulumi:dev::p::a:b:C::x\n"
+    report = diff.replaced_report("dev", old, new)
+    assert "urn:pulumi:dev::p::a:b:C::y" in report
+    assert "a:b:C::x\n" not in report
+    assert diff.replaced_report("dev", old, old) == ""
+    assert diff.replaced_report("dev", "", new) == "", "a stack added as a whole replaces nothing"
+
+
+# ---------------------------------------------------------------------------------------------
+# Stack against stack (in-process through the CLI dispatcher)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_diff_dev_against_prod(capsys: pytest.CaptureFixture[str]):
+    assert cli_main(["diff", "--stack", "dev", "--against", "prod"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("--- render/dev.yaml\n+++ render/prod.yaml\n")
+    lines = out.splitlines()
+    assert "-    capacityType: SPOT" in lines and "+    capacityType: ON_DEMAND" in lines
+    assert "+  protect: true\n" in out
+    assert "+    - g4dn.2xlarge\n" in out
+    # URNs embed the stack name: neutralised, they differ only where the resources do.
+    assert "urn:pulumi:dev::" not in out and "urn:pulumi:prod::" not in out
+
+
+def test_diff_of_a_stack_against_itself_is_empty(capsys: pytest.CaptureFixture[str]):
+    assert cli_main(["diff", "--against", "dev"]) == 0  # --stack defaults to dev
+    assert capsys.readouterr().out == ""
+
+
+def test_diff_against_an_unknown_stack_exits_2(capsys: pytest.CaptureFixture[str]):
+    assert cli_main(["diff", "--stack", "dev", "--against", "staging"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "unknown stack 'staging'" in captured.err
+
+
+def test_diff_against_an_unknown_ref_exits_2(capsys: pytest.CaptureFixture[str]):
+    assert cli_main(["diff", "--base", "no-such-branch-x9"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown git ref 'no-such-branch-x9'" in err and "fetch-depth: 0" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Work tree against a git ref: a throwaway repository holding a copy of the project
+# ---------------------------------------------------------------------------------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    if subprocess.run(["git", "--version"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("git is not installed")
+    root = copy_project(tmp_path)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def run_diff(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, "-m", "components", "diff", *args],
+        cwd=repo,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_diff_base_shows_config_and_code_changes_and_warns_of_replacements(repo: Path):
+    dev = repo / "stacks" / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("- name: t4\n", "- name: t4b\n"))
+    prod = repo / "stacks" / "Pulumi.prod.yaml"
+    prod.write_text(prod.read_text().replace("desiredSize: 3, maxSize: 6", "desiredSize: 3, maxSize: 8"))
+    # A change to the library itself: only visible if the base is rendered by the base's code.
+    operator = repo / "components" / "operator.py"
+    operator.write_text(operator.read_text().replace("RELEASE_TIMEOUT_SECONDS = 900", "RELEASE_TIMEOUT_SECONDS = 1200"))
+    # A new stack: nothing to compare it with in the base, so all of it is new.
+    (repo / "stacks" / "Pulumi.staging.yaml").write_text(dev.read_text())
+
+    done = run_diff(repo, "--base", "main")
+    assert done.returncode == 1, done.stderr
+    out = done.stdout
+    assert "--- main/render/dev.yaml\n+++ work-tree/render/dev.yaml\n" in out
+    assert "-  name: gpu-eks-t4-lt\n+  name: gpu-eks-t4b-lt\n" in out
+    assert "-      maxSize: 6\n+      maxSize: 8\n" in out
+    assert out.count("-    timeout: 900\n+    timeout: 1200\n") == 2  # dev and prod
+    assert "--- main/render/staging.yaml\n+++ work-tree/render/staging.yaml\n@@ -0,0 +1," in out
+    # The renamed node group would be replaced: reported on stderr, for dev only.
+    assert "stack dev: these resources would be deleted" in done.stderr
+    assert "GpuNodeGroup$aws:eks/nodeGroup:NodeGroup::gpu-eks-t4\n" in done.stderr
+    assert "stack prod" not in done.stderr
+    # The temporary worktree is gone.
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_diff_base_without_changes_exits_0(repo: Path):
+    done = run_diff(repo, "--base", "main", "--stack", "dev")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_diff_base_without_a_render_command_exits_2(repo: Path):
+    (repo / "components" / "render.py").rename(repo / "components" / "render_moved.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a base from before render existed")
+    (repo / "components" / "render_moved.py").rename(repo / "components" / "render.py")
+    done = run_diff(repo, "--base", "HEAD", "--stack", "dev")
+    assert done.returncode == 2
+    assert "HEAD has no render command" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_refresh_command_is_the_render_flag():
+    assert render.REFRESH_COMMAND == "python -m components render --update-snapshots"
