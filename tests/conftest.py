@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,18 @@ STACKS = tuple(stackconfig.available_stacks(ROOT))
 
 
 def reference_path(*parts: str) -> Path:
+    """A file of the upstream reference data.
+
+    This repository's CI (.ci/run, which sets GPU_EKS_REQUIRE_REFERENCE=1) always has
+    ../shared beside the clone, and a missing file fails the test. A copy of the repository
+    without it (a fork's GitHub Actions run) skips the contract tests instead, saying why.
+    """
     path = REFERENCE.joinpath(*parts)
     if not path.exists():
-        pytest.fail(f"reference file {path} is missing: ../shared must sit beside the project")
+        message = f"reference file {path} is missing: ../shared/reference must sit beside the project"
+        if os.environ.get("GPU_EKS_REQUIRE_REFERENCE"):
+            pytest.fail(message)
+        pytest.skip(message)
     return path
 
 
