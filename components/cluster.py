@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 
 from . import catalog
 from .nodegroup import ManagedNodeGroupSpec, declare_managed_node_group
-from .settings import NetworkSettings, SystemNodeGroupSettings
+from .settings import NetworkSettings, SystemNodeGroupSettings, access_entry_key
 
 TYPE_NAME = "gpu-eks:cluster:Cluster"
 
@@ -97,8 +97,10 @@ class Cluster(pulumi.ComponentResource):
             public_subnet_ids = vpc.public_subnet_ids
 
         # --- Control plane -------------------------------------------------------------------
+        # Keyed by principal, not position: pulumi-eks names the AccessEntry resources after the
+        # key, so reordering the list must not rename (replace) them.
         access_entries = {
-            f"admin-{i}": eks.AccessEntryArgs(
+            access_entry_key(arn): eks.AccessEntryArgs(
                 principal_arn=arn,
                 access_policies={
                     "cluster-admin": eks.AccessPolicyAssociationArgs(
@@ -107,7 +109,7 @@ class Cluster(pulumi.ComponentResource):
                     )
                 },
             )
-            for i, arn in enumerate(args.admin_principal_arns)
+            for arn in args.admin_principal_arns
         }
         public = bool(args.endpoint_public_access_cidrs)
         self.eks = eks.Cluster(

@@ -125,6 +125,11 @@ def _principal_arn(value: str) -> str:
     return value
 
 
+def access_entry_key(principal_arn: str) -> str:
+    """A stable key for a principal's EKS access entry: ``role-Admin`` for ``arn:...:role/Admin``."""
+    return re.sub(r"[^A-Za-z0-9-]+", "-", principal_arn.split(":")[-1]).strip("-")
+
+
 Count = Annotated[int, Field(strict=True)]
 LabelKey = Annotated[str, AfterValidator(_kubelet_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]
@@ -394,6 +399,15 @@ class Settings(_Model):
                 f'{catalog.OLDEST_KUBERNETES_VERSION} or newer (quote it in YAML: "1.30", not 1.30)'
             )
         return value
+
+    @field_validator("admin_principal_arns")
+    @classmethod
+    def _distinct_principals(cls, arns: list[str]) -> list[str]:
+        keys = [access_entry_key(a) for a in arns]
+        clash = sorted({k for k in keys if keys.count(k) > 1})
+        if clash:
+            raise ValueError(f"principals with distinct role/user paths (each gets an access entry; repeated: {clash})")
+        return arns
 
     @model_validator(mode="after")
     def _consistent_groups(self) -> Settings:

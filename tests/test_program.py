@@ -58,6 +58,7 @@ def test_control_plane_inputs(stack_sim):
     assert i["endpointPublicAccess"] is True and i["publicAccessCidrs"] == ["203.0.113.0/24"]
     assert i["enabledClusterLogTypes"] == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
     assert i["nodeAssociatePublicIpAddress"] is False
+    assert list(i["accessEntries"]) == ["role-PlatformAdmin"]
     (entry,) = i["accessEntries"].values()
     assert entry["principalArn"] == "arn:aws:iam::123456789012:role/PlatformAdmin"
     (policy,) = entry["accessPolicies"].values()

@@ -214,3 +214,12 @@ def test_the_program_stops_with_run_error_before_declaring_anything():
     assert "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 0" in message
     assert 'gpu-eks:gpuNodeGroups[0].migStrategy: received "single"' in message
     assert 'gpu-eks:gpuOperator.chartVersion: received "v0.0.1"' in message
+
+
+def test_admin_principals_must_be_distinct():
+    arns = ["arn:aws:iam::111111111111:role/Admin", "arn:aws:iam::222222222222:role/Admin"]
+    (line,) = problems({"adminPrincipalArns": arns})
+    assert line.startswith("gpu-eks:adminPrincipalArns: received [")
+    assert "repeated: ['role-Admin']" in line
+    (line,) = problems({"adminPrincipalArns": ["admin"]})
+    assert line.startswith('gpu-eks:adminPrincipalArns[0]: received "admin"; expected an IAM role or user ARN')
