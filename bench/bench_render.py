@@ -58,20 +58,12 @@ def timed(fn: Callable[[], object]) -> float:
 def render_phases(stack: str) -> dict[str, float]:
     """One render, phase by phase, exactly as render.render_stack runs them."""
     from components import render
-    from components.simulation import FirstPreviewCloud, program_from_file, run_program
 
     gc.collect()
     t0 = time.perf_counter()
     config, project, notes = render.stack_config(stack, ROOT)
     t1 = time.perf_counter()
-    sim = run_program(
-        program_from_file(ROOT / "__main__.py"),
-        config,
-        project=project,
-        stack=stack,
-        preview=True,
-        mocks=FirstPreviewCloud(),
-    )
+    sim = render.run_first_preview(config, project, stack, ROOT)
     t2 = time.perf_counter()
     document = render.render_document(sim.resources, sim.wire_outputs, stack, project)
     t3 = time.perf_counter()

@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 
 from . import catalog
 from .nodegroup import ManagedNodeGroupSpec, declare_managed_node_group
-from .settings import NetworkSettings, SystemNodeGroupSettings, access_entry_key
+from .settings import CONTROL_PLANE_LOG_TYPES, NetworkSettings, SystemNodeGroupSettings, access_entry_key
 
 TYPE_NAME = "gpu-eks:cluster:Cluster"
 
@@ -40,13 +40,7 @@ class ClusterArgs:
     admin_principal_arns: Sequence[str] = ()
     #: CIDRs allowed on the public endpoint; empty: private endpoint only.
     endpoint_public_access_cidrs: Sequence[str] = ()
-    control_plane_log_types: Sequence[str] = (
-        "api",
-        "audit",
-        "authenticator",
-        "controllerManager",
-        "scheduler",
-    )
+    control_plane_log_types: Sequence[str] = CONTROL_PLANE_LOG_TYPES
     #: EKS deletion protection, plus Pulumi `protect` on the control plane.
     deletion_protection: bool = False
     tags: Mapping[str, str] = field(default_factory=dict)

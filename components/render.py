@@ -177,25 +177,30 @@ def stack_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[str]
     return stackconfig.cli_config(config), project, notes
 
 
+def run_first_preview(config: dict[str, str], project: str, stack: str, root: Path) -> Simulation:
+    """Run the program of ``root`` with ``config`` as the engine's first preview would answer it."""
+    from .simulation import FirstPreviewCloud, program_from_file, run_program
+
+    # Whatever the program prints must not end up in the render on stdout.
+    with contextlib.redirect_stdout(sys.stderr):
+        return run_program(
+            program_from_file(root / "__main__.py"),
+            config,
+            project=project,
+            stack=stack,
+            preview=True,
+            mocks=FirstPreviewCloud(),
+            timeout=RENDER_TIMEOUT_SECONDS,
+        )
+
+
 def simulate(stack: str, root: Path = stackconfig.PROJECT_ROOT) -> tuple[Simulation, list[str]]:
     """Validate, then run the program of ``root`` for ``stack`` as a first preview would."""
     config, project, notes = stack_config(stack, root)
     from pulumi import RunError
 
-    from .simulation import FirstPreviewCloud, program_from_file, run_program
-
     try:
-        # Whatever the program prints must not end up in the render on stdout.
-        with contextlib.redirect_stdout(sys.stderr):
-            sim = run_program(
-                program_from_file(root / "__main__.py"),
-                config,
-                project=project,
-                stack=stack,
-                preview=True,
-                mocks=FirstPreviewCloud(),
-                timeout=RENDER_TIMEOUT_SECONDS,
-            )
+        sim = run_first_preview(config, project, stack, root)
     except RunError as err:
         raise RenderError(f"error: the program failed for stack {stack!r}: {err}", 1) from None
     except TimeoutError:

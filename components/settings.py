@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -313,6 +313,8 @@ class NetworkSettings(_Model):
 
 
 _LOG_TYPES = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+#: Every EKS control-plane log type (all are enabled by default).
+CONTROL_PLANE_LOG_TYPES: tuple[str, ...] = get_args(_LOG_TYPES)
 
 
 class GpuOperatorSettings(_Model):
@@ -366,13 +368,7 @@ class Settings(_Model):
     admin_principal_arns: list[PrincipalArn] = []
     #: CIDRs allowed to reach the public API endpoint; empty means no public endpoint at all.
     endpoint_public_access_cidrs: list[Cidr] = []
-    control_plane_log_types: list[_LOG_TYPES] = [
-        "api",
-        "audit",
-        "authenticator",
-        "controllerManager",
-        "scheduler",
-    ]
+    control_plane_log_types: list[_LOG_TYPES] = list(CONTROL_PLANE_LOG_TYPES)
     #: Protect the cluster: EKS deletion protection plus Pulumi ``protect``.
     deletion_protection: bool = False
     network: NetworkSettings = NetworkSettings()
