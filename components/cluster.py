@@ -123,6 +123,10 @@ class Cluster(pulumi.ComponentResource):
             skip_default_node_group=True,
             create_oidc_provider=True,
             enabled_cluster_log_types=list(args.control_plane_log_types),
+            # pulumi-eks would create the CoreDNS add-on inside the cluster component, before any
+            # node exists: it stays DEGRADED and the first `pulumi up` times out after 20 minutes
+            # (pulumi/pulumi-eks#1819). It is declared below, after the system node group.
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             deletion_protection=args.deletion_protection,
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=args.deletion_protection),
@@ -181,6 +185,18 @@ class Cluster(pulumi.ComponentResource):
             node_role_arn=self.node_role_arn,
             subnet_ids=self.private_subnet_ids,
             tags=tags,
+        )
+
+        # CoreDNS is a Deployment: its add-on only becomes ACTIVE once a node can run it. The EKS
+        # default add-on version for the cluster's Kubernetes version is used.
+        self.coredns = aws.eks.Addon(
+            f"{name}-coredns",
+            cluster_name=self.cluster_name,
+            addon_name="coredns",
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
 
         # --- Kubernetes provider -------------------------------------------------------------

@@ -79,6 +79,15 @@ def test_control_plane_inputs(stack_sim):
     assert specs == {"Private": {"kubernetes.io/role/internal-elb": "1"}, "Public": {"kubernetes.io/role/elb": "1"}}
 
 
+def test_coredns_addon_waits_for_the_system_node_group(stack_sim):
+    """pulumi-eks's own CoreDNS add-on would be created before any node and time out DEGRADED."""
+    _, sim = stack_sim
+    assert sim.one("eks:index:Cluster").inputs["corednsAddonOptions"]["enabled"] is False
+    addon = sim.one("aws:eks/addon:Addon")
+    assert addon.inputs["addonName"] == "coredns"
+    assert sim.one(NG, "gpu-eks-cluster-system").urn in addon.dependencies
+
+
 def test_prod_cluster_is_protected_dev_is_not(dev: Simulation, prod: Simulation):
     assert prod.one("eks:index:Cluster").protect is True
     assert prod.one("eks:index:Cluster").inputs["deletionProtection"] is True
