@@ -153,12 +153,11 @@ def render_text(document: Mapping[str, Any], notes: Sequence[str] = ()) -> str:
 def stack_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[str]]:
     """The config the program will get (CLI string form), the project name and notes for the header.
 
-    Validates first, exactly as the program will (stackconfig.settings_for_stack), so that a bad
+    Validates first, exactly as the program will (stackconfig.load_stack), so that a bad
     config is reported as the list of its problems rather than as a failed program run.
     """
     try:
-        settings = stackconfig.settings_for_stack(stack, root)
-        config = stackconfig.read_stack_config(stack, root)
+        config, settings = stackconfig.load_stack(stack, root)
         project = stackconfig.project_name(root)
     except stackconfig.StackNotFound:
         known = ", ".join(stackconfig.available_stacks(root)) or "none"

@@ -58,6 +58,13 @@ def region(config: dict[str, Any]) -> str | None:
     return str(value) if value else None
 
 
+def load_stack(stack: str, root: Path = PROJECT_ROOT) -> tuple[dict[str, Any], Settings]:
+    """The stack file's config map and its settings, validated exactly as the program would
+    (raises StackNotFound, ConfigError), from one read of the file."""
+    config = read_stack_config(stack, root)
+    return config, settings_from_config(cli_config(config), project_name(root), stack)
+
+
 def settings_for_stack(stack: str, root: Path = PROJECT_ROOT) -> Settings:
     """Parse and validate a stack's settings exactly as the program would (raises ConfigError)."""
-    return settings_from_config(cli_config(read_stack_config(stack, root)), project_name(root), stack)
+    return load_stack(stack, root)[1]

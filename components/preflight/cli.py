@@ -19,7 +19,7 @@ import yaml
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..settings import ConfigError
-from ..stackconfig import PROJECT_ROOT, StackNotFound, read_stack_config, region, settings_for_stack
+from ..stackconfig import PROJECT_ROOT, StackNotFound, load_stack, region
 from .checks import FAIL, PASS, WARN, AwsAccessError, CheckResult, access_error, error_code, run_checks
 
 EXIT_OK = 0
@@ -88,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
     stack: str = args.stack
     root: Path = args.root
     try:
-        config = read_stack_config(stack, root)
-        settings = settings_for_stack(stack, root)
+        config, settings = load_stack(stack, root)
     except StackNotFound as err:
         return _cannot_run(f"unknown stack {stack!r}: {err}")
     except ConfigError as err:
