@@ -9,8 +9,7 @@ row cannot go unnoticed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 #: The chart repository (``helm repo add nvidia https://helm.ngc.nvidia.com/nvidia``). The chart
 #: is always installed from here with a pinned version, never from a git checkout.
@@ -42,8 +41,6 @@ class ChartVersion:
     daemonset_tolerations: tuple[Toleration, ...]
     #: ``node-feature-discovery.worker.tolerations`` in the chart's values.yaml.
     nfd_worker_tolerations: tuple[Toleration, ...]
-    #: Extra facts about the version, for documentation.
-    notes: dict[str, Any] = field(default_factory=dict)
 
 
 SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {

@@ -441,7 +441,7 @@ def _key_of(loc: tuple[Any, ...], namespace: str) -> str:
     return out
 
 
-def _problems(err: ValidationError, raw: Mapping[str, Any], namespace: str) -> list[Problem]:
+def _problems(err: ValidationError, namespace: str) -> list[Problem]:
     problems = []
     for e in err.errors(include_url=False):
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
@@ -466,7 +466,7 @@ def load_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> 
     try:
         return Settings.model_validate(dict(raw))
     except ValidationError as err:
-        raise ConfigError(_problems(err, raw, namespace)) from None
+        raise ConfigError(_problems(err, namespace)) from None
 
 
 def decode_config_value(value: Any) -> Any:
