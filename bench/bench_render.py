@@ -42,7 +42,7 @@ def bucket_program(count: int) -> Callable[[], None]:
 
 
 def run_floor(count: int = FLOOR_RESOURCES) -> None:
-    from components.simulation import FirstPreviewCloud, run_program
+    from tooling.simulation import FirstPreviewCloud, run_program
 
     run_program(bucket_program(count), {}, project="bench", stack="bench", preview=True, mocks=FirstPreviewCloud())
 
@@ -57,7 +57,7 @@ def timed(fn: Callable[[], object]) -> float:
 
 def render_phases(stack: str) -> dict[str, float]:
     """One render, phase by phase, exactly as render.render_stack runs them."""
-    from components import render
+    from tooling import render
 
     gc.collect()
     t0 = time.perf_counter()
@@ -73,7 +73,7 @@ def render_phases(stack: str) -> dict[str, float]:
 
 
 def in_process(stacks: list[str], runs: int) -> None:
-    from components import render
+    from tooling import render
 
     # Warm-up: imports, first-use caches (pydantic validators, pulumi type metadata).
     run_floor()
@@ -121,7 +121,7 @@ def as_subprocesses(stacks: list[str], runs: int) -> None:
     for _ in range(runs):
         floors.append(timed(floor_cli))
         for stack in stacks:
-            renders[stack].append(timed(cli("-m", "components", "render", "--stack", stack)))
+            renders[stack].append(timed(cli("-m", "tooling", "render", "--stack", stack)))
     floor = statistics.median(floors)
     print(f"mode: subprocesses (cold start: Python and the Pulumi imports included), median of {runs} runs")
     print(f"floor: bare program of {FLOOR_RESOURCES} buckets, same harness: {floor * 1000:6.1f} ms")

@@ -1,9 +1,10 @@
 """Command line: ``python -m components <command>``.
 
-Commands:
-  render     print a stack's desired state as YAML, offline (Pulumi mocks, no cloud)
-  diff       unified diff of two renders (two stacks, or the work tree against a git ref)
+Commands (each works from an installed package):
   preflight  check an AWS account for what would make `pulumi up` fail (read-only boto3 calls)
+
+The repository's own tooling (offline render, render diff, snapshots) is not shipped: run it from
+a checkout with ``python -m tooling``.
 
 Each command lives in its own module exposing ``configure(parser)`` and ``run(args) -> int``;
 modules are imported only when their command runs, so ``preflight`` never loads Pulumi.
@@ -16,18 +17,23 @@ import importlib
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "render": ("components.render", "print a stack's desired state as YAML, offline"),
-    "diff": ("components.diff", "unified diff of renders (stack vs stack, or work tree vs git ref)"),
     "preflight": ("components.preflight.cli", "check an AWS account before `pulumi up`"),
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components", description=__doc__.splitlines()[0])
+def main(
+    argv: list[str] | None = None,
+    prog: str = "python -m components",
+    commands: dict[str, tuple[str, str]] | None = None,
+    description: str | None = None,
+) -> int:
+    """Run one command of ``commands`` (default: this package's own)."""
+    commands = COMMANDS if commands is None else commands
+    parser = argparse.ArgumentParser(prog=prog, description=description or __doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     argv = sys.argv[1:] if argv is None else argv
     chosen = next((a for a in argv if not a.startswith("-")), None)
-    for name, (module, help_text) in COMMANDS.items():
+    for name, (module, help_text) in commands.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:
             # Import only the module of the command being run.

@@ -16,27 +16,39 @@ import yaml
 
 from .settings import Settings, settings_from_config
 
-#: The repository root: the folder holding Pulumi.yaml and stacks/.
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+def find_project_root(start: Path | None = None) -> Path:
+    """The Pulumi project folder (holding Pulumi.yaml and stacks/): the nearest one from ``start``
+    (default: the current directory) upward, else ``start`` itself.
+
+    Found from the working directory, never from this file's location, so the commands work the
+    same from a checkout and from an installed package (whose files sit in site-packages).
+    """
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "Pulumi.yaml").is_file():
+            return folder
+    return here
 
 
 class StackNotFound(FileNotFoundError):
     pass
 
 
-def project_name(root: Path = PROJECT_ROOT) -> str:
-    return str(yaml.safe_load((root / "Pulumi.yaml").read_text())["name"])
+def project_name(root: Path | None = None) -> str:
+    return str(yaml.safe_load((find_project_root(root) / "Pulumi.yaml").read_text())["name"])
 
 
-def stack_file(stack: str, root: Path = PROJECT_ROOT) -> Path:
-    return root / "stacks" / f"Pulumi.{stack}.yaml"
+def stack_file(stack: str, root: Path | None = None) -> Path:
+    return find_project_root(root) / "stacks" / f"Pulumi.{stack}.yaml"
 
 
-def available_stacks(root: Path = PROJECT_ROOT) -> list[str]:
-    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
+def available_stacks(root: Path | None = None) -> list[str]:
+    folder = find_project_root(root) / "stacks"
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
 
 
-def read_stack_config(stack: str, root: Path = PROJECT_ROOT) -> dict[str, Any]:
+def read_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
     """The ``config:`` map of the stack file, keys fully qualified (``gpu-eks:foo``)."""
     path = stack_file(stack, root)
     if not path.is_file():
@@ -58,13 +70,13 @@ def region(config: dict[str, Any]) -> str | None:
     return str(value) if value else None
 
 
-def load_stack(stack: str, root: Path = PROJECT_ROOT) -> tuple[dict[str, Any], Settings]:
+def load_stack(stack: str, root: Path | None = None) -> tuple[dict[str, Any], Settings]:
     """The stack file's config map and its settings, validated exactly as the program would
     (raises StackNotFound, ConfigError), from one read of the file."""
     config = read_stack_config(stack, root)
     return config, settings_from_config(cli_config(config), project_name(root), stack)
 
 
-def settings_for_stack(stack: str, root: Path = PROJECT_ROOT) -> Settings:
+def settings_for_stack(stack: str, root: Path | None = None) -> Settings:
     """Parse and validate a stack's settings exactly as the program would (raises ConfigError)."""
     return load_stack(stack, root)[1]

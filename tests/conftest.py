@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from components import stackconfig
-from components.simulation import Simulation, run_stack
+from tooling.simulation import Simulation, run_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Upstream contracts (byte-for-byte copies), kept beside the project: ../shared/reference.

@@ -1,4 +1,4 @@
-"""`python -m components diff`: stack against stack, and the work tree against a git ref rendered
+"""`python -m tooling diff`: stack against stack, and the work tree against a git ref rendered
 by its own code in a temporary worktree."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from components import diff, render
-from components.__main__ import main as cli_main
 from tests.test_render import copy_project
+from tooling import diff, render
+from tooling.__main__ import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -154,7 +154,7 @@ def repo(tmp_path: Path) -> Path:
 def run_diff(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
-        [sys.executable, "-m", "components", "diff", *args],
+        [sys.executable, "-m", "tooling", "diff", *args],
         cwd=repo,
         env=environ,
         capture_output=True,
@@ -199,10 +199,10 @@ def test_diff_base_without_changes_exits_0(repo: Path):
 
 
 def test_diff_base_without_a_render_command_exits_2(repo: Path):
-    (repo / "components" / "render.py").rename(repo / "components" / "render_moved.py")
+    (repo / "tooling" / "render.py").rename(repo / "tooling" / "render_moved.py")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a base from before render existed")
-    (repo / "components" / "render_moved.py").rename(repo / "components" / "render.py")
+    (repo / "tooling" / "render_moved.py").rename(repo / "tooling" / "render.py")
     done = run_diff(repo, "--base", "HEAD", "--stack", "dev")
     assert done.returncode == 2
     assert "HEAD has no render command" in done.stderr
@@ -210,4 +210,4 @@ def test_diff_base_without_a_render_command_exits_2(repo: Path):
 
 
 def test_refresh_command_is_the_render_flag():
-    assert render.REFRESH_COMMAND == "python -m components render --update-snapshots"
+    assert render.REFRESH_COMMAND == "python -m tooling render --update-snapshots"

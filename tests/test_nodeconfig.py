@@ -13,8 +13,8 @@ import yaml
 
 from components import catalog, nodeconfig, placement
 from components.settings import load_settings
-from components.simulation import Simulation
 from tests.conftest import STACKS, simulate
+from tooling.simulation import Simulation
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -15,9 +15,9 @@ import yaml
 from pulumi.runtime import rpc
 
 from components import catalog, chart, nodeconfig, placement
-from components.simulation import Simulation, run_stack
 from components.stackconfig import settings_for_stack
 from tests.conftest import ROOT, STACKS
+from tooling.simulation import Simulation, run_stack
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 NG = "aws:eks/nodeGroup:NodeGroup"

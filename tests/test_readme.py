@@ -7,8 +7,8 @@ import re
 from pydantic import BaseModel
 
 from components.settings import Settings
-from components.simulation import run_program
 from tests.conftest import ROOT
+from tooling.simulation import run_program
 
 README = (ROOT / "README.md").read_text()
 

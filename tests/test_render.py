@@ -1,4 +1,4 @@
-"""`python -m components render`: the pure pieces (wire values -> readable YAML), the render of the
+"""`python -m tooling render`: the pure pieces (wire values -> readable YAML), the render of the
 real stacks (NodeConfig flags, masked secrets, unknowns, determinism) and the command line."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from components import nodeconfig, render, render_urns, render_values, stackconfig
-from components.render_values import SECRET, UNKNOWN, Decoded
-from components.simulation import Registration
+from components import nodeconfig, stackconfig
+from tooling import render, render_urns, render_values
+from tooling.render_values import SECRET, UNKNOWN, Decoded
+from tooling.simulation import Registration
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_WIRE = {render_values.SIG_KEY: render_values.SECRET_SIG, "value": "s3cr3t"}
@@ -342,14 +343,14 @@ def test_preflight_is_never_run_by_a_render(tmp_path: Path, monkeypatch: pytest.
 
 
 def copy_project(dest: Path) -> Path:
-    """The program, its components and stacks, copied (tests add stacks to the copy, never here)."""
+    """The program, its components, tooling and stacks, copied (tests add stacks to the copy, never here)."""
     root = dest / "project"
     root.mkdir()
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy2(ROOT / name, root / name)
     ignore = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(ROOT / "components", root / "components", ignore=ignore)
-    shutil.copytree(ROOT / "stacks", root / "stacks", ignore=ignore)
+    for folder in ("components", "tooling", "stacks"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=ignore)
     return root
 
 
@@ -357,7 +358,7 @@ def cli(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subp
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     environ.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "components", *args],
+        [sys.executable, "-m", "tooling", *args],
         cwd=cwd,
         env=environ,
         capture_output=True,

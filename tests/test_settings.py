@@ -7,8 +7,8 @@ import pytest
 
 from components import catalog, chart
 from components.settings import ConfigError, load_settings
-from components.simulation import run_stack
 from tests.conftest import ROOT
+from tooling.simulation import run_stack
 
 
 def problems(raw: dict) -> list[str]:

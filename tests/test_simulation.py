@@ -9,7 +9,7 @@ import pulumi_eks as eks
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import resource_pb2
 
-from components.simulation import FakeCloud, RecordingMonitor, run_program
+from tooling.simulation import FakeCloud, RecordingMonitor, run_program
 
 
 def test_monitor_reports_no_resource_reference_support():

@@ -18,7 +18,8 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import diff, gpu_cluster, render, render_urns, render_values, stackconfig
+from components import gpu_cluster, stackconfig
+from tooling import diff, render, render_urns, render_values
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOTS = ROOT / render.SNAPSHOT_DIR

@@ -17,6 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from components.__main__ import COMMANDS
+from tooling.__main__ import COMMANDS as TOOLING_COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -84,8 +85,9 @@ def test_run_scripts_are_valid_bash(path: Path):
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_workflows_call_only_existing_commands_and_no_static_keys(path: Path):
     text = path.read_text()
-    for command in re.findall(r"-m components (\w+)", text):
-        assert command in COMMANDS, f"{path.name} runs `python -m components {command}`, which does not exist"
+    for package, command in re.findall(r"-m (components|tooling) (\w+)", text):
+        known = COMMANDS if package == "components" else TOOLING_COMMANDS
+        assert command in known, f"{path.name} runs `python -m {package} {command}`, which does not exist"
     # Credentials come from OIDC role assumption only.
     assert "aws-access-key-id" not in text and "AWS_SECRET_ACCESS_KEY" not in text
 
@@ -99,7 +101,7 @@ def test_pull_requests_run_tests_render_diff_and_previews(pr: dict[str, Any]):
     (checkout,) = steps_using(render_diff, "actions/checkout")
     assert checkout["with"]["fetch-depth"] == 0
     diff_step = next(s for s in render_diff["steps"] if s.get("id") == "diff")
-    assert '-m components diff --base "origin/${BASE_REF}"' in diff_step["run"]
+    assert '-m tooling diff --base "origin/${BASE_REF}"' in diff_step["run"]
     assert diff_step["env"]["BASE_REF"] == "${{ github.base_ref }}"
     assert "GITHUB_STEP_SUMMARY" in diff_step["run"]
     assert steps_using(render_diff, "actions/github-script"), "the diff is also posted as a PR comment"

@@ -19,7 +19,7 @@ import yaml
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..settings import ConfigError
-from ..stackconfig import PROJECT_ROOT, StackNotFound, load_stack, region
+from ..stackconfig import StackNotFound, find_project_root, load_stack, region
 from .checks import FAIL, PASS, WARN, AwsAccessError, CheckResult, access_error, error_code, run_checks
 
 EXIT_OK = 0
@@ -34,8 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",
         type=Path,
-        default=PROJECT_ROOT,
-        help="project folder holding Pulumi.yaml and stacks/ (default: this repository)",
+        default=None,
+        help="project folder holding Pulumi.yaml and stacks/ (default: the nearest one from the current directory up)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as a JSON list")
 
@@ -86,7 +86,7 @@ def _account_id(session: boto3.Session, region_name: str) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     stack: str = args.stack
-    root: Path = args.root
+    root: Path = find_project_root(args.root)
     try:
         config, settings = load_stack(stack, root)
     except StackNotFound as err:

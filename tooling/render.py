@@ -1,7 +1,7 @@
-"""``python -m components render``: a stack's desired state as YAML, offline.
+"""``python -m tooling render``: a stack's desired state as YAML, offline.
 
 Runs the real program (__main__.py) with the stack's config under the in-process simulated engine
-(components.simulation), answering as the engine does during a stack's first ``pulumi preview``
+(tooling.simulation), answering as the engine does during a stack's first ``pulumi preview``
 (``FirstPreviewCloud``): values computed by the cloud are unknown. No AWS credentials, no Pulumi
 CLI, no network. The output is a review artifact and a golden snapshot (tests/snapshots/), so it
 is deterministic: the same bytes on every run and every machine.
@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from . import render_urns, render_values, stackconfig
-from .settings import CONFIG_NAMESPACE, ConfigError
+from components import stackconfig
+from components.settings import CONFIG_NAMESPACE, ConfigError
+
+from . import REPO_ROOT, render_urns, render_values
 
 if TYPE_CHECKING:  # the simulation imports Pulumi: loaded only when a render really runs
     from .simulation import Registration, Simulation
@@ -42,7 +44,7 @@ if TYPE_CHECKING:  # the simulation imports Pulumi: loaded only when a render re
 #: Where the golden snapshots live, relative to the project root.
 SNAPSHOT_DIR = Path("tests") / "snapshots"
 #: The one command that refreshes every snapshot (named in test failures and docs/render.md).
-REFRESH_COMMAND = "python -m components render --update-snapshots"
+REFRESH_COMMAND = "python -m tooling render --update-snapshots"
 DEFAULT_STACK = "dev"
 RENDER_TIMEOUT_SECONDS = 60.0
 
@@ -132,7 +134,7 @@ def render_document(
 
 def header(stack: str, notes: Sequence[str] = ()) -> str:
     lines = [
-        f"# Desired state of stack {stack!r}: `python -m components render --stack {stack}`.",
+        f"# Desired state of stack {stack!r}: `python -m tooling render --stack {stack}`.",
         "# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see docs/render.md).",
         f'# "{render_values.UNKNOWN}": computed by the cloud during deployment. "{render_values.SECRET}": a secret.',
         "# Tags: !base64-mime / !yaml / !json mark strings shown decoded. remote: children not rendered.",
@@ -193,7 +195,7 @@ def run_first_preview(config: dict[str, str], project: str, stack: str, root: Pa
         )
 
 
-def simulate(stack: str, root: Path = stackconfig.PROJECT_ROOT) -> tuple[Simulation, list[str]]:
+def simulate(stack: str, root: Path = REPO_ROOT) -> tuple[Simulation, list[str]]:
     """Validate, then run the program of ``root`` for ``stack`` as a first preview would."""
     config, project, notes = stack_config(stack, root)
     from pulumi import RunError
@@ -212,7 +214,7 @@ def simulate(stack: str, root: Path = stackconfig.PROJECT_ROOT) -> tuple[Simulat
     return sim, notes
 
 
-def render_stack(stack: str, root: Path = stackconfig.PROJECT_ROOT) -> str:
+def render_stack(stack: str, root: Path = REPO_ROOT) -> str:
     """The render of ``stack`` as text (raises RenderError)."""
     sim, notes = simulate(stack, root)
     stack_name, project = stack_and_project(sim.stack_urn)
@@ -225,7 +227,7 @@ def write_text(path: Path, text: str) -> None:
     path.write_bytes(text.encode("utf-8"))
 
 
-def update_snapshots(root: Path = stackconfig.PROJECT_ROOT) -> int:
+def update_snapshots(root: Path = REPO_ROOT) -> int:
     """Render every stack into tests/snapshots/<stack>.yaml."""
     directory = root / SNAPSHOT_DIR
     status = 0

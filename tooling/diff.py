@@ -1,4 +1,4 @@
-"""``python -m components diff``: a unified diff of renders, what a reviewer reads.
+"""``python -m tooling diff``: a unified diff of renders, what a reviewer reads.
 
 * ``--stack dev --against prod``: how two stacks differ.
 * ``--base origin/main``: what a change does to each stack (or only ``--stack``). The work tree is
@@ -7,7 +7,7 @@
   change to the library itself shows up in the diff.
 
 With ``--base``, URNs of the base that the work tree neither declares nor aliases are reported on
-stderr: ``pulumi up`` would delete or replace those resources (see components.render_urns).
+stderr: ``pulumi up`` would delete or replace those resources (see tooling.render_urns).
 
 Exit status: 0 no difference, 1 differences, 2 errors (unknown stack or ref, a render failed).
 """
@@ -27,7 +27,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import render, render_urns, render_values, stackconfig
+from components import stackconfig
+
+from . import REPO_ROOT, render, render_urns, render_values
 
 #: A base render is one program run: generous, but a hung base must not hang CI.
 BASE_RENDER_TIMEOUT_SECONDS = 300
@@ -167,15 +169,20 @@ def render_base(stack: str, base_root: Path, ref: str) -> str:
     """``stack`` rendered by the base's own code ("" when the base has no such stack)."""
     if not stackconfig.stack_file(stack, base_root).is_file():
         return ""
-    if not (base_root / "components" / "render.py").is_file():
-        raise DiffError(f"{ref} has no render command (components/render.py): there is no render to compare against")
+    # The render command moved from components/ (up to 0.1.0) to tooling/: use whichever the base has.
+    if (base_root / "tooling" / "render.py").is_file():
+        package = "tooling"
+    elif (base_root / "components" / "render.py").is_file():
+        package = "components"
+    else:
+        raise DiffError(f"{ref} has no render command (tooling/render.py): there is no render to compare against")
     env = dict(os.environ)
-    # The base's `components` package must win over anything on PYTHONPATH (like this work tree).
+    # The base's own packages must win over anything on PYTHONPATH (like this work tree).
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(base_root), env.get("PYTHONPATH", "")) if p)
     env.pop("PYTHONSAFEPATH", None)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "components", "render", "--stack", stack],
+            [sys.executable, "-m", package, "render", "--stack", stack],
             cwd=base_root,
             env=env,
             capture_output=True,
@@ -215,7 +222,7 @@ def diff_stacks(stack: str, against: str, context: int = 3) -> str:
 
 def diff_base(ref: str, stacks: Sequence[str] | None, context: int = 3) -> tuple[str, str]:
     """(unified diff, replacement warnings) of the work tree against ``ref``, stack by stack."""
-    root = stackconfig.PROJECT_ROOT
+    root = REPO_ROOT
     here = stackconfig.available_stacks(root)
     for stack in stacks or ():
         if stack not in here:

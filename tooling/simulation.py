@@ -34,7 +34,9 @@ from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 
-from . import stackconfig
+from components import stackconfig
+
+from . import REPO_ROOT
 
 #: Fake account, region and zones used for every data source answer.
 FAKE_ACCOUNT_ID = "123456789012"
@@ -391,7 +393,7 @@ def program_from_file(path: Path) -> Callable[[], None]:
 
 def run_stack(
     stack: str,
-    root: Path = stackconfig.PROJECT_ROOT,
+    root: Path = REPO_ROOT,
     *,
     config_overrides: Mapping[str, Any] | None = None,
     preview: bool = False,

@@ -1,0 +1,25 @@
+"""Repository tooling: ``python -m tooling <command>`` from a checkout.
+
+Commands:
+  render     print a stack's desired state as YAML, offline (Pulumi mocks, no cloud)
+  diff       unified diff of two renders (two stacks, or the work tree against a git ref)
+"""
+
+from __future__ import annotations
+
+import sys
+
+from components.__main__ import main as _main
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "render": ("tooling.render", "print a stack's desired state as YAML, offline"),
+    "diff": ("tooling.diff", "unified diff of renders (stack vs stack, or work tree vs git ref)"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    return _main(argv, prog="python -m tooling", commands=COMMANDS, description=__doc__.splitlines()[0])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
