@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from .gpu_cluster import GpuCluster, GpuClusterArgs
-from .settings import Settings, settings_from_pulumi_config
+from .settings import Settings, settings_from_pulumi_config, settings_warnings
 
 #: Name of the top-level component. Resource names are public API: changing this would
 #: replace every resource of every stack, so it needs an alias (see README, "Upgrading").
@@ -27,6 +27,8 @@ def run_preflight(settings: Settings) -> None:
 
 def main() -> GpuCluster:
     settings = settings_from_pulumi_config()  # raises pulumi.RunError listing every problem
+    for warning in settings_warnings(settings):
+        pulumi.log.warn(f"gpu-eks config: {warning}")
     run_preflight(settings)
     cluster = GpuCluster(COMPONENT_NAME, GpuClusterArgs(settings=settings))
     for key, value in cluster.stack_outputs().items():

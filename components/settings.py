@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
@@ -422,6 +422,26 @@ class Settings(_Model):
                     "apart with timeSlicing.profile"
                 )
         return self
+
+
+# ---------------------------------------------------------------------------------------------
+# Warnings: legal settings that are risky (the program logs them, render prints them)
+# ---------------------------------------------------------------------------------------------
+
+#: A rule returns one Problem per risky value it finds (same key/received/expected form as errors).
+WarningRule = Callable[[Settings], Iterable[Problem]]
+_WARNING_RULES: list[WarningRule] = []
+
+
+def warning_rule(rule: WarningRule) -> WarningRule:
+    """Register ``rule`` (a decorator): every rule runs in ``settings_warnings``."""
+    _WARNING_RULES.append(rule)
+    return rule
+
+
+def settings_warnings(settings: Settings) -> list[Problem]:
+    """Every warning about ``settings``, in rule order. Warnings never stop a deployment."""
+    return [problem for rule in _WARNING_RULES for problem in rule(settings)]
 
 
 # ---------------------------------------------------------------------------------------------

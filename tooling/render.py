@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from components import stackconfig
-from components.settings import CONFIG_NAMESPACE, ConfigError
+from components.settings import CONFIG_NAMESPACE, ConfigError, settings_warnings
 
 from . import REPO_ROOT, render_urns, render_values
 
@@ -170,7 +170,7 @@ def stack_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[str]
         raise RenderError(f"error: stack {stack!r} has an invalid configuration\n{err.report()}", 2) from None
     except (ValueError, OSError, yaml.YAMLError) as err:  # unreadable YAML, a non-map config
         raise RenderError(f"error: cannot read the configuration of stack {stack!r}: {err}", 2) from None
-    notes: list[str] = []
+    notes: list[str] = [f"warning: {w}" for w in settings_warnings(settings)]
     if settings.preflight:
         # Preflight calls AWS; a render must not (and its result would differ from machine to machine).
         config[f"{CONFIG_NAMESPACE}:preflight"] = False
