@@ -1,41 +1,44 @@
-"""Shared fixtures: the upstream reference data and simulated runs of each stack."""
+"""Shared fixtures. The plumbing (paths, the fake-AWS environment, cached stack runs, copy and
+subprocess helpers) lives in tests/support.py; this file only exposes it to pytest."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
-import yaml
 
-from components import stackconfig
-from tooling.simulation import Simulation, run_stack
+from tests import support
+from tests.support import (  # re-exported: older test modules import these from tests.conftest
+    CHART_VERSIONS,
+    REFERENCE,
+    ROOT,
+    STACKS,
+    load_reference_yaml,
+    reference_path,
+    simulate,
+)
+from tooling.simulation import Simulation
 
-ROOT = Path(__file__).resolve().parent.parent
-#: Upstream contracts (byte-for-byte copies), kept beside the project: ../shared/reference.
-REFERENCE = ROOT.parent / "shared" / "reference"
-CHART_VERSIONS = ("v25.3.1", "v25.10.1", "v26.7.0")
-STACKS = tuple(stackconfig.available_stacks(ROOT))
-
-
-def reference_path(*parts: str) -> Path:
-    """A file of the upstream reference data.
-
-    This repository's CI (.ci/run, which sets GPU_EKS_REQUIRE_REFERENCE=1) always has
-    ../shared beside the clone, and a missing file fails the test. A copy of the repository
-    without it (a fork's GitHub Actions run) skips the contract tests instead, saying why.
-    """
-    path = REFERENCE.joinpath(*parts)
-    if not path.exists():
-        message = f"reference file {path} is missing: ../shared/reference must sit beside the project"
-        if os.environ.get("GPU_EKS_REQUIRE_REFERENCE"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+__all__ = ["CHART_VERSIONS", "REFERENCE", "ROOT", "STACKS", "load_reference_yaml", "reference_path", "simulate"]
 
 
-def load_reference_yaml(*parts: str):
-    return yaml.safe_load(reference_path(*parts).read_text())
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test module is imported: a user's AWS_PROFILE (or other AWS_* variables) must
+    neither reach moto nor stop boto3 sessions created at import time."""
+    support.fake_aws_environ(os.environ)
+
+
+@pytest.fixture(autouse=True)
+def fake_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts in the fake-AWS environment, whatever an earlier test changed."""
+    for key in [k for k in os.environ if k.startswith("AWS_")]:
+        monkeypatch.delenv(key)
+    environ: dict[str, str] = {}
+    support.fake_aws_environ(environ)
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    yield
 
 
 @pytest.fixture(scope="session")
@@ -45,18 +48,8 @@ def nodeconfig_schema() -> dict:
     return version["schema"]["openAPIV3Schema"]
 
 
-_SIMULATIONS: dict[str, Simulation] = {}
-
-
-def simulate(stack: str) -> Simulation:
-    """One simulated run per stack per test session (runs are deterministic)."""
-    if stack not in _SIMULATIONS:
-        _SIMULATIONS[stack] = run_stack(stack, ROOT)
-    return _SIMULATIONS[stack]
-
-
 @pytest.fixture(params=STACKS)
-def stack_sim(request) -> tuple[str, Simulation]:
+def stack_sim(request: pytest.FixtureRequest) -> tuple[str, Simulation]:
     return request.param, simulate(request.param)
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from components import catalog, nodeconfig, placement
 from components.settings import load_settings
-from tests.conftest import STACKS, simulate
+from tests.support import STACKS, simulate
 from tooling.simulation import Simulation
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -60,12 +60,8 @@ GPU_PARAM = catalog.AMI_SSM_PARAMETER[catalog.GPU_AMI_TYPE].format(version=VERSI
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_REGION"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+def aws() -> Iterator[None]:
+    # The fake-AWS environment (no AWS_PROFILE, fake credentials) is conftest's autouse fixture.
     with mock_aws():
         yield
 

@@ -10,7 +10,6 @@ nothing here talks to AWS. Where moto's server cannot answer, the healthy run sh
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import urllib.request
@@ -32,6 +31,7 @@ from tests.preflight_fixtures import (
     seed_eks_amis,
     write_stack,
 )
+from tests.support import subprocess_env
 
 PROJECT = Path(__file__).resolve().parent.parent
 GPU_PARAM = catalog.AMI_SSM_PARAMETER[catalog.GPU_AMI_TYPE].format(version=VERSION)
@@ -55,11 +55,8 @@ def moto_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def server(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+def server(moto_url: str) -> str:
     """The moto server, emptied: every test seeds what it needs (with fake credentials)."""
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     request = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 200
@@ -87,20 +84,9 @@ def _base_config(**extra: Any) -> dict[str, Any]:
 
 def _env(tmp_path: Path, endpoint: str | None, credentials: bool = True, **extra: str) -> dict[str, str]:
     """A clean environment: no inherited AWS_* variables, no ~/.aws files."""
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path),
-        "AWS_CONFIG_FILE": str(tmp_path / "no-such-config"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-such-credentials"),
-        # No instance-metadata probe for credentials: nothing to find there, and it costs seconds.
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
     if endpoint:
-        env["AWS_ENDPOINT_URL"] = endpoint
-    if credentials:
-        env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_SESSION_TOKEN="testing")
-    env.update(extra)
-    return env
+        extra = {"AWS_ENDPOINT_URL": endpoint, **extra}
+    return subprocess_env(tmp_path, credentials=credentials, **extra)
 
 
 def _preflight(root: Path, stack: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -16,7 +16,7 @@ from pulumi.runtime import rpc
 
 from components import catalog, chart, nodeconfig, placement
 from components.stackconfig import settings_for_stack
-from tests.conftest import ROOT, STACKS
+from tests.support import ROOT, STACKS
 from tooling.simulation import Simulation, run_stack
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -298,18 +298,12 @@ def test_repeated_runs_are_identical(run):
     assert [(r.urn, r.inputs) for r in a.resources] == [(r.urn, r.inputs) for r in b.resources]
 
 
-def test_preflight_true_stops_the_program_on_a_failed_check(monkeypatch):
+def test_preflight_true_stops_the_program_on_a_failed_check():
     """`preflight: true` runs the account checks before any resource is declared; here the
     (moto) account publishes no EKS AMI parameters, so the AMI checks FAIL."""
     from moto import mock_aws
 
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-west-2",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    # Fake credentials, no AWS_PROFILE or AWS_ENDPOINT_URL: conftest's autouse fixture.
     with mock_aws(), pytest.raises(pulumi.RunError) as info:
         run_stack("dev", ROOT, config_overrides={"gpu-eks:preflight": True})
     message = str(info.value)
