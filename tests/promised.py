@@ -1,0 +1,78 @@
+"""Literal values the library promises, shared by several tests/test_promises_*.py files.
+
+One home per value, so a deliberate change of behaviour is a one-line edit here (and the tests
+then say everywhere it shows). Nothing here is computed by the code under test.
+"""
+
+from __future__ import annotations
+
+from tests.support import VARIANT
+
+#: The runs the promise tests read: the two stacks and the variant configuration (support.py).
+RUNS = ("dev", "prod", VARIANT)
+
+# --- Names (resource names are public API) ----------------------------------------------------
+CLUSTER_NAME = {"dev": "gpu-eks-dev", "prod": "gpu-eks-prod", VARIANT: "ml-variant"}
+GPU_GROUPS = {"dev": ("t4",), "prod": ("t4",), VARIANT: ("big", "idle")}
+#: GPU groups that get a verification Deployment (prod: verification off; variant: not "idle",
+#: whose desiredSize is 0).
+VERIFIED_GROUPS = {"dev": ("t4",), "prod": (), VARIANT: ("big",)}
+
+# --- Tags ------------------------------------------------------------------------------------
+TAGS = {
+    "dev": {"environment": "dev", "gpu-eks/cluster": "gpu-eks-dev"},
+    "prod": {"environment": "prod", "gpu-eks/cluster": "gpu-eks-prod"},
+    VARIANT: {"gpu-eks/cluster": "ml-variant", "team": "ml"},
+}
+
+# --- Network ---------------------------------------------------------------------------------
+PRIVATE_SUBNETS = {
+    "dev": ["subnet-private-us-west-2a", "subnet-private-us-west-2b"],
+    "prod": ["subnet-private-us-west-2a", "subnet-private-us-west-2b", "subnet-private-us-west-2c"],
+    VARIANT: ["subnet-priv-1", "subnet-priv-2"],
+}
+PUBLIC_SUBNETS = {
+    "dev": ["subnet-public-us-west-2a", "subnet-public-us-west-2b"],
+    "prod": ["subnet-public-us-west-2a", "subnet-public-us-west-2b", "subnet-public-us-west-2c"],
+    VARIANT: ["subnet-pub-1"],
+}
+#: The fake cloud's VPC id (tooling/simulation.py FakeCloud) for created VPCs.
+CREATED_VPC_ID = "vpc-0fa4e0000000000000"
+
+# --- IAM -------------------------------------------------------------------------------------
+NODE_ROLE_ARN = "arn:aws:iam::123456789012:role/gpu-eks-cluster-node-role"
+NODE_ROLE_POLICY_ARNS = {
+    "gpu-eks-cluster-node-role-worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "gpu-eks-cluster-node-role-cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "gpu-eks-cluster-node-role-ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+    "gpu-eks-cluster-node-role-ssm": "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+}
+CLUSTER_ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+# --- Sharing profiles (device-plugin config label values and ConfigMap keys) ------------------
+PROFILE = {
+    "dev": {"t4": "timeslice-x4"},
+    "prod": {"t4": "timeslice-x4"},
+    VARIANT: {"big": "shared-2", "idle": "timeslice-x8"},
+}
+#: devicePlugin.config.default: the first GPU group's profile.
+DEFAULT_PROFILE = {"dev": "timeslice-x4", "prod": "timeslice-x4", VARIANT: "shared-2"}
+#: devicePlugin.config.name: content-addressed (a change of any profile renames it).
+CONFIG_MAP_NAME = {
+    "dev": "time-slicing-config-906ef61cca",
+    "prod": "time-slicing-config-906ef61cca",
+    VARIANT: "time-slicing-config-b9fdb869fc",
+}
+
+# --- Tolerations (every field) ---------------------------------------------------------------
+GPU_TAINT_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+DEDICATED_TOLERATION = {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}
+#: The chart's own entries (values.yaml of each version), which Helm would drop otherwise.
+CHART_GPU_EXISTS = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+CHART_MASTER = {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"}
+CHART_CONTROL_PLANE = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
