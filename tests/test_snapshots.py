@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +21,7 @@ import pulumi
 import pytest
 
 from components import gpu_cluster
-from tests.support import ROOT, STACKS
+from tests.support import ROOT, STACKS, simulate
 from tooling import diff, render, render_urns, render_values
 
 SNAPSHOTS = ROOT / render.SNAPSHOT_DIR
@@ -74,6 +76,31 @@ def test_no_committed_resource_would_be_replaced(stack: str, renders: dict[str, 
     missing = render_urns.replaced_urns(render_values.load(path.read_text()), render_values.load(renders[stack]))
     if missing:
         pytest.fail(render_urns.guard_report(stack, missing, render.REFRESH_COMMAND), pytrace=False)
+
+
+def test_the_snapshot_holds_the_exact_user_data_bytes():
+    """The snapshots are the one golden home of the user data: the decoded parts for review and
+    the sha256 of the raw MIME, so a change to any byte (headers, boundary, encoding) fails."""
+    committed = render_values.load((SNAPSHOTS / "dev.yaml").read_text())
+    (lt,) = [r for r in committed["resources"] if r["name"] == "gpu-eks-t4-lt"]
+    raw = base64.b64decode(
+        simulate("dev").one("aws:ec2/launchTemplate:LaunchTemplate", "gpu-eks-t4-lt").inputs["userData"]
+    )
+    shown = lt["inputs"]["userData"]
+    assert shown["sha256"] == hashlib.sha256(raw).hexdigest()[:16]
+    assert [p["contentType"] for p in shown["parts"]] == ["application/node.eks.aws"]
+
+
+def test_no_update_mode_inside_the_test_run():
+    """A test that rewrites its own expectation when an environment variable is set passes
+    trivially in that run. Snapshots are refreshed only by the render CLI, outside pytest."""
+    offenders = [
+        p.name
+        for p in sorted((ROOT / "tests").glob("*.py"))
+        if p.name != Path(__file__).name and ("UPDATE_GOLDEN" in p.read_text() or "UPDATE_SNAPSHOT" in p.read_text())
+    ]
+    assert offenders == []
+    assert not (ROOT / "tests" / "golden").exists(), "user data bytes live in tests/snapshots/ only"
 
 
 def test_update_snapshots_renders_every_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
