@@ -31,11 +31,6 @@ class GpuInstanceType:
     gpus: int
     gpu_model: str
     gpu_memory_mib_per_gpu: int
-    supports_mig: bool
-
-    @property
-    def total_gpu_memory_mib(self) -> int:
-        return self.gpus * self.gpu_memory_mib_per_gpu
 
 
 def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
@@ -47,7 +42,6 @@ def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
         gpus=gpus,
         gpu_model="T4",
         gpu_memory_mib_per_gpu=16 * 1024,
-        supports_mig=False,
     )
 
 

@@ -31,8 +31,6 @@ GPU_COUNT_LABELS: tuple[str, ...] = (
     AUTO_MODE_GPU_COUNT_LABEL,
 )
 
-TAINT_EFFECTS: tuple[str, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-
 # ---------------------------------------------------------------------------------------------
 # Syntax
 # ---------------------------------------------------------------------------------------------
