@@ -238,17 +238,8 @@ class GpuNodeGroupSettings(_Model):
     #: Node taints, applied by kubelet (``--register-with-taints``). Replaces the default.
     taints: tuple[TaintSpec, ...] = _DEFAULT_TAINTS
     time_slicing: TimeSlicing = TimeSlicing()
-    #: k8s-device-plugin ``flags.migStrategy``. Only ``none``: the T4 has no MIG.
-    mig_strategy: str = "none"
     #: Pin the EKS AMI release (e.g. ``1.35.0-20260115``); default: EKS's latest for the version.
     ami_release_version: str | None = None
-
-    @field_validator("mig_strategy")
-    @classmethod
-    def _no_mig(cls, value: str) -> str:
-        if value != "none":
-            raise ValueError("'none': MIG needs an A100/H100-class GPU, and g4dn's NVIDIA T4 has no MIG")
-        return value
 
     @field_validator("labels")
     @classmethod

@@ -69,11 +69,12 @@ def test_a_group_mixing_gpu_counts_is_rejected():
     assert "g4dn.xlarge=1, g4dn.12xlarge=4" in line
 
 
-@pytest.mark.parametrize("strategy", ["single", "mixed"])
-def test_mig_is_refused_for_t4(strategy):
-    (line,) = problems({"gpuNodeGroups": [group(migStrategy=strategy)]})
-    assert line.startswith(f"gpu-eks:gpuNodeGroups[0].migStrategy: received \"{strategy}\"; expected 'none'")
-    assert "T4 has no MIG" in line
+def test_mig_strategy_is_no_longer_a_key():
+    """Removed in 0.2.0: it was read by nothing (the T4 has no MIG, and a per-group strategy could
+    not work: the chart's mig.strategy reaches every device plugin as MIG_STRATEGY, which
+    overrides the config file). A stack that still sets it is told so, as for any unknown key."""
+    (line,) = problems({"gpuNodeGroups": [group(migStrategy="none")]})
+    assert line.startswith('gpu-eks:gpuNodeGroups[0].migStrategy: received "none"')
 
 
 @pytest.mark.parametrize(
@@ -182,7 +183,6 @@ def test_every_problem_is_reported_at_once():
                     instanceTypes=["p3.2xlarge"],
                     scaling={"minSize": 3, "desiredSize": 2, "maxSize": 1},
                     timeSlicing={"replicas": 0},
-                    migStrategy="mixed",
                     labels={"kubernetes.io/foo": "x"},
                     taints=[{"key": "a", "effect": "Never"}],
                 )
@@ -197,14 +197,13 @@ def test_every_problem_is_reported_at_once():
         "gpu-eks:gpuNodeGroups[0].labels.kubernetes.io/foo",
         "gpu-eks:gpuNodeGroups[0].taints[0].effect",
         "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas",
-        "gpu-eks:gpuNodeGroups[0].migStrategy",
         "gpu-eks:gpuOperator.chartVersion",
     ]
 
 
 def test_the_program_stops_with_run_error_before_declaring_anything():
     bad = {
-        "gpu-eks:gpuNodeGroups": [{"name": "t4", "timeSlicing": {"replicas": 0}, "migStrategy": "single"}],
+        "gpu-eks:gpuNodeGroups": [{"name": "t4", "timeSlicing": {"replicas": 0}, "capacityType": "RESERVED"}],
         "gpu-eks:gpuOperator": {"chartVersion": "v0.0.1"},
     }
     with pytest.raises(pulumi.RunError) as info:
@@ -212,7 +211,7 @@ def test_the_program_stops_with_run_error_before_declaring_anything():
     message = str(info.value)
     assert message.startswith("invalid stack configuration (3 problems):")
     assert "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 0" in message
-    assert 'gpu-eks:gpuNodeGroups[0].migStrategy: received "single"' in message
+    assert 'gpu-eks:gpuNodeGroups[0].capacityType: received "RESERVED"' in message
     assert 'gpu-eks:gpuOperator.chartVersion: received "v0.0.1"' in message
 
 
