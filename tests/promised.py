@@ -6,23 +6,25 @@ then say everywhere it shows). Nothing here is computed by the code under test.
 
 from __future__ import annotations
 
-from tests.support import VARIANT
+from tests.support import DEFAULTS, VARIANT
 
-#: The runs the promise tests read: the two stacks and the variant configuration (support.py).
-RUNS = ("dev", "prod", VARIANT)
+#: The runs the promise tests read: the two stacks, the variant configuration and a stack with
+#: every gpu-eks key at its default (support.py).
+RUNS = ("dev", "prod", VARIANT, DEFAULTS)
 
 # --- Names (resource names are public API) ----------------------------------------------------
-CLUSTER_NAME = {"dev": "gpu-eks-dev", "prod": "gpu-eks-prod", VARIANT: "ml-variant"}
-GPU_GROUPS = {"dev": ("t4",), "prod": ("t4",), VARIANT: ("big", "idle")}
+CLUSTER_NAME = {"dev": "gpu-eks-dev", "prod": "gpu-eks-prod", VARIANT: "ml-variant", DEFAULTS: "gpu-eks-defaults"}
+GPU_GROUPS = {"dev": ("t4",), "prod": ("t4",), VARIANT: ("big", "idle"), DEFAULTS: ("gpu",)}
 #: GPU groups that get a verification Deployment (prod: verification off; variant: not "idle",
 #: whose desiredSize is 0).
-VERIFIED_GROUPS = {"dev": ("t4",), "prod": (), VARIANT: ("big",)}
+VERIFIED_GROUPS = {"dev": ("t4",), "prod": (), VARIANT: ("big",), DEFAULTS: ()}
 
 # --- Tags ------------------------------------------------------------------------------------
 TAGS = {
     "dev": {"environment": "dev", "gpu-eks/cluster": "gpu-eks-dev"},
     "prod": {"environment": "prod", "gpu-eks/cluster": "gpu-eks-prod"},
     VARIANT: {"gpu-eks/cluster": "ml-variant", "team": "ml"},
+    DEFAULTS: {"gpu-eks/cluster": "gpu-eks-defaults"},
 }
 
 # --- Network ---------------------------------------------------------------------------------
@@ -30,11 +32,13 @@ PRIVATE_SUBNETS = {
     "dev": ["subnet-private-us-west-2a", "subnet-private-us-west-2b"],
     "prod": ["subnet-private-us-west-2a", "subnet-private-us-west-2b", "subnet-private-us-west-2c"],
     VARIANT: ["subnet-priv-1", "subnet-priv-2"],
+    DEFAULTS: ["subnet-private-us-west-2a", "subnet-private-us-west-2b"],
 }
 PUBLIC_SUBNETS = {
     "dev": ["subnet-public-us-west-2a", "subnet-public-us-west-2b"],
     "prod": ["subnet-public-us-west-2a", "subnet-public-us-west-2b", "subnet-public-us-west-2c"],
     VARIANT: ["subnet-pub-1"],
+    DEFAULTS: ["subnet-public-us-west-2a", "subnet-public-us-west-2b"],
 }
 #: The fake cloud's VPC id (tooling/simulation.py FakeCloud) for created VPCs.
 CREATED_VPC_ID = "vpc-0fa4e0000000000000"
@@ -54,14 +58,16 @@ PROFILE = {
     "dev": {"t4": "timeslice-x4"},
     "prod": {"t4": "timeslice-x4"},
     VARIANT: {"big": "shared-2", "idle": "timeslice-x8"},
+    DEFAULTS: {"gpu": "timeslice-x4"},
 }
 #: devicePlugin.config.default: the first GPU group's profile.
-DEFAULT_PROFILE = {"dev": "timeslice-x4", "prod": "timeslice-x4", VARIANT: "shared-2"}
+DEFAULT_PROFILE = {"dev": "timeslice-x4", "prod": "timeslice-x4", VARIANT: "shared-2", DEFAULTS: "timeslice-x4"}
 #: devicePlugin.config.name: content-addressed (a change of any profile renames it).
 CONFIG_MAP_NAME = {
     "dev": "time-slicing-config-906ef61cca",
     "prod": "time-slicing-config-906ef61cca",
     VARIANT: "time-slicing-config-b9fdb869fc",
+    DEFAULTS: "time-slicing-config-906ef61cca",
 }
 
 # --- Tolerations (every field) ---------------------------------------------------------------

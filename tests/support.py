@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from components import stackconfig
-from tooling.simulation import Simulation, run_stack
+from tooling.simulation import Simulation, program_from_file, run_program, run_stack
 
 # ---------------------------------------------------------------------------------------------
 # Paths
@@ -223,12 +223,23 @@ VARIANT_OVERRIDES: dict[str, object] = {
 }
 #: The name the promise tests give the variant run (it is stack "dev" with VARIANT_OVERRIDES).
 VARIANT = "variant"
+#: A stack named "defaults" whose config sets only the region: every gpu-eks key at its default.
+DEFAULTS = "defaults"
 
 
 def simulate_run(name: str) -> Simulation:
-    """``simulate(stack)`` for the stacks, and the variant configuration for ``VARIANT``."""
-    if name != VARIANT:
+    """``simulate(stack)`` for the stacks, the variant configuration for ``VARIANT``, and a stack
+    with every ``gpu-eks:*`` key at its default for ``DEFAULTS``."""
+    if name not in (VARIANT, DEFAULTS):
         return simulate(name)
-    if VARIANT not in _SIMULATIONS:
-        _SIMULATIONS[VARIANT] = run_stack("dev", ROOT, config_overrides=VARIANT_OVERRIDES)
-    return _SIMULATIONS[VARIANT]
+    if name not in _SIMULATIONS:
+        if name == VARIANT:
+            _SIMULATIONS[name] = run_stack("dev", ROOT, config_overrides=VARIANT_OVERRIDES)
+        else:
+            _SIMULATIONS[name] = run_program(
+                program_from_file(ROOT / "__main__.py"),
+                stackconfig.cli_config({"aws:region": "us-west-2"}),
+                project=stackconfig.project_name(ROOT),
+                stack=DEFAULTS,
+            )
+    return _SIMULATIONS[name]

@@ -19,7 +19,7 @@ from tests.promised import (
     RUNS,
     TAGS,
 )
-from tests.support import VARIANT, simulate_run
+from tests.support import DEFAULTS, VARIANT, simulate_run
 from tooling.simulation import Simulation
 
 ALL_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -98,6 +98,25 @@ EKS_CLUSTER_INPUTS = {
         "deletionProtection": True,
         "tags": TAGS[VARIANT],
     },
+    DEFAULTS: {
+        "name": "gpu-eks-defaults",
+        "version": "1.35",
+        "vpcId": CREATED_VPC_ID,
+        "privateSubnetIds": PRIVATE_SUBNETS[DEFAULTS],
+        "publicSubnetIds": PUBLIC_SUBNETS[DEFAULTS],
+        "nodeAssociatePublicIpAddress": False,
+        "endpointPrivateAccess": True,
+        # No CIDRs by default: private endpoint only.
+        "endpointPublicAccess": False,
+        "authenticationMode": "API",
+        "accessEntries": {},
+        "skipDefaultNodeGroup": True,
+        "createOidcProvider": True,
+        "enabledClusterLogTypes": ALL_LOG_TYPES,
+        "corednsAddonOptions": CORE_DNS_OFF,
+        "deletionProtection": False,
+        "tags": TAGS[DEFAULTS],
+    },
 }
 
 SUBNET_SPECS = [
@@ -122,6 +141,14 @@ VPC_INPUTS = {
         "tags": TAGS["prod"],
     },
     VARIANT: None,  # an existing VPC: none is created
+    DEFAULTS: {
+        "cidrBlock": "10.0.0.0/16",
+        "numberOfAvailabilityZones": 2,
+        "subnetStrategy": "Auto",
+        "natGateways": {"strategy": "Single"},
+        "subnetSpecs": SUBNET_SPECS,
+        "tags": TAGS[DEFAULTS],
+    },
 }
 
 NODE_ROLE_TRUST_POLICY = {
@@ -157,8 +184,11 @@ def test_eks_cluster_private_endpoint_always_public_only_with_cidrs(run: tuple[s
     name, sim = run
     i = sim.one("eks:index:Cluster").inputs
     assert i["endpointPrivateAccess"] is True
-    assert i["endpointPublicAccess"] is {"dev": True, "prod": True, VARIANT: False}[name]
-    assert i.get("publicAccessCidrs") == {"dev": ["203.0.113.0/24"], "prod": ["203.0.113.0/24"], VARIANT: None}[name]
+    assert i["endpointPublicAccess"] is {"dev": True, "prod": True, VARIANT: False, DEFAULTS: False}[name]
+    assert (
+        i.get("publicAccessCidrs")
+        == {"dev": ["203.0.113.0/24"], "prod": ["203.0.113.0/24"], VARIANT: None, DEFAULTS: None}[name]
+    )
 
 
 def test_eks_cluster_log_types(run: tuple[str, Simulation]):
@@ -169,6 +199,7 @@ def test_eks_cluster_log_types(run: tuple[str, Simulation]):
             "dev": ALL_LOG_TYPES,
             "prod": ALL_LOG_TYPES,
             VARIANT: ["api", "audit"],
+            DEFAULTS: ALL_LOG_TYPES,
         }[name]
     )
 
@@ -182,7 +213,7 @@ def test_eks_cluster_coredns_addon_of_pulumi_eks_is_disabled(run: tuple[str, Sim
 def test_eks_cluster_deletion_protection_and_protect(run: tuple[str, Simulation]):
     name, sim = run
     cluster = sim.one("eks:index:Cluster")
-    expected = {"dev": False, "prod": True, VARIANT: True}[name]
+    expected = {"dev": False, "prod": True, VARIANT: True, DEFAULTS: False}[name]
     assert cluster.inputs["deletionProtection"] is expected
     assert cluster.protect is expected
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.promised import CLUSTER_NAME, GPU_GROUPS, NODE_ROLE_ARN, PRIVATE_SUBNETS, PROFILE, RUNS, TAGS
-from tests.support import VARIANT, simulate_run
+from tests.support import DEFAULTS, VARIANT, simulate_run
 from tooling.simulation import Simulation
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -40,6 +40,7 @@ DISK = {
     "dev": {"gpu-eks-cluster-system-lt": 50, "gpu-eks-t4-lt": 100},
     "prod": {"gpu-eks-cluster-system-lt": 50, "gpu-eks-t4-lt": 100},
     VARIANT: {"gpu-eks-cluster-system-lt": 60, "gpu-eks-big-lt": 200, "gpu-eks-idle-lt": 100},
+    DEFAULTS: {"gpu-eks-cluster-system-lt": 50, "gpu-eks-gpu-lt": 100},
 }
 
 
@@ -76,6 +77,10 @@ NODE_GROUPS = {
         ),
         "gpu-eks-big": ("AL2023_x86_64_NVIDIA", ["g4dn.12xlarge"], "ON_DEMAND", (1, 2, 3), "1.34.0-20260115"),
         "gpu-eks-idle": ("AL2023_x86_64_NVIDIA", ["g4dn.2xlarge"], "SPOT", (0, 0, 2), None),
+    },
+    DEFAULTS: {
+        "gpu-eks-cluster-system": ("AL2023_x86_64_STANDARD", ["m6i.large"], "ON_DEMAND", (2, 2, 3), None),
+        "gpu-eks-gpu": ("AL2023_x86_64_NVIDIA", ["g4dn.xlarge"], "ON_DEMAND", (1, 1, 2), None),
     },
 }
 
@@ -129,6 +134,13 @@ KUBELET_FLAGS = {
             f"nvidia.com/device-plugin.config={PROFILE[VARIANT]['idle']}",
             "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
         ],
+    },
+    DEFAULTS: {
+        "gpu-eks-gpu-lt": [
+            "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=gpu,"
+            f"nvidia.com/device-plugin.config={PROFILE[DEFAULTS]['gpu']}",
+            "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
+        ]
     },
 }
 

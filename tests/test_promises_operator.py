@@ -19,14 +19,14 @@ from tests.promised import (
     PROFILE,
     RUNS,
 )
-from tests.support import VARIANT, simulate_run
+from tests.support import DEFAULTS, VARIANT, simulate_run
 from tooling.simulation import Simulation
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 
-OPERATOR_NAMESPACE = {"dev": "gpu-operator", "prod": "gpu-operator", VARIANT: "nvidia-gpu"}
-CHART_VERSION = {"dev": "v26.7.0", "prod": "v26.7.0", VARIANT: "v25.3.1"}
+OPERATOR_NAMESPACE = {"dev": "gpu-operator", "prod": "gpu-operator", VARIANT: "nvidia-gpu", DEFAULTS: "gpu-operator"}
+CHART_VERSION = {"dev": "v26.7.0", "prod": "v26.7.0", VARIANT: "v25.3.1", DEFAULTS: "v26.7.0"}
 
 PRIVILEGED = {
     "pod-security.kubernetes.io/enforce": "privileged",
@@ -75,6 +75,7 @@ DEVICE_PLUGIN_DATA = {
         PROFILE[VARIANT]["big"]: plugin_config(2, rename=True),
         PROFILE[VARIANT]["idle"]: plugin_config(8, fail_greater_than_one=False),
     },
+    DEFAULTS: {PROFILE[DEFAULTS]["gpu"]: plugin_config(4)},
 }
 
 NFD_AFFINITY = {
@@ -102,14 +103,16 @@ DAEMONSET_TOLERATIONS = {
     "dev": [CHART_GPU_EXISTS],
     "prod": [CHART_GPU_EXISTS],
     VARIANT: [CHART_GPU_EXISTS, DEDICATED_TOLERATION],
+    DEFAULTS: [CHART_GPU_EXISTS],
 }
 #: node-feature-discovery.worker.tolerations: v26.7.0's chart lists no `master` entry, v25.3.1 does.
 NFD_WORKER_TOLERATIONS = {
     "dev": [CHART_CONTROL_PLANE, CHART_GPU_EXISTS],
     "prod": [CHART_CONTROL_PLANE, CHART_GPU_EXISTS],
     VARIANT: [CHART_MASTER, CHART_CONTROL_PLANE, CHART_GPU_EXISTS, DEDICATED_TOLERATION],
+    DEFAULTS: [CHART_CONTROL_PLANE, CHART_GPU_EXISTS],
 }
-CDI = {"dev": False, "prod": False, VARIANT: True}
+CDI = {"dev": False, "prod": False, VARIANT: True, DEFAULTS: False}
 
 
 def values(run: str) -> dict[str, Any]:
@@ -221,6 +224,7 @@ def test_device_plugin_profiles_are_valid_yaml_with_replicas(run: tuple[str, Sim
                 "shared-2": [{"name": "nvidia.com/gpu", "replicas": 2}],
                 "timeslice-x8": [{"name": "nvidia.com/gpu", "replicas": 8}],
             },
+            DEFAULTS: {"timeslice-x4": [{"name": "nvidia.com/gpu", "replicas": 4}]},
         }[name]
     )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.promised import GPU_GROUPS, RUNS, VERIFIED_GROUPS
-from tests.support import VARIANT, simulate_run
+from tests.support import DEFAULTS, VARIANT, simulate_run
 from tooling.simulation import Registration, Simulation
 
 STACK = ("pulumi:pulumi:Stack", None)
@@ -64,11 +64,13 @@ EXPECTED_TREE = {
     "dev": [*cluster_part(True), *gpu_group("t4"), *OPERATOR_PART, *verify_part(("t4",))],
     "prod": [*cluster_part(True), *gpu_group("t4"), *OPERATOR_PART],
     VARIANT: [*cluster_part(False), *gpu_group("big"), *gpu_group("idle"), *OPERATOR_PART, *verify_part(("big",))],
+    DEFAULTS: [*cluster_part(True), *gpu_group("gpu"), *OPERATOR_PART],
 }
 STACK_URN = {
     "dev": "urn:pulumi:dev::gpu-eks::pulumi:pulumi:Stack::gpu-eks-dev",
     "prod": "urn:pulumi:prod::gpu-eks::pulumi:pulumi:Stack::gpu-eks-prod",
     VARIANT: "urn:pulumi:dev::gpu-eks::pulumi:pulumi:Stack::gpu-eks-dev",
+    DEFAULTS: "urn:pulumi:defaults::gpu-eks::pulumi:pulumi:Stack::gpu-eks-defaults",
 }
 #: Remote components (built by their plugins: pulumi-eks, awsx).
 REMOTE = {"eks:index:Cluster", "awsx:ec2:Vpc"}
@@ -77,9 +79,10 @@ ON_K8S_PROVIDER = {
     "dev": {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-verify-ns", "gpu-eks-verify-t4"},
     "prod": {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release"},
     VARIANT: {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-verify-ns", "gpu-eks-verify-big"},
+    DEFAULTS: {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release"},
 }
 #: Pulumi `protect`: the control plane when deletionProtection is on (prod, variant).
-PROTECTED = {"dev": set(), "prod": {"gpu-eks-cluster-eks"}, VARIANT: {"gpu-eks-cluster-eks"}}
+PROTECTED = {"dev": set(), "prod": {"gpu-eks-cluster-eks"}, VARIANT: {"gpu-eks-cluster-eks"}, DEFAULTS: set()}
 #: Resource options besides parent/provider/protect, by resource (type, name).
 OPTIONS = {
     "dev": {
@@ -94,6 +97,10 @@ OPTIONS = {
         (NG, "gpu-eks-cluster-system"): {"ignoreChanges": ["scalingConfig.desiredSize"]},
         (NG, "gpu-eks-big"): {"ignoreChanges": ["scalingConfig.desiredSize"]},
         (NG, "gpu-eks-idle"): {"ignoreChanges": ["scalingConfig.desiredSize"]},
+    },
+    DEFAULTS: {
+        (NG, "gpu-eks-cluster-system"): {"ignoreChanges": ["scalingConfig.desiredSize"]},
+        (NG, "gpu-eks-gpu"): {"ignoreChanges": ["scalingConfig.desiredSize"]},
     },
 }
 

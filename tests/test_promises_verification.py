@@ -16,7 +16,7 @@ from tests.promised import (
     RUNS,
     VERIFIED_GROUPS,
 )
-from tests.support import VARIANT, simulate_run
+from tests.support import DEFAULTS, VARIANT, simulate_run
 from tooling.simulation import Simulation
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -56,17 +56,26 @@ NODE_SELECTOR = {
             "nvidia.com/device-plugin.config": PROFILE[VARIANT]["idle"],
         },
     },
+    DEFAULTS: {
+        "gpu": {
+            "gpu-eks.io/gpu-count": "1",
+            "gpu-eks.io/node-group": "gpu",
+            "nvidia.com/device-plugin.config": PROFILE[DEFAULTS]["gpu"],
+        }
+    },
 }
 TOLERATIONS = {
     "dev": {"t4": [GPU_TAINT_TOLERATION]},
     "prod": {"t4": [GPU_TAINT_TOLERATION]},
     VARIANT: {"big": [GPU_TAINT_TOLERATION, DEDICATED_TOLERATION], "idle": [GPU_TAINT_TOLERATION]},
+    DEFAULTS: {"gpu": [GPU_TAINT_TOLERATION]},
 }
 #: (physical GPUs per node, advertised per node, resource name) per group.
 CAPACITY = {
     "dev": {"t4": (1, 4, "nvidia.com/gpu")},
     "prod": {"t4": (1, 4, "nvidia.com/gpu")},
     VARIANT: {"big": (4, 8, "nvidia.com/gpu.shared"), "idle": (1, 8, "nvidia.com/gpu")},
+    DEFAULTS: {"gpu": (1, 4, "nvidia.com/gpu")},
 }
 
 
@@ -152,7 +161,7 @@ def test_verification_deployment_inputs(run: tuple[str, Simulation]):
 def test_verification_replicas_are_one_nodes_advertised_gpus(run: tuple[str, Simulation]):
     name, sim = run
     replicas = {g: sim.one(DEPLOYMENT, f"gpu-eks-verify-{g}").inputs["spec"]["replicas"] for g in VERIFIED_GROUPS[name]}
-    assert replicas == {"dev": {"t4": 4}, "prod": {}, VARIANT: {"big": 8}}[name]
+    assert replicas == {"dev": {"t4": 4}, "prod": {}, VARIANT: {"big": 8}, DEFAULTS: {}}[name]
 
 
 def test_verification_pods_land_on_the_groups_nodes_and_tolerate_its_taints(run: tuple[str, Simulation]):
@@ -175,6 +184,7 @@ def test_verification_requests_one_share_of_the_groups_resource(run: tuple[str, 
             "dev": {"t4": {"limits": {"nvidia.com/gpu": 1}}},
             "prod": {},
             VARIANT: {"big": {"limits": {"nvidia.com/gpu.shared": 1}}},
+            DEFAULTS: {},
         }[name]
     )
 
