@@ -93,6 +93,32 @@ def test_every_generated_config_file_loads_in_the_device_plugin(version, replica
     assert plugin_config_problems(data["t4"]) == []
 
 
+#: JSON field names (a subset: those near what we write) of the plugin's config structs (config.go Config, flags.go
+#: CommandLineFlags, sharing.go Sharing, replicas.go ReplicatedResources/ReplicatedResource;
+#: the same in v0.17.2, v0.18.1, v0.20.0). It decodes with sigs.k8s.io/yaml, which ignores
+#: unknown fields: a misspelt key would be silently dropped, so every key we write must be one.
+PLUGIN_FIELDS = {
+    (): {"version", "flags", "resources", "sharing", "imex"},
+    ("flags",): {"migStrategy", "failOnInitError", "mpsRoot", "nvidiaDriverRoot", "plugin", "gfd"},
+    ("sharing",): {"timeSlicing", "mps"},
+    ("sharing", "timeSlicing"): {"renameByDefault", "failRequestsGreaterThanOne", "resources"},
+}
+RESOURCE_FIELDS = {"name", "rename", "devices", "replicas"}
+
+
+@pytest.mark.parametrize("replicas", [1, 4])
+def test_every_key_we_write_is_a_field_the_plugin_reads(replicas):
+    (g,) = groups({"name": "t4", "timeSlicing": {"replicas": replicas}})
+    config = yaml.safe_load(helm_values.gpu_operator_values([g], "v26.7.0")["devicePlugin"]["config"]["data"]["t4"])
+    for path, fields in PLUGIN_FIELDS.items():
+        node = config
+        for key in path:
+            node = node.get(key, {})
+        assert set(node) <= fields, (path, set(node) - fields)
+    for r in config.get("sharing", {}).get("timeSlicing", {}).get("resources", []):
+        assert set(r) <= RESOURCE_FIELDS
+
+
 def test_replicas_one_is_an_unshared_profile():
     """replicas 1: no sharing block (the plugin's "none" strategy, api/config/v1/sharing.go
     SharingStrategy), each GPU advertised once as nvidia.com/gpu."""
@@ -472,3 +498,39 @@ def test_more_shares_than_pods_without_verification_is_a_warning():
         "234 with the VPC CNI defaults)"
     )
     assert capacity_warnings(load_settings({"clusterName": "c"})) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. The values the rendered ClusterPolicy reads (checked with a real `helm template` of each
+#    chart, see the H1 report; encoded here against each chart's values.yaml)
+# ---------------------------------------------------------------------------------------------
+
+#: Values whose defaults the chart's ClusterPolicy template copies into the ClusterPolicy spec
+#: and that the operator acts on (gpu-operator deployments/gpu-operator/templates/clusterpolicy.yaml).
+RELIED_ON = (
+    ("devicePlugin", "config", "create"),
+    ("devicePlugin", "config", "name"),
+    ("devicePlugin", "config", "default"),
+    ("devicePlugin", "config", "data"),
+    ("mig", "strategy"),
+    ("driver", "enabled"),
+    ("toolkit", "enabled"),
+    ("cdi", "enabled"),
+    ("daemonsets", "tolerations"),
+    ("nfd", "enabled"),
+    ("sandboxWorkloads", "enabled"),
+    ("node-feature-discovery", "worker", "tolerations"),
+)
+
+
+@pytest.mark.parametrize("version", CHART_VERSIONS)
+def test_every_value_we_rely_on_exists_in_the_chart(version):
+    values = load_reference_yaml("gpu-operator", version, "values.yaml")
+    for path in RELIED_ON:
+        node: Any = values
+        for key in path:
+            assert isinstance(node, dict) and key in node, f"{'.'.join(path)} missing in gpu-operator {version}"
+            node = node[key]
+    # The chart's own defaults we override: no ConfigMap, MIG "single", driver and toolkit on.
+    assert values["devicePlugin"]["config"] == {"create": False, "name": "", "default": "", "data": {}}
+    assert (values["driver"]["enabled"], values["toolkit"]["enabled"]) == (True, True)
