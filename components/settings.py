@@ -502,20 +502,62 @@ class Settings(_Model):
 
     @model_validator(mode="after")
     def _consistent_groups(self) -> Settings:
-        names = [g.name for g in self.gpu_node_groups]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"unique gpuNodeGroups names (repeated: {dupes})")
-        profiles: dict[str, TimeSlicing] = {}
-        for g in self.gpu_node_groups:
-            ts = g.time_slicing
-            seen = profiles.setdefault(ts.profile_name, ts)
-            if seen.model_dump(exclude={"profile"}) != ts.model_dump(exclude={"profile"}):
-                raise ValueError(
-                    f"one set of timeSlicing settings per profile name; profile "
-                    f"{ts.profile_name!r} is used with different settings: name the profiles "
-                    "apart with timeSlicing.profile"
-                )
+        problem = gpu_groups_problem(self.gpu_node_groups)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+def gpu_groups_problem(groups: Iterable[GpuNodeGroupSettings]) -> str | None:
+    """Why GPU node groups cannot share one cluster (one gpu-operator), or None.
+
+    Names are unique (resource names, the node-group label), and one profile name means one set of
+    timeSlicing settings (the device-plugin ConfigMap has one entry per profile name). Used by
+    Settings, GpuCapacitySettings and GpuOperator (which may cover groups declared elsewhere).
+    """
+    groups = list(groups)
+    names = [g.name for g in groups]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        return f"unique gpuNodeGroups names (repeated: {dupes})"
+    profiles: dict[str, TimeSlicing] = {}
+    for g in groups:
+        ts = g.time_slicing
+        seen = profiles.setdefault(ts.profile_name, ts)
+        if seen.model_dump(exclude={"profile"}) != ts.model_dump(exclude={"profile"}):
+            return (
+                f"one set of timeSlicing settings per profile name; profile "
+                f"{ts.profile_name!r} is used with different settings: name the profiles "
+                "apart with timeSlicing.profile"
+            )
+    return None
+
+
+class GpuCapacitySettings(_Model):
+    """GPU capacity for an existing EKS cluster (``GpuCapacity``): the GPU keys of ``Settings``.
+
+    The same keys, defaults and rules as the stack configuration; ``kubernetesVersion`` is the
+    existing cluster's version (EKS AMI releases are per Kubernetes version). ``gpuNodeGroups`` may
+    be empty when every group is declared by the caller (``GpuCapacityArgs.node_groups``).
+    """
+
+    kubernetes_version: str = catalog.DEFAULT_KUBERNETES_VERSION
+    gpu_node_groups: tuple[GpuNodeGroupSettings, ...] = Field(default_factory=_default_gpu_groups)
+    gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
+    verify_time_slicing: bool = False
+    verification: VerificationSettings = VerificationSettings()
+    tags: dict[str, str] = {}
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _kubernetes_version(cls, value: str) -> str:
+        return Settings._kubernetes_version(value)  # one rule for both models
+
+    @model_validator(mode="after")
+    def _consistent_groups(self) -> GpuCapacitySettings:
+        problem = gpu_groups_problem(self.gpu_node_groups)
+        if problem:
+            raise ValueError(problem)
         return self
 
 
@@ -580,6 +622,18 @@ def load_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> 
     """
     try:
         return Settings.model_validate(dict(raw))
+    except ValidationError as err:
+        raise ConfigError(_problems(err, namespace)) from None
+
+
+def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> GpuCapacitySettings:
+    """``GpuCapacitySettings`` from the GPU keys of the stack configuration (``kubernetesVersion``,
+    ``gpuNodeGroups``, ``gpuOperator``, ``verifyTimeSlicing``, ``verification``, ``tags``).
+
+    Raises ConfigError listing every problem.
+    """
+    try:
+        return GpuCapacitySettings.model_validate(dict(raw))
     except ValidationError as err:
         raise ConfigError(_problems(err, namespace)) from None
 
