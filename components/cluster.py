@@ -46,13 +46,23 @@ def managed_policy_arn(partition: str, policy_name: str) -> str:
     """``arn:<partition>:iam::aws:policy/<name>``: AWS managed policies live in every partition
     under the account alias ``aws`` (IAM User Guide, "AWS managed policies"; e.g.
     ``arn:aws-us-gov:iam::aws:policy/AmazonEKSWorkerNodePolicy`` in GovCloud)."""
-    return f"arn:{partition}:iam::aws:policy/{policy_name}"
+    return f"arn:{_known(partition)}:iam::aws:policy/{policy_name}"
 
 
 def cluster_access_policy_arn(partition: str, policy_name: str = CLUSTER_ADMIN_POLICY) -> str:
     """``arn:<partition>:eks::aws:cluster-access-policy/<name>`` (EKS User Guide, "Access
     policy permissions": the ARNs have the partition of the cluster's region)."""
-    return f"arn:{partition}:eks::aws:cluster-access-policy/{policy_name}"
+    return f"arn:{_known(partition)}:eks::aws:cluster-access-policy/{policy_name}"
+
+
+def _known(partition: str) -> str:
+    # aws.getPartition always answers in a real deployment; a unit test's mocks may not.
+    if not partition:
+        raise ValueError(
+            "aws.getPartition returned no partition (under Pulumi mocks, answer the call "
+            "'aws:index/getPartition:getPartition' with {'partition': 'aws'}: see the README's testing guide)"
+        )
+    return partition
 
 
 def principal_partition_problems(arns: Sequence[str], partition: str) -> list[Problem]:
@@ -300,7 +310,7 @@ class Cluster(pulumi.ComponentResource):
 
 
 def _same_partition(arns: Sequence[str], partition: str) -> str:
-    problems = principal_partition_problems(arns, partition)
+    problems = principal_partition_problems(arns, _known(partition))
     if problems:
         raise ConfigError(problems)
     return partition
