@@ -477,7 +477,8 @@ class Settings(_Model):
     verification: VerificationSettings = VerificationSettings()
     #: Run the preflight checks (``python -m components preflight``) before declaring resources.
     preflight: bool = False
-    tags: dict[str, str] = {}
+    #: AWS tags on everything taggable; a value may be a ``pulumi.Output[str]``.
+    tags: dict[str, InputStr] = {}
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -546,7 +547,7 @@ class GpuCapacitySettings(_Model):
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
     verify_time_slicing: bool = False
     verification: VerificationSettings = VerificationSettings()
-    tags: dict[str, str] = {}
+    tags: dict[str, InputStr] = {}
 
     @field_validator("kubernetes_version")
     @classmethod

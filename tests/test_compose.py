@@ -426,3 +426,60 @@ def test_a_principal_of_another_partition_is_an_error_naming_the_key():
         '  gpu-eks:adminPrincipalArns[0]: received "arn:aws:iam::123456789012:role/Admin"; '
         "expected an ARN of the provider's partition, arn:aws-us-gov:..."
     ) in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# The README's GpuCapacity example
+# ---------------------------------------------------------------------------------------------
+
+
+class PlatformStack(FakeCloud):
+    """FakeCloud plus the platform team's stack outputs, read through a StackReference."""
+
+    def new_resource(self, args):
+        if args.typ == "pulumi:pulumi:StackReference":
+            outputs = {
+                "clusterName": "platform-prod",
+                "privateSubnetIds": ["subnet-plat-a", "subnet-plat-b"],
+                "kubeconfig": EXISTING_KUBECONFIG,
+                "nodeRoleArn": "arn:aws:iam::123456789012:role/platform-nodes",
+            }
+            return args.name, {"name": args.name, "outputs": outputs, "secretOutputNames": []}
+        return super().new_resource(args)
+
+
+def test_readme_gpu_capacity_example_runs_under_mocks():
+    from tests.conftest import ROOT
+
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    (example,) = [b for b in blocks if "GpuCapacity(" in b]
+    sim = run(lambda: exec(example, {}), mocks=PlatformStack())
+    ng = sim.one(NG, "ml-gpu-t4").inputs
+    assert (ng["clusterName"], ng["subnetIds"], ng["nodeRoleArn"]) == (
+        "platform-prod",
+        ["subnet-plat-a", "subnet-plat-b"],
+        "arn:aws:iam::123456789012:role/platform-nodes",
+    )
+    assert sim.by_type("aws:iam/role:Role") == []
+    assert sim.one(RELEASE).inputs["version"] == "v26.7.0"
+    assert sim.outputs["t4NodeSelector"] == {
+        "gpu-eks.io/gpu-count": "1",
+        "gpu-eks.io/node-group": "t4",
+        "nvidia.com/device-plugin.config": "timeslice-x4",
+    }
+
+
+def test_tag_values_may_be_outputs():
+    def program() -> None:
+        cost_center = pulumi.Output.from_input("cc-42").apply(lambda v: v)
+        settings = load_settings({"clusterName": "ml", "tags": {"costCenter": cost_center}})
+        assert settings.tags["costCenter"] is cost_center
+        GpuCluster("ml", GpuClusterArgs(settings=settings))
+
+    sim = run(program)
+    assert sim.one(NG, "ml-gpu").inputs["tags"] == {
+        "gpu-eks/cluster": "ml",
+        "costCenter": "cc-42",
+        "gpu-eks/node-group": "gpu",
+    }
+    assert sim.one("eks:index:Cluster").inputs["tags"] == {"gpu-eks/cluster": "ml", "costCenter": "cc-42"}
