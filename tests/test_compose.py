@@ -483,3 +483,27 @@ def test_tag_values_may_be_outputs():
         "gpu-eks/node-group": "gpu",
     }
     assert sim.one("eks:index:Cluster").inputs["tags"] == {"gpu-eks/cluster": "ml", "costCenter": "cc-42"}
+
+
+def test_cluster_name_may_be_an_output():
+    from components import Cluster, ClusterArgs
+    from components.settings import NetworkSettings, SystemNodeGroupSettings
+
+    def program() -> None:
+        name = pulumi.Output.from_input("named-elsewhere").apply(lambda v: v)
+        cluster = Cluster(
+            "c",
+            ClusterArgs(
+                cluster_name=name,
+                kubernetes_version="1.35",
+                network=NetworkSettings(),
+                system_node_group=SystemNodeGroupSettings(),
+            ),
+        )
+        pulumi.export("clusterName", cluster.cluster_name)
+
+    sim = run(program)
+    assert sim.one("eks:index:Cluster").inputs["name"] == "named-elsewhere"
+    assert sim.one(NG, "c-system").inputs["clusterName"] == "named-elsewhere"
+    assert sim.one("aws:eks/addon:Addon").inputs["clusterName"] == "named-elsewhere"
+    assert sim.outputs["clusterName"] == "named-elsewhere"
