@@ -14,7 +14,6 @@ are not recognised (nothing is known about them at declaration).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,8 +41,11 @@ class _Run:
     keep: list[Any] = field(default_factory=list)
 
 
-_RUNS: weakref.WeakKeyDictionary[Any, _Run] = weakref.WeakKeyDictionary()
-_NO_STACK = _Run()
+#: The registry of the program running now, with the root (stack) resource it belongs to. A
+#: process runs one program at a time; tests that run several start afresh with each new root.
+#: Resources declared before any stack exists (Pulumi unit tests declaring at import time) share
+#: the registry of root None.
+_current: tuple[Any, _Run] = (None, _Run())
 
 HOW_TO_COVER = (
     "declare GPU node groups before the operator and pass every one of them to it "
@@ -53,10 +55,11 @@ HOW_TO_COVER = (
 
 
 def _run() -> _Run:
+    global _current
     root = pulumi.runtime.get_root_resource()
-    if root is None:
-        return _NO_STACK
-    return _RUNS.setdefault(root, _Run())
+    if _current[0] is not root:
+        _current = (root, _Run())
+    return _current[1]
 
 
 def _key(run: _Run, cluster_name: Any) -> Any:
