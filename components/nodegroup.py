@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from . import catalog, nodeconfig, placement
+from . import catalog, coverage, nodeconfig, placement
 from .settings import GpuNodeGroupSettings, Scaling
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
@@ -48,7 +48,7 @@ def declare_managed_node_group(
     cluster_name: pulumi.Input[str],
     node_role_arn: pulumi.Input[str],
     subnet_ids: pulumi.Input[Sequence[str]],
-    tags: Mapping[str, str],
+    tags: Mapping[str, pulumi.Input[str]],
 ) -> tuple[aws.ec2.LaunchTemplate, aws.eks.NodeGroup]:
     """Declare ``{name}-lt`` and ``{name}`` as children of ``parent`` (no other options)."""
     launch_template = aws.ec2.LaunchTemplate(
@@ -112,10 +112,13 @@ def declare_managed_node_group(
 @dataclass
 class GpuNodeGroupArgs:
     settings: GpuNodeGroupSettings
+    #: The EKS cluster's name: a string, or an Output (e.g. ``GpuCluster.cluster.cluster_name``).
+    #: The cluster's GpuOperator must cover this group (``coverage``): declare the group first and
+    #: pass it to the operator.
     cluster_name: pulumi.Input[str]
     node_role_arn: pulumi.Input[str]
-    subnet_ids: pulumi.Input[Sequence[str]]
-    tags: Mapping[str, str] = field(default_factory=dict)
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -125,6 +128,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
     group's taints, through a nodeadm NodeConfig in the launch template's user data.
     """
 
+    #: The validated settings the group was declared from (the operator computes its values from them).
+    settings: GpuNodeGroupSettings
     node_group: aws.eks.NodeGroup
     launch_template: aws.ec2.LaunchTemplate
     #: Labels to select this group's nodes (plain values, known at preview).
@@ -137,8 +142,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
     resource_name: str
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
+        # Before anything is declared: a group its cluster's operator does not cover is an error.
+        coverage.register_node_group(name, self, args.cluster_name)
         super().__init__(f"{TYPE_PREFIX}:GpuNodeGroup", name, None, opts)
-        s = args.settings
+        s = self.settings = args.settings
         self.node_selector = nodeconfig.gpu_node_labels(s)
         self.tolerations = placement.tolerations_for(s.taint_list)
         self.gpus_per_node = s.gpus_per_node

@@ -11,9 +11,11 @@ Every default is written next to its field and repeated in the README's configur
 
 from __future__ import annotations
 
+import inspect
 import ipaddress
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
@@ -25,6 +27,8 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     field_validator,
     model_validator,
 )
@@ -61,9 +65,53 @@ class _Missing:
 _MISSING = _Missing()
 
 
+#: How a value not known until deployment (a ``pulumi.Output``) appears in a message: never its
+#: ``__str__``, which is Pulumi's "Calling __str__ on an Output[T] is not supported" text.
+UNRESOLVED = "<unresolved Output>"
+
+
+def _is_unresolved(value: Any) -> bool:
+    """A ``pulumi.Output`` or another awaitable (the non-plain forms of ``pulumi.Input``)."""
+    # Without importing pulumi (preflight and the CLI load settings without the Pulumi SDK):
+    # if the program never imported it, no value can be an Output.
+    pulumi = sys.modules.get("pulumi")
+    if pulumi is not None and isinstance(value, pulumi.Output):
+        return True
+    return inspect.isawaitable(value)
+
+
+def is_plain(value: Any) -> bool:
+    """True when ``value`` (and, for lists, tuples and dicts, everything inside it) is known now.
+
+    Validation rules for values that may come from other resources (``network.vpcId``, subnet
+    ids) run on plain values only; an Output is passed through and checked on resolution
+    (``resolve_network``).
+    """
+    if _is_unresolved(value):
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(is_plain(v) for v in value)
+    if isinstance(value, Mapping):
+        return all(is_plain(k) and is_plain(v) for k, v in value.items())
+    return True
+
+
+def _displayable(value: Any) -> Any:
+    if _is_unresolved(value):
+        return UNRESOLVED
+    if isinstance(value, (list, tuple)):
+        return [_displayable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _displayable(v) for k, v in value.items()}
+    return value
+
+
 def _show(value: Any) -> str:
+    value = _displayable(value)
+    if value == UNRESOLVED:
+        return UNRESOLVED
     try:
-        return json.dumps(value, sort_keys=True, default=str)
+        return json.dumps(value, sort_keys=True, default=repr)
     except (TypeError, ValueError):
         return repr(value)
 
@@ -144,7 +192,16 @@ def access_entry_key(principal_arn: str) -> str:
     return re.sub(r"[^A-Za-z0-9-]+", "-", principal_arn.split(":")[-1]).strip("-")
 
 
+def _plain_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Validate a plain value; pass an unresolved one (a ``pulumi.Output``) through untouched."""
+    return value if _is_unresolved(value) else handler(value)
+
+
 Count = Annotated[int, Field(strict=True)]
+#: A string that may also be a ``pulumi.Output[str]`` (from another resource or a StackReference).
+InputStr = Annotated[str, WrapValidator(_plain_only)]
+#: A list of such strings, or an Output of the whole list.
+InputStrList = Annotated[list[InputStr], WrapValidator(_plain_only)]
 LabelKey = Annotated[str, AfterValidator(_kubelet_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]
 QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
@@ -389,22 +446,60 @@ class SystemNodeGroupSettings(_Model):
 
 
 class NetworkSettings(_Model):
-    """Use an existing VPC (``vpcId`` + subnets) or create one (the other keys)."""
+    """Use an existing VPC (``vpcId`` + subnets) or create one (the other keys).
 
-    vpc_id: str | None = None
-    private_subnet_ids: list[str] = []
-    public_subnet_ids: list[str] = []
+    ``vpcId`` and the subnet ids (each id, or a whole list) may be ``pulumi.Output`` values, e.g.
+    from the importer's own VPC or a StackReference: rules run on the plain values now, and on the
+    rest when they resolve (``resolve_network``). Rules on these ids must skip non-plain values
+    (``is_plain``).
+    """
+
+    vpc_id: InputStr | None = None
+    private_subnet_ids: InputStrList = []
+    public_subnet_ids: InputStrList = []
     cidr_block: Cidr = "10.0.0.0/16"
     availability_zone_count: Count = Field(default=2, ge=2, le=6)
     nat_gateways: Literal["Single", "OnePerAz"] = "Single"
 
     @model_validator(mode="after")
     def _existing_vpc_has_subnets(self) -> NetworkSettings:
-        if self.vpc_id and len(self.private_subnet_ids) < 2:
+        # An Output is "given" (it is not None); a whole-list Output is counted on resolution.
+        has_vpc = self.vpc_id is not None and self.vpc_id != ""
+        private, public = self.private_subnet_ids, self.public_subnet_ids
+        if has_vpc and not _is_unresolved(private) and len(private) < 2:
             raise ValueError("with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)")
-        if not self.vpc_id and (self.private_subnet_ids or self.public_subnet_ids):
+        given = [ids for ids in (private, public) if _is_unresolved(ids) or len(ids) > 0]
+        if not has_vpc and given:
             raise ValueError("subnet ids only together with vpcId")
         return self
+
+    @property
+    def existing_vpc(self) -> bool:
+        """True when the cluster goes into an existing VPC (``vpcId`` given, plain or Output)."""
+        return self.vpc_id is not None and self.vpc_id != ""
+
+
+#: The network keys whose values may be Outputs, in config-key form.
+NETWORK_INPUT_KEYS = ("vpcId", "privateSubnetIds", "publicSubnetIds")
+
+
+def check_resolved_network(resolved: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> NetworkSettings:
+    """Validate ``network`` once its Outputs resolved (``resolved`` in config-key form).
+
+    The same model, so the same rules, as at load time; raises ConfigError naming
+    ``<namespace>:network.<key>``. Called inside ``Output.apply`` (by ``resolve_network``).
+    """
+    try:
+        return NetworkSettings.model_validate(dict(resolved))
+    except ValidationError as err:
+        raise ConfigError([_nested(p, namespace, "network") for p in _problems(err, namespace)]) from None
+
+
+def _nested(problem: Problem, namespace: str, section: str) -> Problem:
+    """``gpu-eks:vpcId`` → ``gpu-eks:network.vpcId`` for a problem found validating a section alone."""
+    rest = problem.key.removeprefix(namespace).removeprefix(":")
+    key = f"{namespace}:{section}" + (f".{rest}" if rest else "")
+    return Problem(key=key, received=problem.received, expected=problem.expected)
 
 
 _LOG_TYPES = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -477,7 +572,8 @@ class Settings(_Model):
     verification: VerificationSettings = VerificationSettings()
     #: Run the preflight checks (``python -m components preflight``) before declaring resources.
     preflight: bool = False
-    tags: dict[str, str] = {}
+    #: AWS tags on everything taggable; a value may be a ``pulumi.Output[str]``.
+    tags: dict[str, InputStr] = {}
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -502,42 +598,99 @@ class Settings(_Model):
 
     @model_validator(mode="after")
     def _consistent_groups(self) -> Settings:
-        names = [g.name for g in self.gpu_node_groups]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"unique gpuNodeGroups names (repeated: {dupes})")
-        problems: list[tuple[tuple[str | int, ...], Any, str]] = []
-        first: dict[str, int] = {}
-        for i, g in enumerate(self.gpu_node_groups):
-            j = first.setdefault(g.profile_name, i)
-            other = self.gpu_node_groups[j].time_slicing
-            if other.model_dump(exclude={"profile"}) != g.time_slicing.model_dump(exclude={"profile"}):
-                problems.append(
-                    (
-                        ("gpuNodeGroups", i, "timeSlicing", "profile"),
-                        g.profile_name,
-                        f"a profile name not used by gpuNodeGroups[{j}] ({self.gpu_node_groups[j].name}), "
-                        "whose timeSlicing settings differ: one set of settings per profile name (it is "
-                        "one key of the device-plugin ConfigMap)",
-                    )
-                )
-        strategies = {g.mig_strategy for g in self.gpu_node_groups}
-        if len(strategies) > 1:  # the chart's mig.strategy is one value for the whole cluster
-            problems += [
-                (("gpuNodeGroups", i, "migStrategy"), g.mig_strategy, "the same migStrategy in every GPU node group")
-                for i, g in enumerate(self.gpu_node_groups)
-            ]
-        if self.verify_time_slicing:
-            problems += [
+        problems = gpu_groups_problems(self.gpu_node_groups, self.verify_time_slicing)
+        if problems:
+            raise KeyedProblems(problems)
+        return self
+
+
+KeyedProblem = tuple[tuple[str | int, ...], Any, str]
+
+
+def gpu_groups_problems(
+    groups: Iterable[GpuNodeGroupSettings], verify_time_slicing: bool = False
+) -> list[KeyedProblem]:
+    """Why GPU node groups cannot share one cluster (one gpu-operator): keyed problems, or [].
+
+    * Names are unique (resource names, the node-group label).
+    * One profile name means one set of timeSlicing settings: it is one key of the device-plugin
+      ConfigMap and the value of the node label the config-manager reads.
+    * One migStrategy: the chart's ``mig.strategy`` is one value for the whole cluster.
+    * With the verification on, a node can run the pods its advertised shares ask for.
+
+    Used by Settings, GpuCapacitySettings and GpuOperator (which may cover groups declared elsewhere).
+    """
+    groups = list(groups)
+    problems: list[KeyedProblem] = []
+    first_name: dict[str, int] = {}
+    for i, g in enumerate(groups):
+        j = first_name.setdefault(g.name, i)
+        if j != i:
+            problems.append(
+                (("gpuNodeGroups", i, "name"), g.name, f"a name not used by gpuNodeGroups[{j}]: names are unique")
+            )
+    first: dict[str, int] = {}
+    for i, g in enumerate(groups):
+        j = first.setdefault(g.profile_name, i)
+        other = groups[j].time_slicing
+        if other.model_dump(exclude={"profile"}) != g.time_slicing.model_dump(exclude={"profile"}):
+            problems.append(
                 (
-                    ("gpuNodeGroups", i, "timeSlicing", "replicas"),
-                    g.time_slicing.replicas,
-                    _capacity_message(g, "at most") + " (the verification Deployment packs that many pods "
-                    "on one node, so it could never become ready)",
+                    ("gpuNodeGroups", i, "timeSlicing", "profile"),
+                    g.profile_name,
+                    f"a profile name not used by gpuNodeGroups[{j}] ({groups[j].name}), "
+                    "whose timeSlicing settings differ: one set of settings per profile name (it is "
+                    "one key of the device-plugin ConfigMap)",
                 )
-                for i, g in enumerate(self.gpu_node_groups)
-                if g.advertised_gpus_per_node > g.usable_pod_slots
-            ]
+            )
+    strategies = {g.mig_strategy for g in groups}
+    if len(strategies) > 1:  # the chart's mig.strategy is one value for the whole cluster
+        problems += [
+            (("gpuNodeGroups", i, "migStrategy"), g.mig_strategy, "the same migStrategy in every GPU node group")
+            for i, g in enumerate(groups)
+        ]
+    if verify_time_slicing:
+        problems += [
+            (
+                ("gpuNodeGroups", i, "timeSlicing", "replicas"),
+                g.time_slicing.replicas,
+                _capacity_message(g, "at most") + " (the verification packs that many pods "
+                "on one node, so it could never succeed)",
+            )
+            for i, g in enumerate(groups)
+            if g.advertised_gpus_per_node > g.usable_pod_slots
+        ]
+    return problems
+
+
+def describe_problems(problems: Iterable[KeyedProblem]) -> str:
+    """Keyed problems as one line each: ``gpuNodeGroups[1].name: expected ...``."""
+    return "; ".join(f"{_key_of(path, '').lstrip(':')}: {expected}" for path, _, expected in problems)
+
+
+class GpuCapacitySettings(_Model):
+    """GPU capacity for an existing EKS cluster (``GpuCapacity``): the GPU keys of ``Settings``.
+
+    The same keys, defaults and rules as the stack configuration; ``kubernetesVersion`` is the
+    existing cluster's version (EKS AMI releases are per Kubernetes version). ``gpuNodeGroups`` may
+    be empty when every group is declared by the caller (``GpuCapacityArgs.node_groups``).
+    """
+
+    kubernetes_version: str = catalog.DEFAULT_KUBERNETES_VERSION
+    gpu_node_groups: tuple[GpuNodeGroupSettings, ...] = Field(default_factory=_default_gpu_groups)
+    gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
+    verify_time_slicing: bool = False
+    verification: VerificationSettings = VerificationSettings()
+    tags: dict[str, InputStr] = {}
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _kubernetes_version(cls, value: str) -> str:
+        return Settings._kubernetes_version(value)  # one rule for both models
+
+    @model_validator(mode="after")
+    def _consistent_groups(self) -> GpuCapacitySettings:
+        problems = gpu_groups_problems(self.gpu_node_groups, self.verify_time_slicing)
         if problems:
             raise KeyedProblems(problems)
         return self
@@ -634,6 +787,18 @@ def load_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> 
     """
     try:
         return Settings.model_validate(dict(raw))
+    except ValidationError as err:
+        raise ConfigError(_problems(err, namespace)) from None
+
+
+def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> GpuCapacitySettings:
+    """``GpuCapacitySettings`` from the GPU keys of the stack configuration (``kubernetesVersion``,
+    ``gpuNodeGroups``, ``gpuOperator``, ``verifyTimeSlicing``, ``verification``, ``tags``).
+
+    Raises ConfigError listing every problem.
+    """
+    try:
+        return GpuCapacitySettings.model_validate(dict(raw))
     except ValidationError as err:
         raise ConfigError(_problems(err, namespace)) from None
 

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import nodeconfig, placement
+from .nodegroup import GpuNodeGroup
 from .settings import GpuNodeGroupSettings, VerificationSettings
 
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
@@ -71,17 +72,18 @@ def verification_deployment_spec(group: GpuNodeGroupSettings, image: str, app_la
 @dataclass
 class TimeSlicingVerificationArgs:
     settings: VerificationSettings
-    gpu_node_groups: Sequence[GpuNodeGroupSettings]
-    #: Resources to finish first: the operator release and the GPU node groups. (A component's
-    #: `depends_on` does not reach its children, so this is an explicit argument.)
+    #: The GPU node groups to verify (one Deployment each, unless scaled to zero); the Deployments
+    #: also wait for them.
+    gpu_node_groups: Sequence[GpuNodeGroup]
+    #: Resources to finish first besides the groups: the operator. (A component's `depends_on`
+    #: does not reach its children, so this is an explicit argument.)
     wait_for: Sequence[pulumi.Resource] = ()
 
 
 class TimeSlicingVerification(pulumi.ComponentResource):
     """A namespace and one verification Deployment per GPU node group with nodes.
 
-    Pass the cluster's Kubernetes provider with ``providers=``, and the operator and the GPU
-    node groups as ``wait_for``.
+    Pass the cluster's Kubernetes provider with ``providers=``, and the operator as ``wait_for``.
     """
 
     def __init__(self, name: str, args: TimeSlicingVerificationArgs, opts: pulumi.ResourceOptions | None = None):
@@ -93,10 +95,10 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 labels={"pod-security.kubernetes.io/enforce": "baseline"},
             ),
             # The Deployments depend on the namespace through `namespace=`, hence on `wait_for`.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *args.gpu_node_groups]),
         )
         self.deployments: dict[str, k8s.apps.v1.Deployment] = {}
-        for group in args.gpu_node_groups:
+        for group in (g.settings for g in args.gpu_node_groups):
             if group.scaling.desired_size < 1:
                 # Nothing to verify on a group scaled to zero; waiting would only time out.
                 pulumi.log.warn(f"GPU node group {group.name!r} has desiredSize 0: not verified", resource=self)

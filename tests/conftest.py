@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "reference"
 CHART_VERSIONS = ("v25.3.1", "v25.10.1", "v26.7.0")
 STACKS = tuple(stackconfig.available_stacks(ROOT))
+#: A separate consumer project, run by tests/test_consumer.py against the installed package.
+collect_ignore = ["consumer_project"]
 
 
 def reference_path(*parts: str) -> Path:

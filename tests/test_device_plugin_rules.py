@@ -471,8 +471,8 @@ def test_more_shares_than_pods_with_verification_is_an_error():
     assert line == (
         "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 23; expected at most 22 for g4dn.xlarge: 1 GPU(s) "
         "x 23 = 23 advertised, but a node runs at most 22 pods besides its 7 DaemonSet pods (max pods 29 with the "
-        "VPC CNI defaults) (the verification Deployment packs that many pods on one node, so it could never "
-        "become ready)"
+        "VPC CNI defaults) (the verification packs that many pods on one node, so it could never "
+        "succeed)"
     )
     ok = load_settings(
         {

@@ -18,7 +18,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import gpu_cluster, stackconfig
+from components import capacity, stackconfig
 from tooling import diff, render, render_urns, render_values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,7 +210,8 @@ GroupFactory = Callable[..., Any]
 
 
 def patch_group(monkeypatch: pytest.MonkeyPatch, wrap: Callable[[GroupFactory], GroupFactory]) -> None:
-    monkeypatch.setattr(gpu_cluster, "GpuNodeGroup", wrap(gpu_cluster.GpuNodeGroup))
+    # GpuCluster declares its GPU node groups through capacity.declare_gpu_capacity.
+    monkeypatch.setattr(capacity, "GpuNodeGroup", wrap(capacity.GpuNodeGroup))
 
 
 def test_baseline_declares_the_gpu_node_group(baseline: dict[str, Any]):
