@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
     "Cluster": "cluster",
+    "ClusterAutoscaler": "autoscaler",
+    "ClusterAutoscalerArgs": "autoscaler",
     "ClusterArgs": "cluster",
     "GpuCluster": "gpu_cluster",
     "GpuClusterArgs": "gpu_cluster",
@@ -35,6 +37,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Cluster",
     "ClusterArgs",
+    "ClusterAutoscaler",
+    "ClusterAutoscalerArgs",
     "ConfigError",
     "GpuCluster",
     "GpuClusterArgs",
@@ -52,6 +56,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
     from .cluster import Cluster, ClusterArgs
     from .gpu_cluster import GpuCluster, GpuClusterArgs
     from .nodegroup import GpuNodeGroup, GpuNodeGroupArgs

@@ -14,6 +14,7 @@ from typing import Any
 
 import pulumi
 
+from .autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from .cluster import Cluster, ClusterArgs
 from .nodegroup import GpuNodeGroup, GpuNodeGroupArgs
 from .operator import GpuOperator, GpuOperatorArgs
@@ -29,11 +30,13 @@ class GpuClusterArgs:
 
 
 class GpuCluster(pulumi.ComponentResource):
-    """Cluster + system node group + GPU node groups + gpu-operator (+ optional verification)."""
+    """Cluster + system node group + GPU node groups + gpu-operator (+ Cluster Autoscaler, + optional
+    verification)."""
 
     cluster: Cluster
     gpu_node_groups: dict[str, GpuNodeGroup]
     operator: GpuOperator
+    autoscaler: ClusterAutoscaler | None
     verification: TimeSlicingVerification | None
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
@@ -66,6 +69,7 @@ class GpuCluster(pulumi.ComponentResource):
                     node_role_arn=self.cluster.node_role_arn,
                     subnet_ids=self.cluster.private_subnet_ids,
                     tags=tags,
+                    autoscaler_cluster_name=s.cluster_name if s.autoscaler_enabled else None,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -84,6 +88,25 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers=k8s_providers),
         )
 
+        # --- Cluster Autoscaler (issue 9): scales the GPU groups, from zero too ----------------
+        # The groups' ASG tags are declared by GpuNodeGroup (autoscaler_cluster_name above).
+        self.autoscaler = None
+        if s.autoscaler_enabled:
+            self.autoscaler = ClusterAutoscaler(
+                f"{name}-autoscaler",
+                ClusterAutoscalerArgs(
+                    settings=s.autoscaler,
+                    cluster_name=s.cluster_name,
+                    kubernetes_version=s.kubernetes_version,
+                    oidc_provider_arn=self.cluster.oidc_provider_arn,
+                    oidc_provider_url=self.cluster.oidc_provider_url,
+                    # CA runs on the untainted system node group.
+                    wait_for=[self.cluster.system_node_group],
+                    tags=tags,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, providers=k8s_providers),
+            )
+
         self.verification = None
         if s.verify_time_slicing:
             self.verification = TimeSlicingVerification(
@@ -91,7 +114,13 @@ class GpuCluster(pulumi.ComponentResource):
                 TimeSlicingVerificationArgs(
                     settings=s.verification,
                     gpu_node_groups=s.gpu_node_groups,
-                    wait_for=[self.operator, *self.gpu_node_groups.values()],
+                    # With an autoscaler, its warm-up Jobs are what brings a group's first node.
+                    wait_for=[
+                        self.operator,
+                        *self.gpu_node_groups.values(),
+                        *([self.autoscaler] if self.autoscaler else []),
+                    ],
+                    autoscaling=self.autoscaler is not None,
                 ),
                 opts=pulumi.ResourceOptions(parent=self, providers=k8s_providers),
             )
@@ -112,6 +141,9 @@ class GpuCluster(pulumi.ComponentResource):
                     "gpusPerNode": g.gpus_per_node,
                     "advertisedGpusPerNode": g.advertised_gpus_per_node,
                     "resourceName": g.resource_name,
+                    "sharedSlotsPerNode": g.advertised_gpus_per_node,
+                    "sharedSlotsAtMaxSize": g.advertised_gpus_at_max_size,
+                    "autoscalingGroupName": g.autoscaling_group_name,
                 }
                 for group_name, g in self.gpu_node_groups.items()
             },

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from . import placement
+from . import catalog, placement
 from .settings import GpuNodeGroupSettings
 
 NODECONFIG_API_VERSION = "node.eks.aws/v1alpha1"
@@ -34,10 +34,25 @@ def gpu_node_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
     """The labels every node of ``group`` registers with (and the group's node selector)."""
     return {
         **group.labels,
+        **accelerator_labels(group),
         placement.GPU_COUNT_LABEL: str(group.gpus_per_node),
         placement.DEVICE_PLUGIN_CONFIG_LABEL: group.time_slicing.profile_name,
         placement.NODE_GROUP_LABEL: group.name,
     }
+
+
+def accelerator_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
+    """``k8s.amazonaws.com/accelerator=<gpu type>`` (Cluster Autoscaler's AWS README, "Special
+    note on GPU instances"), unless the group advertises a renamed resource.
+
+    CA (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2) holds a node with
+    this label as "GPU not ready" until it has allocatable ``nvidia.com/gpu`` (or another vendor
+    GPU resource). With ``renameByDefault`` the device plugin advertises only
+    ``nvidia.com/gpu.shared``, so a labelled node would stay "not ready" to CA forever.
+    """
+    if group.time_slicing.resource_name != "nvidia.com/gpu":
+        return {}
+    return {placement.ACCELERATOR_LABEL: catalog.ACCELERATOR_LABEL_VALUES[group.instance_spec.gpu_model]}
 
 
 def kubelet_flags(labels: Mapping[str, str], taints: Sequence[placement.Taint]) -> list[str]:
