@@ -125,7 +125,7 @@ def concurrent_job_spec(group: GpuNodeGroupSettings, image: str) -> dict[str, An
 
 
 def job_name(prefix: str, group: GpuNodeGroupSettings, spec: dict[str, Any]) -> str:
-    """``<prefix>-<group>-<8 hex>`` (at most 58 characters: Job names become label values, <= 63).
+    """``<prefix>-<group>-<8 hex>`` (at most 59 characters: Job names become label values, <= 63).
 
     The hash covers the Job spec and the group's sharing settings and instance types: any change
     to what is verified is a new Job (Job pod templates are immutable anyway).
