@@ -123,7 +123,13 @@ def autoscaler_values(
 ) -> dict[str, Any]:
     """Values of the cluster-autoscaler chart (paths checked against its values.yaml in tests).
 
-    ``region`` and ``role_arn`` may be Pulumi Outputs; everything else is plain data.
+    ``region`` and ``role_arn`` may be Pulumi Outputs; everything else is plain data. Checked
+    with ``helm template`` (helm v4.1.4, chart 9.59.0 at tag cluster-autoscaler-chart-9.59.0):
+    the Deployment runs image ``registry.k8s.io/autoscaling/cluster-autoscaler:<image_tag>`` as
+    service account ``cluster-autoscaler`` (annotated with the role ARN), env ``AWS_REGION``, and
+    args ``--cloud-provider=aws --namespace=kube-system --node-group-auto-discovery=asg:tag=
+    k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/<cluster>`` plus one
+    ``--<flag>=<value>`` per ``extraArgs`` entry (the chart's logtostderr/stderrthreshold/v kept).
     """
     return {
         "cloudProvider": "aws",
