@@ -46,7 +46,11 @@ def cluster_tag(cluster_name: str) -> str:
 
 
 def discovery_tags(cluster_name: str) -> dict[str, str]:
-    """The auto-discovery tags (CA only checks the keys; "owned" follows the README's examples)."""
+    """The auto-discovery tags (CA only checks the keys; "owned" follows the README's examples).
+
+    EKS documents tagging managed node group resources for CA itself; declaring the same keys
+    and values here keeps discovery (and the IAM condition on the cluster tag) independent of it.
+    """
     return {DISCOVERY_TAG: "true", cluster_tag(cluster_name): "owned"}
 
 
@@ -96,8 +100,9 @@ def extra_args(settings: AutoscalerSettings) -> dict[str, Any]:
 
 
 def system_node_affinity() -> dict[str, Any]:
-    """Keep CA off GPU nodes: it belongs on the untainted system node group, which it does not
-    manage (no discovery tags), so it never scales away the node it runs on."""
+    """Keep CA off GPU nodes: it belongs on the untainted system node group. (CA does not remove
+    the node it runs on: a node with non-DaemonSet kube-system pods is kept while
+    ``skip-nodes-with-system-pods`` is at its default, true.)"""
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {

@@ -52,7 +52,7 @@ def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
 
 
 #: Physical GPU count per g4dn size: the single source of truth for the GPU-count label,
-#: the advertised ``nvidia.com/gpu`` capacity, the verification Deployment and preflight.
+#: the advertised ``nvidia.com/gpu`` capacity, the verification Jobs, the autoscaler tags and preflight.
 GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
     t.name: t
     for t in (

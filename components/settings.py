@@ -426,7 +426,7 @@ class Settings(_Model):
     )
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
     autoscaler: AutoscalerSettings = AutoscalerSettings()
-    #: Deploy the time-slicing verification Deployment (see README).
+    #: Run the time-slicing verification Jobs (see README, "Cluster Autoscaler and scale from zero").
     verify_time_slicing: bool = False
     verification: VerificationSettings = VerificationSettings()
     #: Run the preflight checks (``python -m components preflight``) before declaring resources.
