@@ -84,7 +84,8 @@ def extra_args(settings: AutoscalerSettings) -> dict[str, Any]:
 
     * ``scale-down-unneeded-time``: how long a node may be unneeded before it is removed.
     * ``expander: least-waste``: among groups that fit the pending pods, the one leaving the
-      least CPU/memory idle, so a pod wanting one T4 slot gets a g4dn.xlarge, not a 12xlarge.
+      least CPU/memory idle, so a pod wanting one T4 slot gets a g4dn.xlarge, not a 12xlarge
+      (CA 1.35's default too, config/flags/flags.go; explicit so a chart or CA change cannot flip it).
     * ``balance-similar-node-groups``: spread scale-ups over groups of the same shape (e.g. one
       group per zone). GPU groups of this library differ by ``gpu-eks.io/node-group``, so two
       named groups are never treated as one.

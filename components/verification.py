@@ -17,7 +17,10 @@ pulumi-kubernetes (v4) awaits a Job until its ``Complete`` condition and fails t
 once on a ``Failed`` condition (batch/v1 Job docs); ``pulumi.com/timeoutSeconds`` bounds the wait.
 Completed pods hold no GPU slot, so afterwards the Cluster Autoscaler can remove the node once it
 has been unneeded for ``autoscaler.scaleDownUnneededTime``. The pods carry
-``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`` so no scale-down evicts them mid-check.
+``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`` so no scale-down evicts them mid-check;
+once they have finished the annotation blocks nothing: CA's drain rules declare terminal pods
+drainable before the not-safe-to-evict check runs (simulator/drainability/rules/rules.go
+``Default``, cluster-autoscaler-1.35.2).
 
 Job names carry a hash of their spec: a sharing change (replicas, rename, profile, instance types)
 gives new names, so Pulumi replaces the Jobs and the check runs again; an unchanged spec keeps
