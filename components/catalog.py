@@ -164,6 +164,13 @@ AUTOSCALER_IMAGE_TAGS: dict[str, str] = {
     "1.36": "v1.36.1",
 }
 
+#: Tags per EC2 Auto Scaling group (Amazon EC2 Auto Scaling quota, "Tags per Auto Scaling group").
+ASG_TAG_LIMIT = 50
+#: Tags EKS puts on a managed node group's ASG besides CA's discovery tags: ``eks:cluster-name``,
+#: ``eks:nodegroup-name`` and ``kubernetes.io/cluster/<cluster>`` (CA reads the ``eks:`` ones,
+#: cloudprovider/aws/aws_manager.go ``extractLabelsFromAsg``).
+EKS_OWN_ASG_TAGS = 3
+
 #: Value of the ``k8s.amazonaws.com/accelerator`` node label per GPU model: the GPU types
 #: Cluster Autoscaler's AWS provider knows (cloudprovider/aws/aws_cloud_provider.go
 #: ``availableGPUTypes``, tag cluster-autoscaler-1.35.2; README "Special note on GPU instances").

@@ -494,7 +494,19 @@ def autoscaler_problems(settings: Settings, namespace: str = CONFIG_NAMESPACE) -
                 "enabled (its release must match the cluster's minor), or autoscaler.enabled: false",
             )
         )
+    from . import autoscaling  # it builds on these models
+
     for i, group in enumerate(settings.gpu_node_groups):
+        count = len(autoscaling.asg_tags(group, settings.cluster_name)) + catalog.EKS_OWN_ASG_TAGS
+        if count > catalog.ASG_TAG_LIMIT:
+            problems.append(
+                Problem(
+                    key=f"{namespace}:gpuNodeGroups[{i}].labels",
+                    received=group.labels,
+                    expected=f"fewer labels and taints: the group's ASG would need {count} tags (the Cluster "
+                    f"Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows {catalog.ASG_TAG_LIMIT}",
+                )
+            )
         # One ASG tag k8s.io/cluster-autoscaler/node-template/taint/<key> holds one value:effect
         # (cloudprovider/aws/aws_manager.go extractTaintsFromAsg, cluster-autoscaler-1.35.2).
         keys = [t.key for t in group.taints]

@@ -585,3 +585,15 @@ def test_group_at_zero_without_autoscaler_is_not_verified():
         },
     )
     assert sim.by_type(JOB) == []
+
+
+def test_asg_tag_quota():
+    labels = {f"l{i}.example.com/k": "v" for i in range(40)}
+    # 40 labels + 4 library labels + 1 taint + 2 discovery + 1 resources + 3 of EKS = 51 > 50.
+    (problem,) = _problems({"gpuNodeGroups": [{"name": "g", "labels": labels}]})
+    assert problem.endswith(
+        "expected fewer labels and taints: the group's ASG would need 51 tags (the Cluster Autoscaler's "
+        "template tags plus EKS's own), EC2 Auto Scaling allows 50"
+    )
+    del labels["l0.example.com/k"]
+    assert load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "labels": labels}]})
