@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
     "Cluster": "cluster",
+    "ClusterAutoscaler": "autoscaler",
+    "ClusterAutoscalerArgs": "autoscaler",
     "ClusterArgs": "cluster",
     "GpuCapacity": "capacity",
     "GpuCapacityArgs": "capacity",
@@ -40,6 +42,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Cluster",
     "ClusterArgs",
+    "ClusterAutoscaler",
+    "ClusterAutoscalerArgs",
     "ConfigError",
     "GpuCapacity",
     "GpuCapacityArgs",
@@ -61,6 +65,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
     from .capacity import GpuCapacity, GpuCapacityArgs
     from .cluster import Cluster, ClusterArgs
     from .gpu_cluster import GpuCluster, GpuClusterArgs

@@ -21,10 +21,17 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from .cluster import declare_node_role, partition_of
 from .nodegroup import GpuNodeGroup, GpuNodeGroupArgs
 from .operator import GpuOperator, GpuOperatorArgs
-from .settings import GpuCapacitySettings, GpuNodeGroupSettings, GpuOperatorSettings, VerificationSettings
+from .settings import (
+    AutoscalerSettings,
+    GpuCapacitySettings,
+    GpuNodeGroupSettings,
+    GpuOperatorSettings,
+    VerificationSettings,
+)
 from .verification import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 TYPE_NAME = "gpu-eks:index:GpuCapacity"
@@ -53,7 +60,17 @@ class ClusterTarget:
 class GpuCapacityParts:
     gpu_node_groups: dict[str, GpuNodeGroup]
     operator: GpuOperator
+    autoscaler: ClusterAutoscaler | None
     verification: TimeSlicingVerification | None
+
+
+@dataclass
+class AutoscalerTarget:
+    """A Cluster Autoscaler for the GPU node groups: its settings and the cluster's plain name
+    (it names the ASG discovery tag ``k8s.io/cluster-autoscaler/<name>`` and scopes the IAM policy)."""
+
+    settings: AutoscalerSettings
+    cluster_name: str
 
 
 def declare_gpu_capacity(
@@ -67,9 +84,11 @@ def declare_gpu_capacity(
     verification: VerificationSettings,
     tags: Mapping[str, pulumi.Input[str]],
     node_groups: Sequence[GpuNodeGroup] = (),
+    autoscaler: AutoscalerTarget | None = None,
 ) -> GpuCapacityParts:
-    """Declare ``{name}-<group>`` per group, ``{name}-gpu-operator`` and, with ``verify``,
-    ``{name}-verify``, all children of ``parent``.
+    """Declare ``{name}-<group>`` per group, ``{name}-gpu-operator``, with ``autoscaler``
+    ``{name}-autoscaler`` (and the groups' ASG tags), and with ``verify`` ``{name}-verify``, all
+    children of ``parent``.
 
     ``node_groups`` are GPU node groups declared by the caller for the same cluster: the operator
     covers them too (and the verification checks them).
@@ -83,15 +102,14 @@ def declare_gpu_capacity(
                 node_role_arn=target.node_role_arn,
                 subnet_ids=target.subnet_ids,
                 tags=tags,
+                # Scale-from-zero template tags on each group's ASG (autoscaling.asg_tags).
+                autoscaler_cluster_name=autoscaler.cluster_name if autoscaler else None,
             ),
             opts=pulumi.ResourceOptions(parent=parent),
         )
         for g in groups
     }
     covered = [*gpu_node_groups.values(), *node_groups]
-
-    # The cluster autoscaler (one per cluster, scaling these groups) belongs here, so that
-    # GpuCluster and GpuCapacity both get it: it needs target.oidc_provider_arn/url.
 
     k8s_providers = {"kubernetes": target.provider}
     gpu_operator = GpuOperator(
@@ -105,14 +123,45 @@ def declare_gpu_capacity(
         opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
     )
 
+    # --- Cluster Autoscaler: scales the GPU groups, from zero too (issue 9) -------------------
+    cluster_autoscaler = None
+    if autoscaler is not None:
+        if target.oidc_provider_arn is None or target.oidc_provider_url is None:
+            raise ValueError(
+                f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
+                "received no oidc_provider_arn/oidc_provider_url"
+            )
+        cluster_autoscaler = ClusterAutoscaler(
+            f"{name}-autoscaler",
+            ClusterAutoscalerArgs(
+                settings=autoscaler.settings,
+                cluster_name=autoscaler.cluster_name,
+                kubernetes_version=target.kubernetes_version,
+                oidc_provider_arn=target.oidc_provider_arn,
+                oidc_provider_url=target.oidc_provider_url,
+                # CA runs on an untainted node (the system node group).
+                wait_for=list(target.ready),
+                tags=tags,
+            ),
+            opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
+        )
+
     check = None
     if verify:
         check = TimeSlicingVerification(
             f"{name}-verify",
-            TimeSlicingVerificationArgs(settings=verification, gpu_node_groups=covered, wait_for=[gpu_operator]),
+            TimeSlicingVerificationArgs(
+                settings=verification,
+                gpu_node_groups=covered,
+                # With an autoscaler, the warm-up Jobs are what bring a group's first node.
+                wait_for=[gpu_operator, *([cluster_autoscaler] if cluster_autoscaler else [])],
+                autoscaling=cluster_autoscaler is not None,
+            ),
             opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
         )
-    return GpuCapacityParts(gpu_node_groups=gpu_node_groups, operator=gpu_operator, verification=check)
+    return GpuCapacityParts(
+        gpu_node_groups=gpu_node_groups, operator=gpu_operator, autoscaler=cluster_autoscaler, verification=check
+    )
 
 
 def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, object]]:
@@ -124,6 +173,9 @@ def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, obj
             "gpusPerNode": g.gpus_per_node,
             "advertisedGpusPerNode": g.advertised_gpus_per_node,
             "resourceName": g.resource_name,
+            "sharedSlotsPerNode": g.advertised_gpus_per_node,
+            "sharedSlotsAtMaxSize": g.advertised_gpus_at_max_size,
+            "autoscalingGroupName": g.autoscaling_group_name,
         }
         for group_name, g in groups.items()
     }
@@ -164,6 +216,7 @@ class GpuCapacity(pulumi.ComponentResource):
 
     gpu_node_groups: dict[str, GpuNodeGroup]
     operator: GpuOperator
+    autoscaler: ClusterAutoscaler | None
     verification: TimeSlicingVerification | None
     node_role_arn: pulumi.Output[str]
     provider: k8s.Provider
@@ -210,9 +263,11 @@ class GpuCapacity(pulumi.ComponentResource):
             verification=s.verification,
             tags=tags,
             node_groups=args.node_groups,
+            autoscaler=AutoscalerTarget(s.autoscaler, args.cluster_name) if s.autoscaler.enabled else None,
         )
         self.gpu_node_groups = parts.gpu_node_groups
         self.operator = parts.operator
+        self.autoscaler = parts.autoscaler
         self.verification = parts.verification
         all_groups = {**self.gpu_node_groups, **{g.settings.name: g for g in args.node_groups}}
         self.register_outputs({"nodeRoleArn": self.node_role_arn, "gpuNodeGroups": group_outputs(all_groups)})
@@ -224,4 +279,15 @@ def _args_problems(name: str, args: GpuCapacityArgs) -> list[str]:
         problems.append(f"GpuCapacity {name!r}: give exactly one of k8s_provider and kubeconfig")
     if not args.settings.gpu_node_groups and not args.node_groups:
         problems.append(f"GpuCapacity {name!r}: no GPU node group (settings gpuNodeGroups or node_groups)")
+    if args.settings.autoscaler.enabled:
+        if not isinstance(args.cluster_name, str):
+            problems.append(
+                f"GpuCapacity {name!r}: autoscaler.enabled needs cluster_name as a plain string (it names the "
+                "ASG discovery tag k8s.io/cluster-autoscaler/<cluster name>); received an Output"
+            )
+        if args.oidc_provider_arn is None or args.oidc_provider_url is None:
+            problems.append(
+                f"GpuCapacity {name!r}: autoscaler.enabled needs oidc_provider_arn and oidc_provider_url (the "
+                "Cluster Autoscaler gets AWS access through IRSA)"
+            )
     return problems

@@ -14,7 +14,8 @@ from typing import Any
 
 import pulumi
 
-from .capacity import ClusterTarget, declare_gpu_capacity, group_outputs
+from .autoscaler import ClusterAutoscaler
+from .capacity import AutoscalerTarget, ClusterTarget, declare_gpu_capacity, group_outputs
 from .cluster import Cluster, ClusterArgs
 from .nodegroup import GpuNodeGroup
 from .operator import GpuOperator
@@ -30,7 +31,8 @@ class GpuClusterArgs:
 
 
 class GpuCluster(pulumi.ComponentResource):
-    """Cluster + system node group + GPU node groups + gpu-operator (+ optional verification)."""
+    """Cluster + system node group + GPU node groups + gpu-operator (+ Cluster Autoscaler, + optional
+    verification)."""
 
     # Children are annotated where they are assigned, not here: Pulumi's schema analyzer reads
     # class-level annotations (of subclasses too, see multilang.GpuCluster) as outputs.
@@ -77,9 +79,11 @@ class GpuCluster(pulumi.ComponentResource):
             verify=s.verify_time_slicing,
             verification=s.verification,
             tags=tags,
+            autoscaler=AutoscalerTarget(s.autoscaler, s.cluster_name) if s.autoscaler_enabled else None,
         )
         self.gpu_node_groups: dict[str, GpuNodeGroup] = parts.gpu_node_groups
         self.operator: GpuOperator = parts.operator
+        self.autoscaler: ClusterAutoscaler | None = parts.autoscaler
         self.verification: TimeSlicingVerification | None = parts.verification
 
         self.register_outputs(self.stack_outputs())

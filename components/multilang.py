@@ -158,12 +158,25 @@ class GpuOperatorSettings(TypedDict, total=False):
 
 
 class VerificationSettings(TypedDict, total=False):
-    """The time-slicing verification Deployment (verifyTimeSlicing: true)."""
+    """The time-slicing verification Jobs (verifyTimeSlicing: true)."""
 
     image: str
     """CUDA sample image the verification pods run."""
     namespace: str
     """Namespace of the verification (default gpu-timeslicing-check)."""
+
+
+class AutoscalerSettings(TypedDict, total=False):
+    """The Cluster Autoscaler that scales the GPU node groups (from zero too)."""
+
+    enabled: bool
+    """Install it (default: when any GPU group's minSize < maxSize)."""
+    allow_unvalidated_chart_version: bool
+    """Allow a cluster-autoscaler chart version this library was not validated against (default false)."""
+    chart_version: str
+    """cluster-autoscaler chart version, one of the validated versions (see the README)."""
+    scale_down_unneeded_time: str
+    """How long a node may sit unneeded before it is removed, e.g. 10m (default 10m)."""
 
 
 class GpuClusterInputs(TypedDict, total=False):
@@ -189,10 +202,12 @@ class GpuClusterInputs(TypedDict, total=False):
     """GPU node groups (default one g4dn.xlarge group named gpu)."""
     gpu_operator: GpuOperatorSettings
     """The gpu-operator Helm release."""
+    autoscaler: AutoscalerSettings
+    """The Cluster Autoscaler."""
     verify_time_slicing: bool
-    """Deploy the time-slicing verification Deployment (default false)."""
+    """Run the time-slicing verification Jobs (default false)."""
     verification: VerificationSettings
-    """Settings of the verification Deployment."""
+    """Settings of the verification Jobs."""
     preflight: bool
     """Run the read-only account checks before declaring resources (default false)."""
     tags: dict[str, str]
@@ -226,6 +241,12 @@ class GpuNodeGroupOutputs(TypedDict):
     """GPUs the device plugin advertises per node (physical x replicas)."""
     resource_name: str
     """The extended resource to request: nvidia.com/gpu, or nvidia.com/gpu.shared when renamed."""
+    shared_slots_per_node: int
+    """Shared GPU slots per node (physical GPUs x replicas)."""
+    shared_slots_at_max_size: int
+    """Shared GPU slots of the whole group at its maxSize."""
+    autoscaling_group_name: str
+    """Name of the Auto Scaling group EKS created for the node group."""
 
 
 def settings_from_inputs(inputs: GpuClusterInputs) -> Settings:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from . import catalog, coverage, nodeconfig, placement
+from . import autoscaling, catalog, coverage, nodeconfig, placement
 from .settings import GpuNodeGroupSettings, Scaling
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
@@ -119,6 +119,9 @@ class GpuNodeGroupArgs:
     node_role_arn: pulumi.Input[str]
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    #: Tag the group's Auto Scaling group for this EKS cluster's Cluster Autoscaler (discovery and
+    #: scale-from-zero template tags, ``autoscaling.asg_tags``). None: no CA tags.
+    autoscaler_cluster_name: str | None = None
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -140,6 +143,12 @@ class GpuNodeGroup(pulumi.ComponentResource):
     advertised_gpus_per_node: int
     #: The extended resource pods request (``nvidia.com/gpu`` unless renamed).
     resource_name: str
+    #: Shared GPU slots (``resource_name``) at the group's maxSize.
+    advertised_gpus_at_max_size: int
+    #: Name of the Auto Scaling group EKS created for the node group.
+    autoscaling_group_name: pulumi.Output[str]
+    #: The Cluster Autoscaler tags on that Auto Scaling group, by tag key (empty without CA).
+    asg_tags: dict[str, aws.autoscaling.Tag]
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
         # Before anything is declared: a group its cluster's operator does not cover is an error.
@@ -151,6 +160,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.gpus_per_node = s.gpus_per_node
         self.advertised_gpus_per_node = s.advertised_gpus_per_node
         self.resource_name = s.time_slicing.resource_name
+        self.advertised_gpus_at_max_size = s.advertised_gpus_per_node * s.scaling.max_size
 
         spec = ManagedNodeGroupSpec(
             ami_type=catalog.GPU_AMI_TYPE,
@@ -170,9 +180,26 @@ class GpuNodeGroup(pulumi.ComponentResource):
             subnet_ids=args.subnet_ids,
             tags={**args.tags, "gpu-eks/node-group": s.name},
         )
+        # EKS creates one ASG per managed node group and copies no node group tags to it.
+        self.autoscaling_group_name = self.node_group.resources.apply(
+            lambda resources: resources[0].autoscaling_groups[0].name
+        )
+        # The tag set is known from the settings; only the ASG's name waits for the node group.
+        # Named by tag key, so adding a label or taint adds one Tag and renames none.
+        self.asg_tags = {}
+        if args.autoscaler_cluster_name is not None:
+            for key, value in autoscaling.asg_tags(s, args.autoscaler_cluster_name).items():
+                self.asg_tags[key] = aws.autoscaling.Tag(
+                    f"{name}-asg-tag-{key.removeprefix(autoscaling.TAG_PREFIX + '/')}",
+                    autoscaling_group_name=self.autoscaling_group_name,
+                    tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
         self.register_outputs(
             {
                 "nodeGroupName": self.node_group.node_group_name,
+                "autoscalingGroupName": self.autoscaling_group_name,
+                "advertisedGpusAtMaxSize": self.advertised_gpus_at_max_size,
                 "nodeSelector": self.node_selector,
                 "tolerations": self.tolerations,
                 "gpusPerNode": self.gpus_per_node,

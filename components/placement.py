@@ -21,6 +21,12 @@ GPU_COUNT_LABEL = "gpu-eks.io/gpu-count"
 NODE_GROUP_LABEL = "gpu-eks.io/node-group"
 #: The label the NVIDIA device plugin's config-manager reads to pick a sharing profile.
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+#: The label Cluster Autoscaler's AWS provider reads as "this node has a GPU" (``GPULabel`` in
+#: cloudprovider/aws/aws_cloud_provider.go, cluster-autoscaler-1.35.2). While a labelled node
+#: advertises no ``nvidia.com/gpu`` yet, CA treats it as still starting (processors/customresources/
+#: gpu_processor.go FilterOutNodesWithUnreadyResources) instead of adding another node for the
+#: same pending pods. Not under kubernetes.io/k8s.io, so kubelet accepts it in --node-labels.
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 #: GPU-count labels set by Karpenter and by EKS Auto Mode on the nodes they launch.
 KARPENTER_GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
 AUTO_MODE_GPU_COUNT_LABEL = "eks.amazonaws.com/instance-gpu-count"

@@ -354,6 +354,7 @@ def _unique_taints(taints: tuple[TaintSpec, ...]) -> tuple[TaintSpec, ...]:
 
 
 _RESERVED_LABELS = (
+    placement.ACCELERATOR_LABEL,
     placement.GPU_COUNT_LABEL,
     placement.NODE_GROUP_LABEL,
     placement.DEVICE_PLUGIN_CONFIG_LABEL,
@@ -533,6 +534,53 @@ class GpuOperatorSettings(_Model):
         return value
 
 
+_GO_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def _duration_seconds(value: str) -> int | None:
+    """Seconds of a Go duration written with h/m/s units (``10m``, ``1h30m``, ``90s``), or None."""
+    m = _GO_DURATION.match(value)
+    if not value or not m:
+        return None
+    h, mi, sec = (int(x) if x else 0 for x in m.groups())
+    return h * 3600 + mi * 60 + sec
+
+
+def _scale_down_time(value: str) -> str:
+    seconds = _duration_seconds(value)
+    if seconds is None or not 60 <= seconds <= 86400:
+        raise ValueError("a duration such as 10m or 1h30m (units h, m, s) from 1m to 24h")
+    return value
+
+
+class AutoscalerSettings(_Model):
+    """The Cluster Autoscaler (kubernetes/autoscaler) that scales the GPU node groups."""
+
+    #: Install it. Default (None): when any GPU group's minSize < maxSize.
+    enabled: bool | None = None
+    #: Allow a chart version this library was not validated against. Declared before
+    #: chart_version so the chart_version validator can read it.
+    allow_unvalidated_chart_version: bool = False
+    chart_version: str = catalog.DEFAULT_AUTOSCALER_CHART_VERSION
+    #: ``--scale-down-unneeded-time``: how long a node (a GPU node costs ~$0.53/h) may sit
+    #: unneeded before CA removes it. CA's own default is 10m.
+    scale_down_unneeded_time: Annotated[str, AfterValidator(_scale_down_time)] = "10m"
+
+    @field_validator("chart_version")
+    @classmethod
+    def _known_chart(cls, value: str, info: ValidationInfo) -> str:
+        if value in catalog.AUTOSCALER_CHART_VERSIONS:
+            return value
+        if not info.data.get("allow_unvalidated_chart_version"):
+            raise ValueError(
+                f"one of {', '.join(catalog.AUTOSCALER_CHART_VERSIONS)} (the cluster-autoscaler chart "
+                "versions this library is validated against), or set allowUnvalidatedChartVersion: true"
+            )
+        if not re.fullmatch(r"\d+\.\d+\.\d+([-+][\w.]+)?", value):
+            raise ValueError("a chart version such as 9.59.0")
+        return value
+
+
 class VerificationSettings(_Model):
     image: str = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
     namespace: ResourceName = "gpu-timeslicing-check"
@@ -567,7 +615,8 @@ class Settings(_Model):
         default_factory=_default_gpu_groups
     )
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
-    #: Deploy the time-slicing verification Deployment (see README).
+    autoscaler: AutoscalerSettings = AutoscalerSettings()
+    #: Run the time-slicing verification Jobs (see README, "Cluster Autoscaler and scale from zero").
     verify_time_slicing: bool = False
     verification: VerificationSettings = VerificationSettings()
     #: Run the preflight checks (``python -m components preflight``) before declaring resources.
@@ -602,6 +651,69 @@ class Settings(_Model):
         if problems:
             raise KeyedProblems(problems)
         return self
+
+    @property
+    def autoscaler_enabled(self) -> bool:
+        """``autoscaler.enabled``, defaulting to: some GPU group can change size."""
+        if self.autoscaler.enabled is not None:
+            return self.autoscaler.enabled
+        return any(g.scaling.min_size < g.scaling.max_size for g in self.gpu_node_groups)
+
+
+def autoscaler_problems(settings: Settings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:
+    """What the Cluster Autoscaler could not handle (checked after the models parse)."""
+    if not settings.autoscaler_enabled:
+        return []
+    problems = []
+    if settings.kubernetes_version not in catalog.AUTOSCALER_IMAGE_TAGS:
+        problems.append(
+            Problem(
+                key=f"{namespace}:kubernetesVersion",
+                received=settings.kubernetes_version,
+                expected=f"one of {', '.join(catalog.AUTOSCALER_IMAGE_TAGS)} while the Cluster Autoscaler is "
+                "enabled (its release must match the cluster's minor), or autoscaler.enabled: false",
+            )
+        )
+    from . import autoscaling  # it builds on these models
+
+    for i, group in enumerate(settings.gpu_node_groups):
+        count = len(autoscaling.asg_tags(group, settings.cluster_name)) + catalog.EKS_OWN_ASG_TAGS
+        if count > catalog.ASG_TAG_LIMIT:
+            problems.append(
+                Problem(
+                    key=f"{namespace}:gpuNodeGroups[{i}].labels",
+                    received=group.labels,
+                    expected=f"fewer labels and taints: the group's ASG would need {count} tags (the Cluster "
+                    f"Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows {catalog.ASG_TAG_LIMIT}",
+                )
+            )
+        # Every GPU node carries k8s.amazonaws.com/accelerator (nodeconfig.accelerator_labels); CA
+        # holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
+        # profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
+        # CA would count the node unready for good and eventually remove it.
+        if group.time_slicing.rename_by_default:
+            problems.append(
+                Problem(
+                    key=f"{namespace}:gpuNodeGroups[{i}].timeSlicing.renameByDefault",
+                    received=True,
+                    expected="false while the Cluster Autoscaler is enabled: CA treats a GPU node without "
+                    "allocatable nvidia.com/gpu as not ready (a renamed node advertises only nvidia.com/gpu.shared)",
+                )
+            )
+        # One ASG tag k8s.io/cluster-autoscaler/node-template/taint/<key> holds one value:effect
+        # (cloudprovider/aws/aws_manager.go extractTaintsFromAsg, cluster-autoscaler-1.35.2).
+        keys = [t.key for t in group.taints]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        if repeated:
+            problems.append(
+                Problem(
+                    key=f"{namespace}:gpuNodeGroups[{i}].taints",
+                    received=[t.model_dump() for t in group.taints],
+                    expected=f"one taint per key while the Cluster Autoscaler is enabled (repeated: {repeated}): "
+                    "an ASG taint tag carries one value:effect per key",
+                )
+            )
+    return problems
 
 
 KeyedProblem = tuple[tuple[str | int, ...], Any, str]
@@ -681,6 +793,9 @@ class GpuCapacitySettings(_Model):
     gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
     verify_time_slicing: bool = False
     verification: VerificationSettings = VerificationSettings()
+    #: A Cluster Autoscaler for these groups. Off unless ``enabled: true``: an existing cluster
+    #: may run its own (two autoscalers resizing the same groups fight).
+    autoscaler: AutoscalerSettings = AutoscalerSettings()
     tags: dict[str, InputStr] = {}
 
     @field_validator("kubernetes_version")
@@ -742,6 +857,23 @@ def _advertised_slots_exceed_pod_capacity(settings: Settings) -> Iterable[Proble
             )
 
 
+@warning_rule
+def _groups_nobody_scales(settings: Settings) -> Iterable[Problem]:
+    """Without the Cluster Autoscaler nothing changes a node group's size after creation
+    (desiredSize is in ignore_changes), so minSize < maxSize is unused capacity on paper and a
+    group created at desiredSize 0 never gets a node."""
+    if settings.autoscaler_enabled:
+        return
+    for i, g in enumerate(settings.gpu_node_groups):
+        if g.scaling.min_size < g.scaling.max_size or g.scaling.desired_size == 0:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].scaling",
+                received=g.scaling.model_dump(by_alias=True),
+                expected="autoscaler.enabled: true, or minSize = desiredSize = maxSize > 0: with the "
+                "Cluster Autoscaler disabled nothing resizes the group after creation",
+            )
+
+
 # ---------------------------------------------------------------------------------------------
 # Loading
 # ---------------------------------------------------------------------------------------------
@@ -786,9 +918,13 @@ def load_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> 
     Raises ConfigError listing every problem.
     """
     try:
-        return Settings.model_validate(dict(raw))
+        settings = Settings.model_validate(dict(raw))
     except ValidationError as err:
         raise ConfigError(_problems(err, namespace)) from None
+    problems = autoscaler_problems(settings, namespace)
+    if problems:
+        raise ConfigError(problems)
+    return settings
 
 
 def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> GpuCapacitySettings:

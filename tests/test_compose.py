@@ -31,7 +31,7 @@ from tooling.simulation import FakeCloud, Simulation, run_program
 
 NG = "aws:eks/nodeGroup:NodeGroup"
 RELEASE = "kubernetes:helm.sh/v3:Release"
-DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+JOB = "kubernetes:batch/v1:Job"
 ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 EXISTING_KUBECONFIG = json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": []})
 
@@ -227,9 +227,9 @@ def test_gpu_capacity_on_an_existing_cluster_declares_groups_operator_and_verifi
         "value": EXISTING_KUBECONFIG,
     }
     assert "ml-gpu-k8s" in sim.one(RELEASE).provider
-    assert "ml-gpu-k8s" in sim.one(DEPLOYMENT).provider
+    assert "ml-gpu-k8s" in sim.one(JOB, "ml-gpu-verify-t4-concurrent").provider
     assert plugin_profiles(sim) == {"t4"}  # the default profile is the group name
-    assert sim.one(DEPLOYMENT).inputs["spec"]["replicas"] == 4
+    assert sim.one(JOB, "ml-gpu-verify-t4-concurrent").inputs["spec"]["parallelism"] == 4
     assert sim.outputs["nodeRoleArn"] == "arn:aws:iam::123456789012:role/ml-gpu-node-role"
 
 
@@ -315,9 +315,11 @@ def test_a_group_declared_by_the_caller_and_given_to_gpu_capacity_is_covered():
     nfd = sim.one(RELEASE).inputs["values"]["node-feature-discovery"]["worker"]["tolerations"]
     assert {"key": "team.example.com/gpu", "operator": "Equal", "value": "ml", "effect": "NoSchedule"} in nfd
     # The verification covers it too: 4 T4s x 2 replicas on one g4dn.12xlarge.
-    assert {d.name: d.inputs["spec"]["replicas"] for d in sim.by_type(DEPLOYMENT)} == {
-        "ml-gpu-verify-t4": 4,
-        "ml-gpu-verify-own": 8,
+    assert {j.name: j.inputs["spec"]["parallelism"] for j in sim.by_type(JOB)} == {
+        "ml-gpu-verify-t4-warmup": 1,
+        "ml-gpu-verify-t4-concurrent": 4,
+        "ml-gpu-verify-own-warmup": 1,
+        "ml-gpu-verify-own-concurrent": 8,
     }
     assert sim.one(NG, "team-own").inputs["clusterName"] == "platform-cluster"
 
@@ -466,6 +468,7 @@ def test_readme_gpu_capacity_example_runs_under_mocks():
     assert sim.outputs["t4NodeSelector"] == {
         "gpu-eks.io/gpu-count": "1",
         "gpu-eks.io/node-group": "t4",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
         "nvidia.com/device-plugin.config": "t4",
     }
 

@@ -170,11 +170,15 @@ BASE_GROUP = {
 
 
 def _prod(group: dict, chart_version: str = "v26.7.0") -> Simulation:
-    return run_stack(
-        "prod",
-        ROOT,
-        config_overrides={"gpu-eks:gpuNodeGroups": [group], "gpu-eks:gpuOperator": {"chartVersion": chart_version}},
-    )
+    overrides: dict[str, Any] = {
+        "gpu-eks:gpuNodeGroups": [group],
+        "gpu-eks:gpuOperator": {"chartVersion": chart_version},
+    }
+    if group.get("timeSlicing", {}).get("renameByDefault"):
+        # Refused with the Cluster Autoscaler (CA's GPU readiness check needs nvidia.com/gpu):
+        # the autoscaler's resources are not node inputs, so switching it off changes none.
+        overrides["gpu-eks:autoscaler"] = {"enabled": False}
+    return run_stack("prod", ROOT, config_overrides=overrides)
 
 
 def _node_inputs(sim: Simulation) -> dict[str, str]:
@@ -185,7 +189,7 @@ def _node_inputs(sim: Simulation) -> dict[str, str]:
 
 
 def _plugin_config(sim: Simulation) -> dict[str, Any]:
-    return sim.one(RELEASE).inputs["values"]["devicePlugin"]["config"]
+    return sim.one(RELEASE, "gpu-eks-gpu-operator-release").inputs["values"]["devicePlugin"]["config"]
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +219,10 @@ def test_a_sharing_change_touches_no_launch_template_or_node_group(base, change)
 def test_a_chart_version_change_touches_no_launch_template_or_node_group(base):
     changed = _prod(BASE_GROUP, chart_version="v25.10.1")
     assert _node_inputs(changed) == _node_inputs(base)
-    assert (base.one(RELEASE).inputs["version"], changed.one(RELEASE).inputs["version"]) == ("v26.7.0", "v25.10.1")
+    assert (
+        base.one(RELEASE, "gpu-eks-gpu-operator-release").inputs["version"],
+        changed.one(RELEASE, "gpu-eks-gpu-operator-release").inputs["version"],
+    ) == ("v26.7.0", "v25.10.1")
     # The config content does not depend on the chart; the chart upgrade itself rolls the operands.
     assert _plugin_config(changed) == _plugin_config(base)
 
@@ -392,9 +399,11 @@ def test_taints_must_be_unique_by_key_and_effect():
         "a Node's taints must be unique by key and effect, or the API server refuses it"
         for i, v in ((1, "present"), (2, "true"))
     ]
-    # The same key with two effects is two taints, and legal.
+    # The same key with two effects is two taints, and legal for Kubernetes (the Cluster
+    # Autoscaler's ASG taint tags hold one effect per key: see tests/test_autoscaler.py).
     (g,) = groups(
-        {"name": "g", "taints": [{"key": "spot", "effect": "NoSchedule"}, {"key": "spot", "effect": "NoExecute"}]}
+        {"name": "g", "taints": [{"key": "spot", "effect": "NoSchedule"}, {"key": "spot", "effect": "NoExecute"}]},
+        autoscaler={"enabled": False},
     )
     assert nodeconfig.gpu_node_config(g)["spec"]["kubelet"]["flags"][1] == (
         "--register-with-taints=spot:NoSchedule,spot:NoExecute"

@@ -47,8 +47,9 @@ def reference_default(version: str, path: tuple[str, ...]) -> tuple[bool, Any]:
     return found, default
 
 
-def groups(*specs: dict):
-    return load_settings({"clusterName": "c", "gpuNodeGroups": list(specs)}).gpu_node_groups
+def groups(*specs: dict, autoscaler: bool = True):
+    raw = {"clusterName": "c", "gpuNodeGroups": list(specs), "autoscaler": {"enabled": autoscaler}}
+    return load_settings(raw).gpu_node_groups
 
 
 DEFAULT_GROUPS = groups({"name": "t4"})
@@ -213,7 +214,8 @@ def test_config_map_name_follows_the_sharing_settings():
     (sharing.config_map_name explains why); unchanged settings keep the name."""
 
     def name(**ts):
-        g = groups({"name": "t4", "timeSlicing": ts})
+        # renameByDefault is refused with the Cluster Autoscaler (its GPU readiness check).
+        g = groups({"name": "t4", "timeSlicing": ts}, autoscaler=False)
         return helm_values.gpu_operator_values(g, "v26.7.0")["devicePlugin"]["config"]["name"]
 
     assert name(replicas=4) == name(replicas=4)

@@ -119,6 +119,7 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "description": "Per GPU node group (by name): node selector, tolerations, GPU counts, resource name.",
     }
     assert sorted(schema["types"]) == [
+        "gpu-eks:index:AutoscalerSettings",
         "gpu-eks:index:GpuNodeGroupOutputs",
         "gpu-eks:index:GpuNodeGroupSettings",
         "gpu-eks:index:GpuOperatorSettings",
@@ -136,6 +137,7 @@ def test_schema_input_names_are_the_config_keys(schema):
     resource = schema["resources"][TOKEN]
     assert sorted(resource["inputProperties"]) == [
         "adminPrincipalArns",
+        "autoscaler",
         "clusterName",
         "controlPlaneLogTypes",
         "deletionProtection",
@@ -225,6 +227,7 @@ PAIRS = [
     (settings.TimeSlicing, multilang.TimeSlicing),
     (settings.GpuOperatorSettings, multilang.GpuOperatorSettings),
     (settings.VerificationSettings, multilang.VerificationSettings),
+    (settings.AutoscalerSettings, multilang.AutoscalerSettings),
 ]
 
 
@@ -341,7 +344,7 @@ def test_construct_builds_exactly_the_dev_stack(constructed_dev):
     assert top.parent_urn == constructed_dev.stack_urn
     node_group = constructed_dev.one("aws:eks/nodeGroup:NodeGroup", "gpu-eks-t4")
     assert node_group.inputs["capacityType"] == "SPOT"
-    assert node_group.inputs["scalingConfig"] == {"minSize": 1, "desiredSize": 1, "maxSize": 1}
+    assert node_group.inputs["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 1}
 
 
 def test_construct_returns_the_stack_outputs(constructed_dev):
@@ -355,12 +358,16 @@ def test_construct_returns_the_stack_outputs(constructed_dev):
             "nodeSelector": {
                 "gpu-eks.io/gpu-count": "1",
                 "gpu-eks.io/node-group": "t4",
+                "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
                 "nvidia.com/device-plugin.config": "timeslice-x4",
             },
             "tolerations": [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
             "gpusPerNode": 1,
             "advertisedGpusPerNode": 4,
             "resourceName": "nvidia.com/gpu",
+            "sharedSlotsPerNode": 4,
+            "sharedSlotsAtMaxSize": 4,
+            "autoscalingGroupName": "eks-gpu-eks-t4-00000000-0000-0000-0000-000000000000",
         }
     }
 

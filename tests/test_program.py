@@ -22,6 +22,7 @@ from tooling.simulation import Simulation, run_stack
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 NG = "aws:eks/nodeGroup:NodeGroup"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+JOB = "kubernetes:batch/v1:Job"
 
 
 def test_both_stacks_exist():
@@ -119,7 +120,7 @@ def test_reference_kubernetes_version_132_works():
 
 
 def test_node_role_has_worker_cni_ecr_and_ssm_policies(dev: Simulation):
-    role = dev.one("aws:iam/role:Role")
+    role = dev.one("aws:iam/role:Role", "gpu-eks-cluster-node-role")
     assert '"Service": "ec2.amazonaws.com"' in role.inputs["assumeRolePolicy"]
     attached = {a.inputs["policyArn"] for a in dev.by_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
     assert attached == {
@@ -197,12 +198,12 @@ def test_gpu_node_groups(stack_sim):
         assert flags[1] == "--register-with-taints=nvidia.com/gpu=true:NoSchedule"
 
 
-def test_dev_is_one_spot_xlarge_prod_is_several_on_demand(dev: Simulation, prod: Simulation):
+def test_dev_is_one_spot_xlarge_from_zero_prod_is_several_on_demand(dev: Simulation, prod: Simulation):
     (d,) = dev.by_type(NG)[1:]
-    assert (d.inputs["instanceTypes"], d.inputs["capacityType"], d.inputs["scalingConfig"]["desiredSize"]) == (
+    assert (d.inputs["instanceTypes"], d.inputs["capacityType"], d.inputs["scalingConfig"]) == (
         ["g4dn.xlarge"],
         "SPOT",
-        1,
+        {"minSize": 0, "desiredSize": 0, "maxSize": 1},
     )
     (p,) = prod.by_type(NG)[1:]
     assert p.inputs["capacityType"] == "ON_DEMAND" and p.inputs["scalingConfig"]["desiredSize"] > 1
@@ -215,7 +216,7 @@ def test_operator_namespace_and_release(stack_sim):
     ns = sim.one("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns")
     assert ns.inputs["metadata"]["name"] == "gpu-operator"
     assert ns.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
-    rel = sim.one(RELEASE)
+    rel = sim.one(RELEASE, "gpu-eks-gpu-operator-release")
     i = rel.inputs
     assert (i["chart"], i["version"]) == ("gpu-operator", s.gpu_operator.chart_version)
     assert i["repositoryOpts"] == {"repo": chart.CHART_REPOSITORY} == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
@@ -239,10 +240,10 @@ def test_operator_namespace_and_release(stack_sim):
 
 def test_verification_in_dev_only(dev: Simulation, prod: Simulation):
     assert prod.by_type("gpu-eks:verification:TimeSlicingVerification") == []
-    assert prod.by_type("kubernetes:apps/v1:Deployment") == []
-    dep = dev.one("kubernetes:apps/v1:Deployment")
+    assert prod.by_type(JOB) == []
+    dep = dev.one(JOB, "gpu-eks-verify-t4-concurrent")
     spec = dep.inputs["spec"]
-    assert spec["replicas"] == 1 * 4  # one T4 x 4 replicas
+    assert spec["parallelism"] == spec["completions"] == 1 * 4  # one T4 x 4 replicas
     pod = spec["template"]["spec"]
     (container,) = pod["containers"]
     assert container["resources"]["limits"] == {"nvidia.com/gpu": 1}
@@ -255,7 +256,8 @@ def test_verification_in_dev_only(dev: Simulation, prod: Simulation):
     assert dep.inputs["metadata"]["namespace"] == ns.inputs["metadata"]["name"] == "gpu-timeslicing-check"
     # It waits for the operator and the GPU node group (the Deployment through its namespace).
     assert ns.urn in dep.dependencies
-    assert dev.one(RELEASE).urn in ns.dependencies and dev.one(NG, "gpu-eks-t4").urn in ns.dependencies
+    assert dev.one(RELEASE, "gpu-eks-gpu-operator-release").urn in ns.dependencies
+    assert dev.one(NG, "gpu-eks-t4").urn in ns.dependencies
 
 
 def test_verification_replicas_follow_the_instance_type():
@@ -268,7 +270,7 @@ def test_verification_replicas_follow_the_instance_type():
             ]
         },
     )
-    assert sim.one("kubernetes:apps/v1:Deployment").inputs["spec"]["replicas"] == 4 * 3
+    assert sim.one(JOB, "gpu-eks-verify-big-concurrent").inputs["spec"]["parallelism"] == 4 * 3
     assert sim.outputs["gpuNodeGroups"]["big"]["advertisedGpusPerNode"] == 12
 
 

@@ -192,6 +192,23 @@ GROUP_URNS = [
     "$aws:ec2/launchTemplate:LaunchTemplate::gpu-eks-t4-lt",
     "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
     "$aws:eks/nodeGroup:NodeGroup::gpu-eks-t4",
+    # The Cluster Autoscaler tags on the group's ASG (issue 9).
+    "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
+    "$aws:autoscaling/tag:Tag::gpu-eks-t4-asg-tag-enabled",
+    "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
+    "$aws:autoscaling/tag:Tag::gpu-eks-t4-asg-tag-gpu-eks-dev",
+    "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
+    "$aws:autoscaling/tag:Tag::gpu-eks-t4-asg-tag-node-template/label/k8s.amazonaws.com/accelerator",
+    "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
+    "$aws:autoscaling/tag:Tag::gpu-eks-t4-asg-tag-node-template/label/gpu-eks.io/gpu-count",
+    "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
+    "$aws:autoscaling/tag:Tag::gpu-eks-t4-asg-tag-node-template/label/nvidia.com/device-plugin.config",
+    "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
+    "$aws:autoscaling/tag:Tag::gpu-eks-t4-asg-tag-node-template/label/gpu-eks.io/node-group",
+    "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
+    "$aws:autoscaling/tag:Tag::gpu-eks-t4-asg-tag-node-template/taint/nvidia.com/gpu",
+    "urn:pulumi:dev::gpu-eks::gpu-eks:index:GpuCluster$gpu-eks:nodegroup:GpuNodeGroup"
+    "$aws:autoscaling/tag:Tag::gpu-eks-t4-asg-tag-node-template/resources/nvidia.com/gpu",
 ]
 
 

@@ -77,7 +77,8 @@ class FakeCloud(pulumi_mocks.Mocks):
       ``kubeconfigJson``, an OIDC provider ARN/URL and security group ids, from the ``name`` input.
     * ``awsx:ec2:Vpc`` (remote): ``vpcId`` and one private and one public subnet per zone.
     * ``aws:iam/role:Role``: an ARN in account 123456789012. ``aws:ec2/launchTemplate``:
-      ``latestVersion`` 1. ``aws:eks/nodeGroup``: ``nodeGroupName`` = resource name.
+      ``latestVersion`` 1. ``aws:eks/nodeGroup``: ``nodeGroupName`` = resource name, one ASG
+      ``eks-<name>-00000000-…``.
     * Calls: caller identity (account 123456789012), region us-west-2, partition aws,
       availability zones us-west-2a..d.
     """
@@ -115,11 +116,18 @@ class FakeCloud(pulumi_mocks.Mocks):
             )
         elif typ == "aws:eks/nodeGroup:NodeGroup":
             outputs.setdefault("nodeGroupName", name)
+            # EKS names the node group's Auto Scaling group eks-<node group>-<uuid>.
+            outputs.setdefault(
+                "resources",
+                [{"autoscalingGroups": [{"name": f"eks-{name}-00000000-0000-0000-0000-000000000000"}]}],
+            )
         return f"{name}-id", outputs
 
-    def call(self, args: pulumi_mocks.MockCallArgs) -> dict:
-        # A dict, not (dict, None): the mock monitor iterates a tuple's second item as check failures.
-        token = args.token
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
+        # The SDK's mock monitor iterates the failures: a list, never None (pulumi 3.272 mocks.py).
+        return self._answer(args.token), []
+
+    def _answer(self, token: str) -> dict:
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {
                 "accountId": FAKE_ACCOUNT_ID,

@@ -81,6 +81,7 @@ def test_workloads_get_a_node_selector_and_tolerations():
     assert group.node_selector == {
         "gpu-eks.io/gpu-count": "4",
         "gpu-eks.io/node-group": "vision",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
         "nvidia.com/device-plugin.config": "vision",
     }
     assert group.tolerations == [
