@@ -1,6 +1,7 @@
 """GPU-ready EKS as Pulumi components.
 
-Import the composite (``GpuCluster``) or the pieces (``Cluster``, ``GpuNodeGroup``,
+Import the composite (``GpuCluster``), GPU capacity for an existing cluster
+(``GpuCapacity``), or the pieces (``Cluster``, ``GpuNodeGroup``,
 ``GpuOperator``, ``TimeSlicingVerification``); build settings with ``load_settings`` (plain
 dict, e.g. from your own config) or ``settings_from_pulumi_config`` (the ``gpu-eks:*`` keys).
 
@@ -15,7 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
     "Cluster": "cluster",
+    "ClusterAutoscaler": "autoscaler",
+    "ClusterAutoscalerArgs": "autoscaler",
     "ClusterArgs": "cluster",
+    "GpuCapacity": "capacity",
+    "GpuCapacityArgs": "capacity",
     "GpuCluster": "gpu_cluster",
     "GpuClusterArgs": "gpu_cluster",
     "GpuNodeGroup": "nodegroup",
@@ -25,9 +30,11 @@ _EXPORTS: dict[str, str] = {
     "TimeSlicingVerification": "verification",
     "TimeSlicingVerificationArgs": "verification",
     "ConfigError": "settings",
+    "GpuCapacitySettings": "settings",
     "GpuNodeGroupSettings": "settings",
     "GpuOperatorSettings": "settings",
     "Settings": "settings",
+    "load_capacity_settings": "settings",
     "load_settings": "settings",
     "settings_from_pulumi_config": "settings",
 }
@@ -35,7 +42,12 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Cluster",
     "ClusterArgs",
+    "ClusterAutoscaler",
+    "ClusterAutoscalerArgs",
     "ConfigError",
+    "GpuCapacity",
+    "GpuCapacityArgs",
+    "GpuCapacitySettings",
     "GpuCluster",
     "GpuClusterArgs",
     "GpuNodeGroup",
@@ -47,20 +59,25 @@ __all__ = [
     "Settings",
     "TimeSlicingVerification",
     "TimeSlicingVerificationArgs",
+    "load_capacity_settings",
     "load_settings",
     "settings_from_pulumi_config",
 ]
 
 if TYPE_CHECKING:
+    from .autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
+    from .capacity import GpuCapacity, GpuCapacityArgs
     from .cluster import Cluster, ClusterArgs
     from .gpu_cluster import GpuCluster, GpuClusterArgs
     from .nodegroup import GpuNodeGroup, GpuNodeGroupArgs
     from .operator import GpuOperator, GpuOperatorArgs
     from .settings import (
         ConfigError,
+        GpuCapacitySettings,
         GpuNodeGroupSettings,
         GpuOperatorSettings,
         Settings,
+        load_capacity_settings,
         load_settings,
         settings_from_pulumi_config,
     )

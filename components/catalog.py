@@ -31,9 +31,16 @@ class GpuInstanceType:
     gpus: int
     gpu_model: str
     gpu_memory_mib_per_gpu: int
+    supports_mig: bool
+    #: kubelet ``maxPods`` on EKS with the VPC CNI defaults (no prefix delegation): ENIs x
+    #: (IPv4 addresses per ENI - 1) + 2 on the default network card. nodeadm computes it from
+    #: its embedded ``instance-info.jsonl`` (awslabs/amazon-eks-ami
+    #: nodeadm/internal/kubelet/eni_max_pods.go); the same numbers as the older
+    #: ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py checks both.
+    max_pods: int
 
 
-def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
+def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int, max_pods: int) -> GpuInstanceType:
     # Every g4dn size carries NVIDIA T4 GPUs with 16 GiB each. The T4 (Turing) has no MIG.
     return GpuInstanceType(
         name=f"g4dn.{size}",
@@ -42,23 +49,55 @@ def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
         gpus=gpus,
         gpu_model="T4",
         gpu_memory_mib_per_gpu=16 * 1024,
+        supports_mig=False,
+        max_pods=max_pods,
     )
 
 
 #: Physical GPU count per g4dn size: the single source of truth for the GPU-count label,
-#: the advertised ``nvidia.com/gpu`` capacity, the verification Deployment and preflight.
+#: the advertised ``nvidia.com/gpu`` capacity, the verification Jobs, the autoscaler tags and preflight.
 GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
     t.name: t
     for t in (
-        _g4dn("xlarge", 4, 16, 1),
-        _g4dn("2xlarge", 8, 32, 1),
-        _g4dn("4xlarge", 16, 64, 1),
-        _g4dn("8xlarge", 32, 128, 1),
-        _g4dn("16xlarge", 64, 256, 1),
-        _g4dn("12xlarge", 48, 192, 4),
-        _g4dn("metal", 96, 384, 8),
+        #     size        vCPUs  GiB  GPUs  max pods
+        _g4dn("xlarge", 4, 16, 1, 29),
+        _g4dn("2xlarge", 8, 32, 1, 29),
+        _g4dn("4xlarge", 16, 64, 1, 29),
+        _g4dn("8xlarge", 32, 128, 1, 58),
+        _g4dn("16xlarge", 64, 256, 1, 58),
+        _g4dn("12xlarge", 48, 192, 4, 234),
+        _g4dn("metal", 96, 384, 8, 737),
     )
 }
+
+#: The DaemonSet pods every GPU node runs, which count against its max pods. Derived from what
+#: this library installs (README "What it builds") and the operands the operator deploys with
+#: our values; tests/test_device_plugin_rules.py checks the operator half per chart version:
+#: - EKS add-ons: pulumi-eks installs vpc-cni (aws-node) and kube-proxy; CoreDNS is a
+#:   Deployment on the system nodes; no eks-pod-identity-agent add-on is installed.
+#: - gpu-operator (v25.3.1, v25.10.1, v26.7.0; controllers/state_manager.go gpuStateLabels for
+#:   the ``container`` workload config; assets/state-*/ DaemonSet nodeSelectors): device plugin,
+#:   GFD, dcgm-exporter and operator-validator. Not on our nodes: driver and container-toolkit
+#:   (disabled), standalone dcgm and node-status-exporter (disabled by the chart), mig-manager
+#:   (only MIG-capable GPUs; the T4 is not), MPS control daemon (only ``nvidia.com/mps.capable``
+#:   nodes), the sandbox/vGPU/kata/cc operands (only with sandboxWorkloads, disabled).
+#: - the node-feature-discovery worker (the chart's subchart; runs on every GPU node).
+#: The validators' run-to-completion pods (cuda, plugin) end Succeeded and do not count.
+GPU_NODE_DAEMONSET_PODS: tuple[str, ...] = (
+    "aws-node",
+    "kube-proxy",
+    "nvidia-device-plugin-daemonset",
+    "gpu-feature-discovery",
+    "nvidia-dcgm-exporter",
+    "nvidia-operator-validator",
+    "gpu-operator-node-feature-discovery-worker",
+)
+
+
+def usable_pod_slots(instance_type: str) -> int:
+    """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods."""
+    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(GPU_NODE_DAEMONSET_PODS)
+
 
 #: EC2 Service Quotas codes (service ``ec2``) that bound vCPUs of G and VT instances.
 VCPU_QUOTA_ON_DEMAND_G = "L-DB2E81BA"  # Running On-Demand G and VT instances
@@ -132,3 +171,40 @@ KUBERNETES_VERSION_PATTERN = re.compile(r"^1\.(\d{2})$")
 #: Instance families counted by the two G and VT vCPU quotas above: every family whose name
 #: starts with "g" (g4dn, g5, g6, gr6, ...) or "vt" (vt1).
 VCPU_QUOTA_G_FAMILY_PREFIXES = ("g", "vt")
+
+# ---------------------------------------------------------------------------------------------
+# Cluster Autoscaler (kubernetes/autoscaler)
+# ---------------------------------------------------------------------------------------------
+
+#: The Helm repository and chart (``helm repo add autoscaler https://kubernetes.github.io/autoscaler``),
+#: always installed from here with a pinned version.
+AUTOSCALER_CHART_REPOSITORY = "https://kubernetes.github.io/autoscaler"
+AUTOSCALER_CHART_NAME = "cluster-autoscaler"
+#: Chart versions whose values.yaml this library's values are checked against
+#: (tests/test_autoscaler.py, ../shared/reference/cluster-autoscaler/<version>/values.yaml).
+AUTOSCALER_CHART_VERSIONS: tuple[str, ...] = ("9.59.0",)
+DEFAULT_AUTOSCALER_CHART_VERSION = "9.59.0"
+
+#: Cluster Autoscaler image tag per Kubernetes minor: the newest patch of the matching CA minor
+#: (kubernetes/autoscaler tags ``cluster-autoscaler-1.xx.y``; CA's README asks for the CA minor
+#: that matches the cluster's). Chart 9.59.0 defaults to v1.35.0 for every cluster, so the tag is
+#: always set from this table. Tested against ../shared/reference/cluster-autoscaler/SOURCE.md.
+AUTOSCALER_IMAGE_TAGS: dict[str, str] = {
+    "1.32": "v1.32.7",
+    "1.33": "v1.33.6",
+    "1.34": "v1.34.5",
+    "1.35": "v1.35.2",
+    "1.36": "v1.36.1",
+}
+
+#: Tags per EC2 Auto Scaling group (Amazon EC2 Auto Scaling quota, "Tags per Auto Scaling group").
+ASG_TAG_LIMIT = 50
+#: Tags EKS puts on a managed node group's ASG besides CA's discovery tags: ``eks:cluster-name``,
+#: ``eks:nodegroup-name`` and ``kubernetes.io/cluster/<cluster>`` (CA reads the ``eks:`` ones,
+#: cloudprovider/aws/aws_manager.go ``extractLabelsFromAsg``).
+EKS_OWN_ASG_TAGS = 3
+
+#: Value of the ``k8s.amazonaws.com/accelerator`` node label per GPU model: the GPU types
+#: Cluster Autoscaler's AWS provider knows (cloudprovider/aws/aws_cloud_provider.go
+#: ``availableGPUTypes``, tag cluster-autoscaler-1.35.2; README "Special note on GPU instances").
+ACCELERATOR_LABEL_VALUES: dict[str, str] = {"T4": "nvidia-tesla-t4"}

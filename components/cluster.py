@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -15,24 +16,134 @@ import pulumi_kubernetes as k8s
 
 from . import catalog
 from .nodegroup import ManagedNodeGroupSpec, declare_managed_node_group
-from .settings import CONTROL_PLANE_LOG_TYPES, NetworkSettings, SystemNodeGroupSettings, access_entry_key
+from .settings import (
+    CONFIG_NAMESPACE,
+    CONTROL_PLANE_LOG_TYPES,
+    ConfigError,
+    NetworkSettings,
+    Problem,
+    SystemNodeGroupSettings,
+    access_entry_key,
+    check_resolved_network,
+    is_plain,
+)
 
 TYPE_NAME = "gpu-eks:cluster:Cluster"
 
-#: Managed policies of the node role. SSM lets operators reach nodes without SSH.
+#: AWS managed policies of the node role, by the suffix of their attachment's resource name.
+#: SSM lets operators reach nodes without SSH. ARNs: ``managed_policy_arn(partition, name)``.
 NODE_ROLE_POLICIES: dict[str, str] = {
-    "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-    "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
-    "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
-    "ssm": "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+    "worker": "AmazonEKSWorkerNodePolicy",
+    "cni": "AmazonEKS_CNI_Policy",
+    "ecr": "AmazonEC2ContainerRegistryReadOnly",
+    "ssm": "AmazonSSMManagedInstanceCore",
 }
-CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+#: The EKS access policy given to ``adminPrincipalArns``. ARN: ``cluster_access_policy_arn``.
+CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+
+
+def managed_policy_arn(partition: str, policy_name: str) -> str:
+    """``arn:<partition>:iam::aws:policy/<name>``: AWS managed policies live in every partition
+    under the account alias ``aws`` (IAM User Guide, "AWS managed policies"; e.g.
+    ``arn:aws-us-gov:iam::aws:policy/AmazonEKSWorkerNodePolicy`` in GovCloud)."""
+    return f"arn:{_known(partition)}:iam::aws:policy/{policy_name}"
+
+
+def cluster_access_policy_arn(partition: str, policy_name: str = CLUSTER_ADMIN_POLICY) -> str:
+    """``arn:<partition>:eks::aws:cluster-access-policy/<name>`` (EKS User Guide, "Access
+    policy permissions": the ARNs have the partition of the cluster's region)."""
+    return f"arn:{_known(partition)}:eks::aws:cluster-access-policy/{policy_name}"
+
+
+def _known(partition: str) -> str:
+    # aws.getPartition always answers in a real deployment; a unit test's mocks may not.
+    if not partition:
+        raise ValueError(
+            "aws.getPartition returned no partition (under Pulumi mocks, answer the call "
+            "'aws:index/getPartition:getPartition' with {'partition': 'aws'}: see the README's testing guide)"
+        )
+    return partition
+
+
+def principal_partition_problems(arns: Sequence[str], partition: str) -> list[Problem]:
+    """Principals of another partition than the cluster's: EKS refuses their access entries."""
+    return [
+        Problem(
+            key=f"{CONFIG_NAMESPACE}:adminPrincipalArns[{i}]",
+            received=arn,
+            expected=f"an ARN of the provider's partition, arn:{partition}:...",
+        )
+        for i, arn in enumerate(arns)
+        if arn.split(":")[1:2] != [partition]
+    ]
+
+
+def partition_of(parent: pulumi.Resource) -> pulumi.Output[str]:
+    """The partition (``aws``, ``aws-us-gov``, ``aws-cn``) of ``parent``'s AWS provider."""
+    return aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=parent)).partition
+
+
+def declare_node_role(
+    name: str, *, parent: pulumi.Resource, partition: pulumi.Input[str], tags: Mapping[str, pulumi.Input[str]]
+) -> tuple[aws.iam.Role, pulumi.Output[str]]:
+    """The EC2 node role ``{name}`` and its managed-policy attachments ``{name}-<short>``.
+
+    Returns the role and its ARN as an Output that resolves only once every policy is attached
+    (node groups must not start before the role can pull images and join).
+    """
+    role = aws.iam.Role(
+        name,
+        assume_role_policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "ec2.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    attachments = [
+        aws.iam.RolePolicyAttachment(
+            f"{name}-{short}",
+            role=role.name,
+            policy_arn=pulumi.Output.from_input(partition).apply(
+                lambda p, policy=policy: managed_policy_arn(p, policy)
+            ),
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        for short, policy in NODE_ROLE_POLICIES.items()
+    ]
+    return role, pulumi.Output.all(role.arn, *[a.id for a in attachments]).apply(lambda xs: xs[0])
+
+
+def resolve_network(net: NetworkSettings) -> tuple[Any, Any, Any]:
+    """(vpc id, private subnet ids, public subnet ids) of an existing VPC, as Inputs.
+
+    Plain values were validated at load time and are returned as they are. When any is an
+    Output, the three are validated again, together, when they resolve (the same rules as at
+    load time; a ConfigError naming the key fails the deployment).
+    """
+    raw = {"vpcId": net.vpc_id, "privateSubnetIds": net.private_subnet_ids, "publicSubnetIds": net.public_subnet_ids}
+    if is_plain(list(raw.values())):
+        return net.vpc_id, list(net.private_subnet_ids), list(net.public_subnet_ids)
+    checked = pulumi.Output.all(**raw).apply(check_resolved_network)
+    return (
+        checked.apply(lambda n: n.vpc_id),
+        checked.apply(lambda n: list(n.private_subnet_ids)),
+        checked.apply(lambda n: list(n.public_subnet_ids)),
+    )
 
 
 @dataclass
 class ClusterArgs:
     #: EKS cluster name (the physical name, not the Pulumi resource name).
-    cluster_name: str
+    cluster_name: pulumi.Input[str]
     kubernetes_version: str
     network: NetworkSettings
     system_node_group: SystemNodeGroupSettings
@@ -43,7 +154,7 @@ class ClusterArgs:
     control_plane_log_types: Sequence[str] = CONTROL_PLANE_LOG_TYPES
     #: EKS deletion protection, plus Pulumi `protect` on the control plane.
     deletion_protection: bool = False
-    tags: Mapping[str, str] = field(default_factory=dict)
+    tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
 
 
 class Cluster(pulumi.ComponentResource):
@@ -61,14 +172,15 @@ class Cluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         tags = dict(args.tags)
+        partition = partition_of(self)
 
         # --- Network -------------------------------------------------------------------------
         net = args.network
         public_subnet_ids: pulumi.Input[Sequence[str]]
-        if net.vpc_id:
-            self.vpc_id = pulumi.Output.from_input(net.vpc_id)
-            self.private_subnet_ids = pulumi.Output.from_input(list(net.private_subnet_ids))
-            public_subnet_ids = list(net.public_subnet_ids)
+        if net.existing_vpc:
+            vpc_id, private_subnet_ids, public_subnet_ids = resolve_network(net)
+            self.vpc_id = pulumi.Output.from_input(vpc_id)
+            self.private_subnet_ids = pulumi.Output.from_input(private_subnet_ids)
         else:
             vpc = awsx.ec2.Vpc(
                 f"{name}-vpc",
@@ -91,19 +203,22 @@ class Cluster(pulumi.ComponentResource):
             public_subnet_ids = vpc.public_subnet_ids
 
         # --- Control plane -------------------------------------------------------------------
+        # Principals must be of the provider's partition; checked when the partition is known.
+        admin_arns = list(args.admin_principal_arns)
+        checked_partition = partition.apply(lambda p: _same_partition(admin_arns, p))
         # Keyed by principal, not position: pulumi-eks names the AccessEntry resources after the
         # key, so reordering the list must not rename (replace) them.
         access_entries = {
             access_entry_key(arn): eks.AccessEntryArgs(
-                principal_arn=arn,
+                principal_arn=checked_partition.apply(lambda _, arn=arn: arn),
                 access_policies={
                     "cluster-admin": eks.AccessPolicyAssociationArgs(
-                        policy_arn=CLUSTER_ADMIN_POLICY,
+                        policy_arn=checked_partition.apply(cluster_access_policy_arn),
                         access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
                     )
                 },
             )
-            for arn in args.admin_principal_arns
+            for arn in admin_arns
         }
         public = bool(args.endpoint_public_access_cidrs)
         self.eks = eks.Cluster(
@@ -133,40 +248,15 @@ class Cluster(pulumi.ComponentResource):
         )
         # The cluster name is known up front (we chose it), which keeps previews readable; deriving
         # it from the component's URN makes everything that uses it wait for the control plane.
-        self.cluster_name = self.eks.urn.apply(lambda _: args.cluster_name)
+        self.cluster_name = pulumi.Output.all(self.eks.urn, args.cluster_name).apply(lambda xs: xs[1])
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
         self.oidc_provider_arn = self.eks.oidc_provider_arn
         self.oidc_provider_url = self.eks.oidc_provider_url
 
         # --- Node role (shared by every managed node group of this cluster) -----------------
-        self.node_role = aws.iam.Role(
-            f"{name}-node-role",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "ec2.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                }
-            ),
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=self),
+        self.node_role, self.node_role_arn = declare_node_role(
+            f"{name}-node-role", parent=self, partition=partition, tags=tags
         )
-        attachments = [
-            aws.iam.RolePolicyAttachment(
-                f"{name}-node-role-{short}",
-                role=self.node_role.name,
-                policy_arn=arn,
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            for short, arn in NODE_ROLE_POLICIES.items()
-        ]
-        # Node groups must not start before the role can pull images and join.
-        self.node_role_arn = pulumi.Output.all(self.node_role.arn, *[a.id for a in attachments]).apply(lambda xs: xs[0])
 
         # --- System node group: untainted, for CoreDNS, gpu-operator, NFD master/gc ---------
         system = args.system_node_group
@@ -217,3 +307,10 @@ class Cluster(pulumi.ComponentResource):
                 "privateSubnetIds": self.private_subnet_ids,
             }
         )
+
+
+def _same_partition(arns: Sequence[str], partition: str) -> str:
+    problems = principal_partition_problems(arns, _known(partition))
+    if problems:
+        raise ConfigError(problems)
+    return partition

@@ -14,11 +14,13 @@ from typing import Any
 
 import pulumi
 
+from .autoscaler import ClusterAutoscaler
+from .capacity import AutoscalerTarget, ClusterTarget, declare_gpu_capacity, group_outputs
 from .cluster import Cluster, ClusterArgs
-from .nodegroup import GpuNodeGroup, GpuNodeGroupArgs
-from .operator import GpuOperator, GpuOperatorArgs
+from .nodegroup import GpuNodeGroup
+from .operator import GpuOperator
 from .settings import Settings
-from .verification import TimeSlicingVerification, TimeSlicingVerificationArgs
+from .verification import TimeSlicingVerification
 
 TYPE_NAME = "gpu-eks:index:GpuCluster"
 
@@ -29,19 +31,18 @@ class GpuClusterArgs:
 
 
 class GpuCluster(pulumi.ComponentResource):
-    """Cluster + system node group + GPU node groups + gpu-operator (+ optional verification)."""
+    """Cluster + system node group + GPU node groups + gpu-operator (+ Cluster Autoscaler, + optional
+    verification)."""
 
-    cluster: Cluster
-    gpu_node_groups: dict[str, GpuNodeGroup]
-    operator: GpuOperator
-    verification: TimeSlicingVerification | None
+    # Children are annotated where they are assigned, not here: Pulumi's schema analyzer reads
+    # class-level annotations (of subclasses too, see multilang.GpuCluster) as outputs.
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
         tags = {"gpu-eks/cluster": s.cluster_name, **s.tags}
 
-        self.cluster = Cluster(
+        self.cluster: Cluster = Cluster(
             f"{name}-cluster",
             ClusterArgs(
                 cluster_name=s.cluster_name,
@@ -57,44 +58,33 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
 
-        self.gpu_node_groups = {
-            g.name: GpuNodeGroup(
-                f"{name}-{g.name}",
-                GpuNodeGroupArgs(
-                    settings=g,
-                    cluster_name=self.cluster.cluster_name,
-                    node_role_arn=self.cluster.node_role_arn,
-                    subnet_ids=self.cluster.private_subnet_ids,
-                    tags=tags,
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            for g in s.gpu_node_groups
-        }
-
-        k8s_providers = {"kubernetes": self.cluster.provider}
-        self.operator = GpuOperator(
-            f"{name}-gpu-operator",
-            GpuOperatorArgs(
-                settings=s.gpu_operator,
-                gpu_node_groups=s.gpu_node_groups,
-                # The operator, NFD master and gc need an untainted node to run on.
-                wait_for=[self.cluster.system_node_group],
+        # The GPU node groups, the operator and the verification: the same declaration as
+        # GpuCapacity's (names and parents unchanged: `<name>-<group>`, `<name>-gpu-operator`,
+        # `<name>-verify`, children of this component).
+        parts = declare_gpu_capacity(
+            name,
+            parent=self,
+            target=ClusterTarget(
+                cluster_name=self.cluster.cluster_name,
+                kubernetes_version=s.kubernetes_version,
+                node_role_arn=self.cluster.node_role_arn,
+                subnet_ids=self.cluster.private_subnet_ids,
+                provider=self.cluster.provider,
+                oidc_provider_arn=self.cluster.oidc_provider_arn,
+                oidc_provider_url=self.cluster.oidc_provider_url,
+                ready=[self.cluster.system_node_group],
             ),
-            opts=pulumi.ResourceOptions(parent=self, providers=k8s_providers),
+            groups=s.gpu_node_groups,
+            operator=s.gpu_operator,
+            verify=s.verify_time_slicing,
+            verification=s.verification,
+            tags=tags,
+            autoscaler=AutoscalerTarget(s.autoscaler, s.cluster_name) if s.autoscaler_enabled else None,
         )
-
-        self.verification = None
-        if s.verify_time_slicing:
-            self.verification = TimeSlicingVerification(
-                f"{name}-verify",
-                TimeSlicingVerificationArgs(
-                    settings=s.verification,
-                    gpu_node_groups=s.gpu_node_groups,
-                    wait_for=[self.operator, *self.gpu_node_groups.values()],
-                ),
-                opts=pulumi.ResourceOptions(parent=self, providers=k8s_providers),
-            )
+        self.gpu_node_groups: dict[str, GpuNodeGroup] = parts.gpu_node_groups
+        self.operator: GpuOperator = parts.operator
+        self.autoscaler: ClusterAutoscaler | None = parts.autoscaler
+        self.verification: TimeSlicingVerification | None = parts.verification
 
         self.register_outputs(self.stack_outputs())
 
@@ -105,14 +95,5 @@ class GpuCluster(pulumi.ComponentResource):
             "kubeconfig": self.cluster.kubeconfig,
             "oidcProviderArn": self.cluster.oidc_provider_arn,
             "oidcProviderUrl": self.cluster.oidc_provider_url,
-            "gpuNodeGroups": {
-                group_name: {
-                    "nodeSelector": g.node_selector,
-                    "tolerations": g.tolerations,
-                    "gpusPerNode": g.gpus_per_node,
-                    "advertisedGpusPerNode": g.advertised_gpus_per_node,
-                    "resourceName": g.resource_name,
-                }
-                for group_name, g in self.gpu_node_groups.items()
-            },
+            "gpuNodeGroups": group_outputs(self.gpu_node_groups),
         }

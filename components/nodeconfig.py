@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from . import placement
+from . import catalog, placement
 from .settings import GpuNodeGroupSettings
 
 NODECONFIG_API_VERSION = "node.eks.aws/v1alpha1"
@@ -34,10 +34,25 @@ def gpu_node_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
     """The labels every node of ``group`` registers with (and the group's node selector)."""
     return {
         **group.labels,
+        **accelerator_labels(group),
         placement.GPU_COUNT_LABEL: str(group.gpus_per_node),
-        placement.DEVICE_PLUGIN_CONFIG_LABEL: group.time_slicing.profile_name,
+        placement.DEVICE_PLUGIN_CONFIG_LABEL: group.profile_name,
         placement.NODE_GROUP_LABEL: group.name,
     }
+
+
+def accelerator_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
+    """``k8s.amazonaws.com/accelerator=<gpu type>`` (Cluster Autoscaler's AWS README, "Special
+    note on GPU instances"): CA holds a node with this label as "GPU not ready" until it has
+    allocatable ``nvidia.com/gpu``, so it does not add more nodes while the device plugin starts
+    (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2).
+
+    Every GPU node carries it, whatever the sharing settings: a node label is launch-template user
+    data, and sharing changes (replicas, renameByDefault, ...) must never replace nodes. Because a
+    renamed resource (``nvidia.com/gpu.shared``) would leave a labelled node "not ready" to CA for
+    good, settings refuse ``renameByDefault`` while the autoscaler is enabled.
+    """
+    return {placement.ACCELERATOR_LABEL: catalog.ACCELERATOR_LABEL_VALUES[group.instance_spec.gpu_model]}
 
 
 def kubelet_flags(labels: Mapping[str, str], taints: Sequence[placement.Taint]) -> list[str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from . import catalog, nodeconfig, placement
+from . import autoscaling, catalog, coverage, nodeconfig, placement
 from .settings import GpuNodeGroupSettings, Scaling
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
@@ -48,7 +48,7 @@ def declare_managed_node_group(
     cluster_name: pulumi.Input[str],
     node_role_arn: pulumi.Input[str],
     subnet_ids: pulumi.Input[Sequence[str]],
-    tags: Mapping[str, str],
+    tags: Mapping[str, pulumi.Input[str]],
 ) -> tuple[aws.ec2.LaunchTemplate, aws.eks.NodeGroup]:
     """Declare ``{name}-lt`` and ``{name}`` as children of ``parent`` (no other options)."""
     launch_template = aws.ec2.LaunchTemplate(
@@ -112,10 +112,16 @@ def declare_managed_node_group(
 @dataclass
 class GpuNodeGroupArgs:
     settings: GpuNodeGroupSettings
+    #: The EKS cluster's name: a string, or an Output (e.g. ``GpuCluster.cluster.cluster_name``).
+    #: The cluster's GpuOperator must cover this group (``coverage``): declare the group first and
+    #: pass it to the operator.
     cluster_name: pulumi.Input[str]
     node_role_arn: pulumi.Input[str]
-    subnet_ids: pulumi.Input[Sequence[str]]
-    tags: Mapping[str, str] = field(default_factory=dict)
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    #: Tag the group's Auto Scaling group for this EKS cluster's Cluster Autoscaler (discovery and
+    #: scale-from-zero template tags, ``autoscaling.asg_tags``). None: no CA tags.
+    autoscaler_cluster_name: str | None = None
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -125,6 +131,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
     group's taints, through a nodeadm NodeConfig in the launch template's user data.
     """
 
+    #: The validated settings the group was declared from (the operator computes its values from them).
+    settings: GpuNodeGroupSettings
     node_group: aws.eks.NodeGroup
     launch_template: aws.ec2.LaunchTemplate
     #: Labels to select this group's nodes (plain values, known at preview).
@@ -135,15 +143,24 @@ class GpuNodeGroup(pulumi.ComponentResource):
     advertised_gpus_per_node: int
     #: The extended resource pods request (``nvidia.com/gpu`` unless renamed).
     resource_name: str
+    #: Shared GPU slots (``resource_name``) at the group's maxSize.
+    advertised_gpus_at_max_size: int
+    #: Name of the Auto Scaling group EKS created for the node group.
+    autoscaling_group_name: pulumi.Output[str]
+    #: The Cluster Autoscaler tags on that Auto Scaling group, by tag key (empty without CA).
+    asg_tags: dict[str, aws.autoscaling.Tag]
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
+        # Before anything is declared: a group its cluster's operator does not cover is an error.
+        coverage.register_node_group(name, self, args.cluster_name)
         super().__init__(f"{TYPE_PREFIX}:GpuNodeGroup", name, None, opts)
-        s = args.settings
+        s = self.settings = args.settings
         self.node_selector = nodeconfig.gpu_node_labels(s)
         self.tolerations = placement.tolerations_for(s.taint_list)
         self.gpus_per_node = s.gpus_per_node
         self.advertised_gpus_per_node = s.advertised_gpus_per_node
         self.resource_name = s.time_slicing.resource_name
+        self.advertised_gpus_at_max_size = s.advertised_gpus_per_node * s.scaling.max_size
 
         spec = ManagedNodeGroupSpec(
             ami_type=catalog.GPU_AMI_TYPE,
@@ -163,9 +180,26 @@ class GpuNodeGroup(pulumi.ComponentResource):
             subnet_ids=args.subnet_ids,
             tags={**args.tags, "gpu-eks/node-group": s.name},
         )
+        # EKS creates one ASG per managed node group and copies no node group tags to it.
+        self.autoscaling_group_name = self.node_group.resources.apply(
+            lambda resources: resources[0].autoscaling_groups[0].name
+        )
+        # The tag set is known from the settings; only the ASG's name waits for the node group.
+        # Named by tag key, so adding a label or taint adds one Tag and renames none.
+        self.asg_tags = {}
+        if args.autoscaler_cluster_name is not None:
+            for key, value in autoscaling.asg_tags(s, args.autoscaler_cluster_name).items():
+                self.asg_tags[key] = aws.autoscaling.Tag(
+                    f"{name}-asg-tag-{key.removeprefix(autoscaling.TAG_PREFIX + '/')}",
+                    autoscaling_group_name=self.autoscaling_group_name,
+                    tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
         self.register_outputs(
             {
                 "nodeGroupName": self.node_group.node_group_name,
+                "autoscalingGroupName": self.autoscaling_group_name,
+                "advertisedGpusAtMaxSize": self.advertised_gpus_at_max_size,
                 "nodeSelector": self.node_selector,
                 "tolerations": self.tolerations,
                 "gpusPerNode": self.gpus_per_node,

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import chart, helm_values
-from .settings import GpuNodeGroupSettings, GpuOperatorSettings
+from . import chart, coverage, helm_values
+from .nodegroup import GpuNodeGroup
+from .settings import GpuOperatorSettings, describe_problems, gpu_groups_problems
 
 TYPE_NAME = "gpu-eks:operator:GpuOperator"
 
@@ -24,8 +25,10 @@ RELEASE_TIMEOUT_SECONDS = 900
 @dataclass
 class GpuOperatorArgs:
     settings: GpuOperatorSettings
-    #: The GPU node groups whose taints, labels and sharing profiles the values are computed from.
-    gpu_node_groups: Sequence[GpuNodeGroupSettings]
+    #: Every GPU node group of the cluster: the values (sharing profiles, tolerations for their
+    #: taints, placement) are computed from them, so the operator covers exactly these. A group of
+    #: the same cluster left out is an error at declaration (``coverage``).
+    gpu_node_groups: Sequence[GpuNodeGroup]
     #: Resources to finish first (e.g. the system node group: the operator needs a node). Pulumi
     #: does not pass a component's `depends_on` to its children, so this is an explicit argument.
     wait_for: Sequence[pulumi.Resource] = ()
@@ -42,6 +45,17 @@ class GpuOperator(pulumi.ComponentResource):
     values: dict
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
+        groups = [g.settings for g in args.gpu_node_groups]
+        if not groups:
+            raise coverage.HalfWiredError(
+                f"GpuOperator {name!r}: gpu_node_groups is empty; expected the GPU node groups"
+            )
+        problems = gpu_groups_problems(groups)
+        if problems:
+            raise coverage.HalfWiredError(
+                f"GpuOperator {name!r}: its GPU node groups cannot share one operator: {describe_problems(problems)}"
+            )
+        coverage.register_operator(name, args.gpu_node_groups)
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
         if s.chart_version not in chart.SUPPORTED_CHART_VERSIONS:
@@ -50,7 +64,7 @@ class GpuOperator(pulumi.ComponentResource):
                 f"({', '.join(chart.SUPPORTED_CHART_VERSIONS)}); its values paths are unchecked.",
                 resource=self,
             )
-        self.values = helm_values.gpu_operator_values(args.gpu_node_groups, s.chart_version, s.cdi_enabled)
+        self.values = helm_values.gpu_operator_values(groups, s.chart_version, s.cdi_enabled)
 
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",

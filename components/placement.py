@@ -21,6 +21,12 @@ GPU_COUNT_LABEL = "gpu-eks.io/gpu-count"
 NODE_GROUP_LABEL = "gpu-eks.io/node-group"
 #: The label the NVIDIA device plugin's config-manager reads to pick a sharing profile.
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+#: The label Cluster Autoscaler's AWS provider reads as "this node has a GPU" (``GPULabel`` in
+#: cloudprovider/aws/aws_cloud_provider.go, cluster-autoscaler-1.35.2). While a labelled node
+#: advertises no ``nvidia.com/gpu`` yet, CA treats it as still starting (processors/customresources/
+#: gpu_processor.go FilterOutNodesWithUnreadyResources) instead of adding another node for the
+#: same pending pods. Not under kubernetes.io/k8s.io, so kubelet accepts it in --node-labels.
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 #: GPU-count labels set by Karpenter and by EKS Auto Mode on the nodes they launch.
 KARPENTER_GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
 AUTO_MODE_GPU_COUNT_LABEL = "eks.amazonaws.com/instance-gpu-count"
@@ -88,6 +94,12 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
+#: Labels kubelet accepts in ``--node-labels`` but that kubelet or the cloud controller manager
+#: set themselves (k8s.io/api core/v1 well_known_labels.go): overriding one mislabels the node
+#: (a wrong os/arch/zone misplaces every pod that selects on it).
+SYSTEM_LABELS = frozenset(_KUBELET_ALLOWED_LABELS)
+
+
 def kubelet_label_problem(key: str) -> str | None:
     """Why kubelet would refuse ``key`` in ``--node-labels`` (and the node never join), or None."""
     syntax = qualified_name_problem(key)
@@ -96,8 +108,8 @@ def kubelet_label_problem(key: str) -> str | None:
     prefix = key.rpartition("/")[0]
     if not any(_in_namespace(prefix, ns) for ns in _RESTRICTED_NAMESPACES):
         return None
-    if key in _KUBELET_ALLOWED_LABELS:
-        return None
+    if key in SYSTEM_LABELS:
+        return "a key kubelet or the cloud controller manager does not set itself (an override mislabels the node)"
     if any(_in_namespace(prefix, ns) for ns in _KUBELET_ALLOWED_NAMESPACES):
         return None
     return (

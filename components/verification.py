@@ -1,12 +1,36 @@
-"""Optional time-slicing verification: a Deployment that only becomes ready when one GPU node
-really advertises (physical GPUs x replicas) of the shared GPU resource.
+"""Optional time-slicing verification: two Jobs per GPU node group that make `pulumi up` fail
+unless ONE node runs (physical GPUs x replicas) CUDA pods AT THE SAME TIME, then give the GPU back.
 
-Pulumi waits for a Deployment to become available, so `pulumi up` fails (after the await
-timeout) if the device plugin did not pick up the sharing profile.
+1. ``…-warmup`` (1 pod, 1 slot): asks for GPU capacity. On a group at zero nodes this is what
+   makes the Cluster Autoscaler add a node; it waits for node boot, the operator's device plugin
+   and the image pull, runs vectorAdd once and exits. Deadline: ``WARMUP_DEADLINE_SECONDS``.
+2. ``…-concurrent`` (created after the warm-up Job completed): ``parallelism = completions =``
+   the slots of one node, packed on one node by a required pod affinity. Each pod runs vectorAdd
+   repeatedly for ``HOLD_SECONDS`` (its slot is held the whole time). ``activeDeadlineSeconds`` =
+   ``HOLD_SECONDS + START_ALLOWANCE_SECONDS`` is shorter than ``2 x HOLD_SECONDS``: if the node
+   advertised even one slot fewer, at least one pod could only start after another finished,
+   the Job would pass its deadline, fail (``DeadlineExceeded``), and Pulumi fails the update.
+   Pods that merely ran one after another cannot pass: required pod affinity alone would not
+   force concurrency, the deadline does.
+
+pulumi-kubernetes (v4) awaits a Job until its ``Complete`` condition and fails the update at
+once on a ``Failed`` condition (batch/v1 Job docs); ``pulumi.com/timeoutSeconds`` bounds the wait.
+Completed pods hold no GPU slot, so afterwards the Cluster Autoscaler can remove the node once it
+has been unneeded for ``autoscaler.scaleDownUnneededTime``. The pods carry
+``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`` so no scale-down evicts them mid-check;
+once they have finished the annotation blocks nothing: CA's drain rules declare terminal pods
+drainable before the not-safe-to-evict check runs (simulator/drainability/rules/rules.go
+``Default``, cluster-autoscaler-1.35.2).
+
+Job names carry a hash of their spec: a sharing change (replicas, rename, profile, instance types)
+gives new names, so Pulumi replaces the Jobs and the check runs again; an unchanged spec keeps
+the completed Jobs and nothing runs.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,74 +38,130 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import nodeconfig, placement
+from . import autoscaling, nodeconfig, placement
+from .nodegroup import GpuNodeGroup
 from .settings import GpuNodeGroupSettings, VerificationSettings
 
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
 
-#: Run NVIDIA's vectorAdd sample in a loop, so the pod stays Running while it keeps proving
-#: that CUDA works on its share of the GPU; a failing run restarts the container.
-VECTOR_ADD_LOOP = "while true; do /cuda-samples/vectorAdd || exit 1; sleep 60; done"
-#: Wait this long for the Deployment (GPU node boot + operator + image pulls).
-AWAIT_TIMEOUT_SECONDS = 1200
+#: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.
+HOLD_SECONDS = 180
+#: Time for all pods of the concurrent Job to start on the warm node (scheduling, container start,
+#: a vectorAdd image pull if they land on a node the warm-up did not use). Must stay < HOLD_SECONDS.
+START_ALLOWANCE_SECONDS = 120
+CONCURRENT_DEADLINE_SECONDS = HOLD_SECONDS + START_ALLOWANCE_SECONDS
+#: The warm-up may wait for a node from zero: CA reaction, EC2 boot, node join, gpu-operator
+#: device plugin, vectorAdd image pull.
+WARMUP_DEADLINE_SECONDS = 1200
+#: Pulumi's await bound per Job: its deadline plus a minute for the Job controller to report.
+AWAIT_MARGIN_SECONDS = 60
+
+#: Run vectorAdd once (CUDA works on this share) and exit.
+VECTOR_ADD_ONCE = "/cuda-samples/vectorAdd"
 
 
-def verification_deployment_spec(group: GpuNodeGroupSettings, image: str, app_label: str) -> dict[str, Any]:
-    """The Deployment spec (pure data, validated with kubernetes-validate in tests).
+def hold_script(seconds: int) -> str:
+    """vectorAdd first (fail fast), then again every 5 s until ``seconds`` have passed."""
+    return (
+        "set -e; /cuda-samples/vectorAdd; "
+        f"end=$(( $(date +%s) + {seconds} )); "
+        'while [ "$(date +%s)" -lt "$end" ]; do /cuda-samples/vectorAdd >/dev/null; sleep 5; done'
+    )
 
-    replicas = physical GPUs x time-slicing replicas of ONE node, and a required pod affinity to
-    the Deployment's own pods on the same host packs them on one node: so availability proves
-    that a single node advertises the full sliced capacity.
-    """
-    labels = {"app.kubernetes.io/name": app_label}
+
+def _pod_spec(group: GpuNodeGroupSettings, image: str, script: str, affinity: dict | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "nodeSelector": nodeconfig.gpu_node_labels(group),
+        "tolerations": placement.tolerations_for(group.taint_list),
+        "containers": [
+            {
+                "name": "vectoradd",
+                "image": image,
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["/bin/sh", "-c"],
+                "args": [script],
+                "resources": {"limits": {group.time_slicing.resource_name: 1}},
+                "securityContext": {"allowPrivilegeEscalation": False},
+            }
+        ],
+        "terminationGracePeriodSeconds": 5,
+    }
+    if affinity:
+        spec["affinity"] = affinity
+    return spec
+
+
+def _job_spec(labels: dict[str, str], pods: int, deadline: int, pod_spec: dict[str, Any]) -> dict[str, Any]:
     return {
-        "replicas": group.advertised_gpus_per_node,
-        "selector": {"matchLabels": labels},
+        "parallelism": pods,
+        "completions": pods,
+        "backoffLimit": 0,
+        "activeDeadlineSeconds": deadline,
         "template": {
-            "metadata": {"labels": labels},
-            "spec": {
-                "nodeSelector": nodeconfig.gpu_node_labels(group),
-                "tolerations": placement.tolerations_for(group.taint_list),
-                "affinity": {
-                    "podAffinity": {
-                        "requiredDuringSchedulingIgnoredDuringExecution": [
-                            {
-                                "labelSelector": {"matchLabels": labels},
-                                "topologyKey": "kubernetes.io/hostname",
-                            }
-                        ]
-                    }
-                },
-                "containers": [
-                    {
-                        "name": "vectoradd",
-                        "image": image,
-                        "command": ["/bin/sh", "-c"],
-                        "args": [VECTOR_ADD_LOOP],
-                        "resources": {"limits": {group.time_slicing.resource_name: 1}},
-                        "securityContext": {"allowPrivilegeEscalation": False},
-                    }
-                ],
-                "terminationGracePeriodSeconds": 5,
+            "metadata": {
+                "labels": labels,
+                "annotations": {autoscaling.SAFE_TO_EVICT_ANNOTATION: "false"},
             },
+            "spec": pod_spec,
         },
     }
+
+
+def warmup_job_spec(group: GpuNodeGroupSettings, image: str) -> dict[str, Any]:
+    """One pod asking for one slot: brings a node (from zero, through the autoscaler)."""
+    labels = {"app.kubernetes.io/name": f"timeslicing-warmup-{group.name}"}
+    return _job_spec(labels, 1, WARMUP_DEADLINE_SECONDS, _pod_spec(group, image, VECTOR_ADD_ONCE, None))
+
+
+def concurrent_job_spec(group: GpuNodeGroupSettings, image: str) -> dict[str, Any]:
+    """All slots of one node, at the same time (see the module docstring for why it must be so)."""
+    labels = {"app.kubernetes.io/name": f"timeslicing-check-{group.name}"}
+    same_node = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    pod = _pod_spec(group, image, hold_script(HOLD_SECONDS), same_node)
+    return _job_spec(labels, group.advertised_gpus_per_node, CONCURRENT_DEADLINE_SECONDS, pod)
+
+
+def job_name(prefix: str, group: GpuNodeGroupSettings, spec: dict[str, Any]) -> str:
+    """``<prefix>-<group>-<8 hex>`` (at most 59 characters: Job names become label values, <= 63).
+
+    The hash covers the Job spec and the group's sharing settings and instance types: any change
+    to what is verified is a new Job (Job pod templates are immutable anyway).
+    """
+    content = {
+        "spec": spec,
+        "timeSlicing": group.time_slicing.model_dump(by_alias=True),
+        "instanceTypes": list(group.instance_types),
+    }
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:8]
+    return f"{prefix}-{group.name}-{digest}"
 
 
 @dataclass
 class TimeSlicingVerificationArgs:
     settings: VerificationSettings
-    gpu_node_groups: Sequence[GpuNodeGroupSettings]
-    #: Resources to finish first: the operator release and the GPU node groups. (A component's
-    #: `depends_on` does not reach its children, so this is an explicit argument.)
+    #: The GPU node groups to verify (two Jobs each); the Jobs also wait for them.
+    gpu_node_groups: Sequence[GpuNodeGroup]
+    #: Resources to finish first besides the groups: the operator release and, when groups start
+    #: at zero, the Cluster Autoscaler. (A component's `depends_on` does not reach its children,
+    #: so this is an explicit argument.)
     wait_for: Sequence[pulumi.Resource] = ()
+    #: A Cluster Autoscaler scales the groups: a group at desiredSize 0 is verified too (its
+    #: warm-up Job is what brings its first node).
+    autoscaling: bool = False
 
 
 class TimeSlicingVerification(pulumi.ComponentResource):
-    """A namespace and one verification Deployment per GPU node group with nodes.
+    """A namespace and, per GPU node group, a warm-up Job and a concurrency Job.
 
-    Pass the cluster's Kubernetes provider with ``providers=``, and the operator and the GPU
-    node groups as ``wait_for``.
+    Pass the cluster's Kubernetes provider with ``providers=``, and the operator (and the
+    autoscaler) as ``wait_for``.
     """
 
     def __init__(self, name: str, args: TimeSlicingVerificationArgs, opts: pulumi.ResourceOptions | None = None):
@@ -92,29 +172,45 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 name=args.settings.namespace,
                 labels={"pod-security.kubernetes.io/enforce": "baseline"},
             ),
-            # The Deployments depend on the namespace through `namespace=`, hence on `wait_for`.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
+            # The Jobs depend on the namespace through `namespace=`, hence on `wait_for`.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *args.gpu_node_groups]),
         )
-        self.deployments: dict[str, k8s.apps.v1.Deployment] = {}
-        for group in args.gpu_node_groups:
-            if group.scaling.desired_size < 1:
-                # Nothing to verify on a group scaled to zero; waiting would only time out.
-                pulumi.log.warn(f"GPU node group {group.name!r} has desiredSize 0: not verified", resource=self)
+        self.warmup_jobs: dict[str, k8s.batch.v1.Job] = {}
+        self.jobs: dict[str, k8s.batch.v1.Job] = {}
+        for group in (g.settings for g in args.gpu_node_groups):
+            if group.scaling.desired_size < 1 and not args.autoscaling:
+                # Nothing would ever bring a node; waiting would only time out.
+                pulumi.log.warn(
+                    f"GPU node group {group.name!r} has desiredSize 0 and no autoscaler: not verified", resource=self
+                )
                 continue
-            app = f"timeslicing-check-{group.name}"
-            self.deployments[group.name] = k8s.apps.v1.Deployment(
-                f"{name}-{group.name}",
-                metadata=k8s.meta.v1.ObjectMetaArgs(
-                    name=app,
-                    namespace=self.namespace.metadata.name,
-                    annotations={"pulumi.com/timeoutSeconds": str(AWAIT_TIMEOUT_SECONDS)},
-                ),
-                spec=verification_deployment_spec(group, args.settings.image, app),
+            warmup = warmup_job_spec(group, args.settings.image)
+            self.warmup_jobs[group.name] = k8s.batch.v1.Job(
+                f"{name}-{group.name}-warmup",
+                metadata=_job_metadata(job_name("ts-warmup", group, warmup), self.namespace, warmup),
+                spec=warmup,
                 opts=pulumi.ResourceOptions(parent=self),
+            )
+            concurrent = concurrent_job_spec(group, args.settings.image)
+            self.jobs[group.name] = k8s.batch.v1.Job(
+                f"{name}-{group.name}-concurrent",
+                metadata=_job_metadata(job_name("ts-check", group, concurrent), self.namespace, concurrent),
+                spec=concurrent,
+                # Starts on the node the warm-up brought, so its short deadline covers no boot.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[group.name]]),
             )
         self.register_outputs(
             {
                 "namespace": self.namespace.metadata.name,
-                "deployments": {g: d.metadata.name for g, d in self.deployments.items()},
+                "jobs": {g: j.metadata.name for g, j in self.jobs.items()},
             }
         )
+
+
+def _job_metadata(name: str, namespace: k8s.core.v1.Namespace, spec: dict[str, Any]) -> k8s.meta.v1.ObjectMetaArgs:
+    timeout = spec["activeDeadlineSeconds"] + AWAIT_MARGIN_SECONDS
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=name,
+        namespace=namespace.metadata.name,
+        annotations={"pulumi.com/timeoutSeconds": str(timeout)},
+    )

@@ -21,6 +21,8 @@ from tests.support import (  # re-exported: older test modules import these from
 from tooling.simulation import Simulation
 
 __all__ = ["CHART_VERSIONS", "REFERENCE", "ROOT", "STACKS", "load_reference_yaml", "reference_path", "simulate"]
+#: A separate consumer project, run by tests/test_consumer.py against the installed package.
+collect_ignore = ["consumer_project"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -47,8 +47,9 @@ def reference_default(version: str, path: tuple[str, ...]) -> tuple[bool, Any]:
     return found, default
 
 
-def groups(*specs: dict):
-    return load_settings({"clusterName": "c", "gpuNodeGroups": list(specs)}).gpu_node_groups
+def groups(*specs: dict, autoscaler: bool = True):
+    raw = {"clusterName": "c", "gpuNodeGroups": list(specs), "autoscaler": {"enabled": autoscaler}}
+    return load_settings(raw).gpu_node_groups
 
 
 DEFAULT_GROUPS = groups({"name": "t4"})
@@ -188,9 +189,10 @@ def deep_merge(base: Any, over: Any) -> Any:
 def test_device_plugin_config_has_one_profile_per_sharing_setting():
     config = helm_values.gpu_operator_values(CUSTOM_GROUPS, "v26.7.0")["devicePlugin"]["config"]
     assert config["create"] is True
-    assert sorted(config["data"]) == ["timeslice-x2", "timeslice-x4"]
-    assert config["default"] in config["data"]
-    x2 = yaml.safe_load(config["data"]["timeslice-x2"])
+    # Default profile names: the group names.
+    assert sorted(config["data"]) == ["a", "b"]
+    assert config["default"] == "a"
+    x2 = yaml.safe_load(config["data"]["b"])
     assert x2 == {
         "version": "v1",
         "flags": {"migStrategy": "none"},
@@ -212,7 +214,8 @@ def test_config_map_name_follows_the_sharing_settings():
     (sharing.config_map_name explains why); unchanged settings keep the name."""
 
     def name(**ts):
-        g = groups({"name": "t4", "timeSlicing": ts})
+        # renameByDefault is refused with the Cluster Autoscaler (its GPU readiness check).
+        g = groups({"name": "t4", "timeSlicing": ts}, autoscaler=False)
         return helm_values.gpu_operator_values(g, "v26.7.0")["devicePlugin"]["config"]["name"]
 
     assert name(replicas=4) == name(replicas=4)
@@ -236,6 +239,6 @@ def test_sharing_config_round_trips_as_yaml():
     data = sharing.device_plugin_config_data(helm_values.sharing_profiles(CUSTOM_GROUPS))
     assert all(isinstance(v, str) for v in data.values())
     assert {k: yaml.safe_load(v)["sharing"]["timeSlicing"]["resources"][0]["replicas"] for k, v in data.items()} == {
-        "timeslice-x2": 2,
-        "timeslice-x4": 4,
+        "a": 4,
+        "b": 2,
     }

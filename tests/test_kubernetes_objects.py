@@ -13,7 +13,7 @@ from tests.support import ROOT
 
 KINDS = {
     "kubernetes:core/v1:Namespace": ("v1", "Namespace"),
-    "kubernetes:apps/v1:Deployment": ("apps/v1", "Deployment"),
+    "kubernetes:batch/v1:Job": ("batch/v1", "Job"),
 }
 
 
@@ -31,10 +31,10 @@ def test_every_kubernetes_object_validates(stack_sim):
         kubernetes_validate.validate(obj, version, strict=True)
 
 
-def test_validation_catches_a_broken_deployment():
+def test_validation_catches_a_broken_job():
     group = load_settings({"clusterName": "c"}).gpu_node_groups[0]
-    spec = verification.verification_deployment_spec(group, "img", "app")
-    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}, "spec": spec}
+    spec = verification.concurrent_job_spec(group, "img")
+    obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": spec}
     kubernetes_validate.validate(obj, "1.35.0", strict=True)
     spec["template"]["spec"]["containers"][0]["resource"] = spec["template"]["spec"]["containers"][0].pop("resources")
     with pytest.raises(kubernetes_validate.ValidationError):

@@ -17,6 +17,7 @@ from tests.support import ROOT, STACKS
 from tooling.simulation import run_stack
 
 NG = "aws:eks/nodeGroup:NodeGroup"
+JOB = "kubernetes:batch/v1:Job"
 
 
 def test_both_stacks_exist():
@@ -56,7 +57,7 @@ def test_verification_replicas_follow_the_instance_type():
             ]
         },
     )
-    assert sim.one("kubernetes:apps/v1:Deployment").inputs["spec"]["replicas"] == 4 * 3
+    assert sim.one(JOB, "gpu-eks-verify-big-concurrent").inputs["spec"]["parallelism"] == 4 * 3
     assert sim.outputs["gpuNodeGroups"]["big"]["advertisedGpusPerNode"] == 12
 
 

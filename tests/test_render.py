@@ -243,7 +243,8 @@ def test_render_shows_the_nodeadm_flags_of_the_gpu_nodes(docs: dict[str, dict[st
     assert part["contentType"] == "application/node.eks.aws"
     assert part["content"]["kind"] == "NodeConfig"
     assert part["content"]["spec"]["kubelet"]["flags"] == [
-        "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=t4,nvidia.com/device-plugin.config=timeslice-x4",
+        "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=t4,k8s.amazonaws.com/accelerator=nvidia-tesla-t4,"
+        "nvidia.com/device-plugin.config=timeslice-x4",
         "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
     ]
 
@@ -261,7 +262,7 @@ def test_render_masks_the_kubeconfig_and_marks_computed_values(docs: dict[str, d
     node_group = item(doc, "aws:eks/nodeGroup:NodeGroup", "gpu-eks-t4")["inputs"]
     # Known before deployment: chosen by the program.
     assert node_group["clusterName"] == "gpu-eks-dev"
-    assert node_group["scalingConfig"] == {"desiredSize": 1, "maxSize": 1, "minSize": 1}
+    assert node_group["scalingConfig"] == {"desiredSize": 0, "maxSize": 1, "minSize": 0}
     # Computed by the cloud: a first preview cannot know them.
     assert node_group["nodeRoleArn"] == UNKNOWN
     assert node_group["subnetIds"] == UNKNOWN

@@ -28,7 +28,7 @@ def test_defaults_are_documented_values():
     (g,) = s.gpu_node_groups
     assert (g.instance_types, g.capacity_type, g.disk_size_gib) == (["g4dn.xlarge"], "ON_DEMAND", 100)
     assert [(t.key, t.value, t.effect) for t in g.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
-    assert g.time_slicing.replicas == 4 and g.time_slicing.profile_name == "timeslice-x4"
+    assert g.time_slicing.replicas == 4 and g.profile_name == "gpu"
     assert s.verify_time_slicing is False and s.endpoint_public_access_cidrs == []
 
 
@@ -69,12 +69,11 @@ def test_a_group_mixing_gpu_counts_is_rejected():
     assert "g4dn.xlarge=1, g4dn.12xlarge=4" in line
 
 
-def test_mig_strategy_is_no_longer_a_key():
-    """Removed in 0.2.0: it was read by nothing (the T4 has no MIG, and a per-group strategy could
-    not work: the chart's mig.strategy reaches every device plugin as MIG_STRATEGY, which
-    overrides the config file). A stack that still sets it is told so, as for any unknown key."""
-    (line,) = problems({"gpuNodeGroups": [group(migStrategy="none")]})
-    assert line.startswith('gpu-eks:gpuNodeGroups[0].migStrategy: received "none"')
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_mig_is_refused_for_t4(strategy):
+    (line,) = problems({"gpuNodeGroups": [group(migStrategy=strategy)]})
+    assert line.startswith(f"gpu-eks:gpuNodeGroups[0].migStrategy: received \"{strategy}\"; expected 'none'")
+    assert "T4 has no MIG" in line
 
 
 @pytest.mark.parametrize(
@@ -94,7 +93,7 @@ def test_label_keys_with_invalid_syntax_are_rejected(key):
 
 
 @pytest.mark.parametrize(
-    "key", ["node.kubernetes.io/pool", "kubelet.kubernetes.io/x", "topology.kubernetes.io/zone", "team.example.com/ml"]
+    "key", ["node.kubernetes.io/pool", "kubelet.kubernetes.io/x", "sub.node.kubernetes.io/x", "team.example.com/ml"]
 )
 def test_label_keys_kubelet_accepts_pass(key):
     s = load_settings({"clusterName": "c", "gpuNodeGroups": [group(labels={key: "a"})]})
@@ -170,7 +169,11 @@ def test_profiles_with_one_name_and_two_settings_conflict():
             ]
         }
     )
-    assert len(lines) == 1 and "profile 'shared' is used with different settings" in lines[0]
+    assert lines == [
+        'gpu-eks:gpuNodeGroups[1].timeSlicing.profile: received "shared"; expected a profile name not used by '
+        "gpuNodeGroups[0] (a), whose timeSlicing settings differ: one set of settings per profile name (it is one "
+        "key of the device-plugin ConfigMap)"
+    ]
 
 
 def test_every_problem_is_reported_at_once():
@@ -183,6 +186,7 @@ def test_every_problem_is_reported_at_once():
                     instanceTypes=["p3.2xlarge"],
                     scaling={"minSize": 3, "desiredSize": 2, "maxSize": 1},
                     timeSlicing={"replicas": 0},
+                    migStrategy="mixed",
                     labels={"kubernetes.io/foo": "x"},
                     taints=[{"key": "a", "effect": "Never"}],
                 )
@@ -197,13 +201,14 @@ def test_every_problem_is_reported_at_once():
         "gpu-eks:gpuNodeGroups[0].labels.kubernetes.io/foo",
         "gpu-eks:gpuNodeGroups[0].taints[0].effect",
         "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas",
+        "gpu-eks:gpuNodeGroups[0].migStrategy",
         "gpu-eks:gpuOperator.chartVersion",
     ]
 
 
 def test_the_program_stops_with_run_error_before_declaring_anything():
     bad = {
-        "gpu-eks:gpuNodeGroups": [{"name": "t4", "timeSlicing": {"replicas": 0}, "capacityType": "RESERVED"}],
+        "gpu-eks:gpuNodeGroups": [{"name": "t4", "timeSlicing": {"replicas": 0}, "migStrategy": "single"}],
         "gpu-eks:gpuOperator": {"chartVersion": "v0.0.1"},
     }
     with pytest.raises(pulumi.RunError) as info:
@@ -211,7 +216,7 @@ def test_the_program_stops_with_run_error_before_declaring_anything():
     message = str(info.value)
     assert message.startswith("invalid stack configuration (3 problems):")
     assert "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 0" in message
-    assert 'gpu-eks:gpuNodeGroups[0].capacityType: received "RESERVED"' in message
+    assert 'gpu-eks:gpuNodeGroups[0].migStrategy: received "single"' in message
     assert 'gpu-eks:gpuOperator.chartVersion: received "v0.0.1"' in message
 
 

@@ -77,7 +77,8 @@ class FakeCloud(pulumi_mocks.Mocks):
       ``kubeconfigJson``, an OIDC provider ARN/URL and security group ids, from the ``name`` input.
     * ``awsx:ec2:Vpc`` (remote): ``vpcId`` and one private and one public subnet per zone.
     * ``aws:iam/role:Role``: an ARN in account 123456789012. ``aws:ec2/launchTemplate``:
-      ``latestVersion`` 1. ``aws:eks/nodeGroup``: ``nodeGroupName`` = resource name.
+      ``latestVersion`` 1. ``aws:eks/nodeGroup``: ``nodeGroupName`` = resource name, one ASG
+      ``eks-<name>-00000000-…``.
     * Calls: caller identity (account 123456789012), region us-west-2, partition aws,
       availability zones us-west-2a..d.
     """
@@ -115,27 +116,35 @@ class FakeCloud(pulumi_mocks.Mocks):
             )
         elif typ == "aws:eks/nodeGroup:NodeGroup":
             outputs.setdefault("nodeGroupName", name)
+            # EKS names the node group's Auto Scaling group eks-<node group>-<uuid>.
+            outputs.setdefault(
+                "resources",
+                [{"autoscalingGroups": [{"name": f"eks-{name}-00000000-0000-0000-0000-000000000000"}]}],
+            )
         return f"{name}-id", outputs
 
-    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
-        token = args.token
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
+        # The SDK's mock monitor iterates the failures: a list, never None (pulumi 3.272 mocks.py).
+        return self._answer(args.token), []
+
+    def _answer(self, token: str) -> dict:
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {
                 "accountId": FAKE_ACCOUNT_ID,
                 "arn": f"arn:aws:iam::{FAKE_ACCOUNT_ID}:user/simulated",
                 "userId": "AIDASIMULATED",
                 "id": FAKE_ACCOUNT_ID,
-            }, None
+            }
         if token == "aws:index/getRegion:getRegion":
-            return {"name": FAKE_REGION, "region": FAKE_REGION, "id": FAKE_REGION}, None
+            return {"name": FAKE_REGION, "region": FAKE_REGION, "id": FAKE_REGION}
         if token == "aws:index/getPartition:getPartition":
-            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}, None
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
         if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             return {
                 "names": list(FAKE_ZONES),
                 "zoneIds": [f"usw2-az{i + 1}" for i in range(len(FAKE_ZONES))],
-            }, None
-        return {}, None
+            }
+        return {}
 
 
 class FirstPreviewCloud(FakeCloud):

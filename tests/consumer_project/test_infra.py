@@ -1,0 +1,90 @@
+"""The consuming team's unit tests: its program under Pulumi mocks (gpu_mocks.py, from the
+gpu-eks README's testing guide), asserting what it sends the cloud."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pulumi
+from gpu_mocks import GpuEksMocks, set_gpu_eks_mocks
+
+PLATFORM_OUTPUTS = {
+    "clusterName": "platform-prod",
+    "privateSubnetIds": ["subnet-plat-a", "subnet-plat-b"],
+    "nodeRoleArn": "arn:aws:iam::123456789012:role/platform-nodes",
+    "kubeconfig": '{"apiVersion": "v1", "kind": "Config"}',
+}
+
+
+class Mocks(GpuEksMocks):
+    """The guide's mocks plus the answer of this program's own StackReference."""
+
+    def new_resource(self, args):
+        if args.typ == "pulumi:pulumi:StackReference":
+            self.inputs[args.name] = args.inputs
+            return args.name, {"name": args.name, "outputs": PLATFORM_OUTPUTS, "secretOutputNames": []}
+        return super().new_resource(args)
+
+
+MOCKS = set_gpu_eks_mocks(Mocks())
+
+import infra  # noqa: E402  (declares the resources, under the mocks set above)
+
+STACK = infra.declare()
+
+
+def test_the_library_comes_from_the_installed_package():
+    import components
+
+    assert "site" in pathlib.Path(components.__file__).parts
+
+
+@pulumi.runtime.test
+def test_the_cluster_goes_into_our_own_vpc():
+    research = STACK.research
+
+    def check(_):
+        eks = MOCKS.inputs["research-cluster-eks"]
+        assert eks["vpcId"] == "own-vpc-id"
+        assert eks["privateSubnetIds"] == ["own-private-a-id", "own-private-b-id"]
+        assert "research-cluster-vpc" not in MOCKS.inputs  # no VPC created
+        assert MOCKS.inputs["research-t4"]["subnetIds"] == ["own-private-a-id", "own-private-b-id"]
+
+    return pulumi.Output.all(research.cluster.eks.urn, research.gpu_node_groups["t4"].node_group.urn).apply(check)
+
+
+@pulumi.runtime.test
+def test_the_existing_cluster_gets_gpu_nodes_and_an_operator_covering_our_group():
+    capacity = STACK.capacity
+
+    def check(_):
+        shared = MOCKS.inputs["platform-gpu-shared"]
+        own = MOCKS.inputs["vision-t4x4"]
+        for group in (shared, own):
+            assert group["clusterName"] == "platform-prod"
+            assert group["subnetIds"] == ["subnet-plat-a", "subnet-plat-b"]
+            assert group["nodeRoleArn"] == "arn:aws:iam::123456789012:role/platform-nodes"
+            assert group["amiType"] == "AL2023_x86_64_NVIDIA"
+        values = MOCKS.inputs["platform-gpu-gpu-operator-release"]["values"]
+        assert sorted(values["devicePlugin"]["config"]["data"]) == ["shared", "vision"]  # profiles: the group names
+        keys = {t.get("key") for t in values["daemonsets"]["tolerations"]}
+        assert {"nvidia.com/gpu", "acme.com/team"} <= keys
+        assert "platform-gpu-node-role" not in MOCKS.inputs  # the platform's node role is used
+
+    return pulumi.Output.all(
+        capacity.operator.release.urn, capacity.gpu_node_groups["shared"].node_group.urn, STACK.team_group.urn
+    ).apply(check)
+
+
+def test_workloads_get_a_node_selector_and_tolerations():
+    group = STACK.team_group
+    assert group.node_selector == {
+        "gpu-eks.io/gpu-count": "4",
+        "gpu-eks.io/node-group": "vision",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
+        "nvidia.com/device-plugin.config": "vision",
+    }
+    assert group.tolerations == [
+        {"key": "acme.com/team", "operator": "Equal", "value": "vision", "effect": "NoSchedule"},
+    ]
+    assert group.advertised_gpus_per_node == 8

@@ -1,0 +1,617 @@
+"""Cluster Autoscaler (issue 9): the release, its IAM, the ASG tags that let it scale GPU groups
+from zero, and a template-node simulation written from CA's AWS provider.
+
+Upstream behaviour encoded here (kubernetes/autoscaler, tag cluster-autoscaler-1.35.2,
+cluster-autoscaler/cloudprovider/aws/aws_manager.go ``buildNodeFromTemplate``):
+capacity from the instance type (``nvidia.com/gpu`` = physical GPUs), then every
+``k8s.io/cluster-autoscaler/node-template/resources/<name>`` tag overrides/sets ``<name>``; labels
+from ``node-template/label/<key>``; taints from ``node-template/taint/<key>`` whose value matches
+``(.*):(NoSchedule|NoExecute|PreferNoSchedule)``, split at the first ``:`` into value and effect.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from components import autoscaling, catalog, nodeconfig, placement, verification
+from components.settings import ConfigError, load_settings, settings_warnings
+from components.stackconfig import settings_for_stack
+from tests.conftest import ROOT, load_reference_yaml, reference_path
+from tooling.simulation import Simulation, run_stack
+
+TAG = "aws:autoscaling/tag:Tag"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+JOB = "kubernetes:batch/v1:Job"
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+
+# ---------------------------------------------------------------------------------------------
+# CA's template node, rebuilt from its documented behaviour (see the module docstring)
+# ---------------------------------------------------------------------------------------------
+
+_TAINT_VALUE = re.compile(r"(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)")
+
+
+def template_node(tags: dict[str, str], instance_type: str) -> dict[str, Any]:
+    capacity: dict[str, int] = {"nvidia.com/gpu": catalog.GPU_INSTANCE_TYPES[instance_type].gpus}
+    labels: dict[str, str] = {"node.kubernetes.io/instance-type": instance_type}
+    taints: list[placement.Taint] = []
+    for key, value in tags.items():
+        if key.startswith("k8s.io/cluster-autoscaler/node-template/resources/"):
+            capacity[key.split("k8s.io/cluster-autoscaler/node-template/resources/")[1]] = int(value)
+        if key.startswith("k8s.io/cluster-autoscaler/node-template/label/"):
+            labels[key.split("k8s.io/cluster-autoscaler/node-template/label/")[1]] = value
+        if key.startswith("k8s.io/cluster-autoscaler/node-template/taint/") and _TAINT_VALUE.match(value):
+            taint_value, effect = value.split(":", 1)
+            taints.append(
+                placement.Taint(
+                    key=key.split("k8s.io/cluster-autoscaler/node-template/taint/")[1], value=taint_value, effect=effect
+                )
+            )
+    return {"labels": labels, "taints": taints, "capacity": capacity}
+
+
+def fits(pod: dict[str, Any], node: dict[str, Any]) -> bool:
+    """The scheduler's NodeSelector, TaintToleration (NoSchedule/NoExecute) and resource fit."""
+    if any(node["labels"].get(k) != v for k, v in pod["nodeSelector"].items()):
+        return False
+    for taint in node["taints"]:
+        if taint.effect != "PreferNoSchedule" and not any(
+            placement.tolerates(t, taint) for t in pod.get("tolerations", [])
+        ):
+            return False
+    return all(node["capacity"].get(name, 0) >= amount for name, amount in pod["requests"].items())
+
+
+def pod_from_outputs(outputs: dict[str, Any], slots: int = 1, tolerate: bool = True) -> dict[str, Any]:
+    return {
+        "nodeSelector": outputs["nodeSelector"],
+        "tolerations": outputs["tolerations"] if tolerate else [],
+        "requests": {outputs["resourceName"]: slots},
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def nodeconfig_of(sim: Simulation, group: str) -> tuple[dict[str, str], list[placement.Taint]]:
+    """Labels and taints from the group's launch template user data, parsed back from kubelet flags."""
+    mime = base64.b64decode(sim.one(LT, f"gpu-eks-{group}-lt").inputs["userData"]).decode()
+    ((_, body),) = nodeconfig.parse_mime(mime)
+    labels: dict[str, str] = {}
+    taints: list[placement.Taint] = []
+    for flag in yaml.safe_load(body)["spec"]["kubelet"]["flags"]:
+        name, _, value = flag.partition("=")
+        if name == "--node-labels":
+            labels.update(kv.split("=", 1) for kv in value.split(","))
+        elif name == "--register-with-taints":
+            for t in value.split(","):
+                kv, effect = t.rsplit(":", 1)
+                key, _, val = kv.partition("=")
+                taints.append(placement.Taint(key=key, value=val, effect=effect))
+    return labels, taints
+
+
+def asg_tags_of(sim: Simulation, group: str) -> dict[str, str]:
+    prefix = f"gpu-eks-{group}-asg-tag-"
+    tags = [r for r in sim.by_type(TAG) if r.name.startswith(prefix)]
+    for r in tags:
+        assert r.inputs["autoscalingGroupName"] == f"eks-gpu-eks-{group}-00000000-0000-0000-0000-000000000000"
+        assert r.inputs["tag"]["propagateAtLaunch"] is False
+    return {r.inputs["tag"]["key"]: r.inputs["tag"]["value"] for r in tags}
+
+
+@pytest.fixture(scope="module")
+def variants() -> Simulation:
+    """A 2-replica group with extra labels and taints and a 4-GPU g4dn.12xlarge group, both from zero."""
+    return run_stack(
+        "dev",
+        ROOT,
+        config_overrides={
+            "gpu-eks:gpuNodeGroups": [
+                {
+                    "name": "big",
+                    "instanceTypes": ["g4dn.12xlarge"],
+                    "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 3},
+                    "timeSlicing": {"replicas": 3},
+                },
+                {
+                    "name": "shared",
+                    "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+                    "labels": {"team.example.com/owner": "ml"},
+                    "taints": [
+                        {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+                        {"key": "dedicated", "effect": "NoExecute"},
+                    ],
+                    "timeSlicing": {"replicas": 2},
+                },
+            ]
+        },
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# ASG tags = NodeConfig (the one source of truth), for every stack and the variants
+# ---------------------------------------------------------------------------------------------
+
+
+def test_dev_asg_tags_literal(dev: Simulation):
+    assert asg_tags_of(dev, "t4") == {
+        "k8s.io/cluster-autoscaler/enabled": "true",
+        "k8s.io/cluster-autoscaler/gpu-eks-dev": "owned",
+        "k8s.io/cluster-autoscaler/node-template/label/gpu-eks.io/gpu-count": "1",
+        "k8s.io/cluster-autoscaler/node-template/label/gpu-eks.io/node-group": "t4",
+        "k8s.io/cluster-autoscaler/node-template/label/nvidia.com/device-plugin.config": "timeslice-x4",
+        "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
+        "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu": "true:NoSchedule",
+        "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu": "4",
+    }
+
+
+def _assert_template_matches_nodeconfig(sim: Simulation, group: str, instance_type: str, resource: str, slots: int):
+    labels, taints = nodeconfig_of(sim, group)
+    node = template_node(asg_tags_of(sim, group), instance_type)
+    # Every label kubelet registers, with its value, is on CA's template node (and no other
+    # label but the ones CA adds itself).
+    assert {k: node["labels"][k] for k in labels} == labels
+    assert set(node["labels"]) - set(labels) == {"node.kubernetes.io/instance-type"}
+    assert sorted(node["taints"], key=repr) == sorted(taints, key=repr)
+    assert node["capacity"][resource] == slots
+
+
+def test_asg_tags_equal_the_nodeconfig_in_every_stack(stack_sim):
+    stack, sim = stack_sim
+    for g in settings_for_stack(stack, ROOT).gpu_node_groups:
+        _assert_template_matches_nodeconfig(sim, g.name, g.instance_types[0], "nvidia.com/gpu", 1 * 4)
+
+
+def test_asg_tags_of_a_12xlarge_and_a_group_with_extra_labels_and_taints(variants: Simulation):
+    # g4dn.12xlarge: 4 T4 x 3 replicas.
+    _assert_template_matches_nodeconfig(variants, "big", "g4dn.12xlarge", "nvidia.com/gpu", 12)
+    _assert_template_matches_nodeconfig(variants, "shared", "g4dn.xlarge", "nvidia.com/gpu", 2)
+    tags = asg_tags_of(variants, "shared")
+    assert tags["k8s.io/cluster-autoscaler/node-template/taint/dedicated"] == ":NoExecute"
+    assert tags["k8s.io/cluster-autoscaler/node-template/label/team.example.com/owner"] == "ml"
+    for group in ("big", "shared"):
+        assert (
+            asg_tags_of(variants, group)["k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator"]
+            == "nvidia-tesla-t4"
+        )
+
+
+def test_a_renamed_resource_is_refused_with_the_autoscaler():
+    """Every GPU node carries k8s.amazonaws.com/accelerator (a sharing change must not touch the
+    launch template), and CA holds a node with that label as "GPU not ready" until it advertises
+    nvidia.com/gpu (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2): a
+    renamed node never does, so CA would count it unready for good."""
+    with pytest.raises(ConfigError) as err:
+        load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "timeSlicing": {"renameByDefault": True}}]})
+    assert [str(p) for p in err.value.problems] == [
+        "gpu-eks:gpuNodeGroups[0].timeSlicing.renameByDefault: received true; expected false while the Cluster "
+        "Autoscaler is enabled: CA treats a GPU node without allocatable nvidia.com/gpu as not ready (a renamed "
+        "node advertises only nvidia.com/gpu.shared)"
+    ]
+    # Without the autoscaler it is accepted.
+    load_settings(
+        {
+            "clusterName": "c",
+            "autoscaler": {"enabled": False},
+            "gpuNodeGroups": [{"name": "g", "timeSlicing": {"renameByDefault": True}}],
+        }
+    )
+
+
+def test_builder_agrees_with_the_nodeconfig_for_many_groups():
+    """asg_tags vs the NodeConfig, without Pulumi, over sizes, renames and extra labels/taints."""
+    for size in sorted(catalog.GPU_INSTANCE_TYPES):
+        for rename in (False, True):
+            g = load_settings(
+                {
+                    "clusterName": "c",
+                    # The builder is pure; the settings refuse a renamed group with CA enabled.
+                    "autoscaler": {"enabled": not rename},
+                    "gpuNodeGroups": [
+                        {
+                            "name": "g",
+                            "instanceTypes": [size],
+                            "labels": {"a.example.com/b": "c"},
+                            "taints": [{"key": "x", "value": "y", "effect": "PreferNoSchedule"}],
+                            "timeSlicing": {"replicas": 5, "renameByDefault": rename},
+                        }
+                    ],
+                }
+            ).gpu_node_groups[0]
+            flags = nodeconfig.gpu_node_config(g)["spec"]["kubelet"]["flags"]
+            labels = dict(kv.split("=", 1) for kv in flags[0].removeprefix("--node-labels=").split(","))
+            node = template_node(autoscaling.asg_tags(g, "c"), size)
+            assert {k: node["labels"][k] for k in labels} == labels
+            assert flags[1] == "--register-with-taints=x=y:PreferNoSchedule"
+            assert node["taints"] == [placement.Taint(key="x", value="y", effect="PreferNoSchedule")]
+            resource = "nvidia.com/gpu.shared" if rename else "nvidia.com/gpu"
+            assert node["capacity"][resource] == catalog.GPU_INSTANCE_TYPES[size].gpus * 5
+
+
+# ---------------------------------------------------------------------------------------------
+# Template-node scheduling: what CA decides for a pending pod
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_pod_built_from_the_outputs_fits_the_template_node(dev: Simulation):
+    out = dev.outputs["gpuNodeGroups"]["t4"]
+    node = template_node(asg_tags_of(dev, "t4"), "g4dn.xlarge")
+    assert fits(pod_from_outputs(out), node)
+    assert fits(pod_from_outputs(out, slots=4), node)  # 4 pods x 1 slot also fit, one at a time
+    assert not fits(pod_from_outputs(out, tolerate=False), node)
+    assert not fits(pod_from_outputs(out, slots=5), node)
+
+
+def test_scheduling_on_the_variants(variants: Simulation):
+    for group, instance_type, slots in (("big", "g4dn.12xlarge", 12), ("shared", "g4dn.xlarge", 2)):
+        out = variants.outputs["gpuNodeGroups"][group]
+        node = template_node(asg_tags_of(variants, group), instance_type)
+        assert fits(pod_from_outputs(out), node)
+        assert fits(pod_from_outputs(out, slots=slots), node)
+        assert not fits(pod_from_outputs(out, slots=slots + 1), node)
+        assert not fits(pod_from_outputs(out, tolerate=False), node)
+
+
+def test_without_tags_ca_would_not_scale_up_for_our_pods(dev: Simulation):
+    """Why the tags exist: a template from the instance type alone lacks the labels."""
+    out = dev.outputs["gpuNodeGroups"]["t4"]
+    assert not fits(pod_from_outputs(out), template_node({}, "g4dn.xlarge"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------------
+
+
+def test_slot_and_asg_outputs(dev: Simulation, prod: Simulation, variants: Simulation):
+    d = dev.outputs["gpuNodeGroups"]["t4"]
+    assert (d["sharedSlotsPerNode"], d["sharedSlotsAtMaxSize"]) == (4, 4)
+    assert d["autoscalingGroupName"] == "eks-gpu-eks-t4-00000000-0000-0000-0000-000000000000"
+    p = prod.outputs["gpuNodeGroups"]["t4"]
+    assert (p["sharedSlotsPerNode"], p["sharedSlotsAtMaxSize"]) == (4, 24)  # 6 nodes
+    big = variants.outputs["gpuNodeGroups"]["big"]
+    assert (big["sharedSlotsPerNode"], big["sharedSlotsAtMaxSize"], big["resourceName"]) == (12, 36, "nvidia.com/gpu")
+    shared = variants.outputs["gpuNodeGroups"]["shared"]
+    assert (shared["sharedSlotsPerNode"], shared["resourceName"]) == (2, "nvidia.com/gpu")
+
+
+# ---------------------------------------------------------------------------------------------
+# The release and its values, against the reference chart
+# ---------------------------------------------------------------------------------------------
+
+
+def test_image_tags_match_the_reference_table():
+    text = reference_path("cluster-autoscaler", "SOURCE.md").read_text()
+    rows = dict(re.findall(r"^\| (1\.\d+) \| (v1\.\d+\.\d+) \| cluster-autoscaler-", text, flags=re.M))
+    assert rows == catalog.AUTOSCALER_IMAGE_TAGS
+    assert rows["1.35"] == "v1.35.2"
+
+
+def test_chart_versions_exist_in_the_chart_repository():
+    index = load_reference_yaml("cluster-autoscaler", "gh-pages-index.yaml")
+    published = {e["version"] for e in index["entries"]["cluster-autoscaler"]}
+    assert set(catalog.AUTOSCALER_CHART_VERSIONS) <= published
+    for version in catalog.AUTOSCALER_CHART_VERSIONS:
+        chart = load_reference_yaml("cluster-autoscaler", version, "Chart.yaml")
+        assert (chart["name"], chart["version"]) == ("cluster-autoscaler", version)
+    assert catalog.AUTOSCALER_CHART_REPOSITORY == "https://kubernetes.github.io/autoscaler"
+
+
+def _check_paths(ours: Any, theirs: Any, path: str, problems: list[str]) -> None:
+    if isinstance(theirs, dict) and theirs and isinstance(ours, dict):
+        for key, value in ours.items():
+            if key not in theirs:
+                problems.append(f"{path}.{key}: not in the chart's values.yaml")
+            else:
+                _check_paths(value, theirs[key], f"{path}.{key}", problems)
+    elif theirs is None:  # e.g. autoDiscovery.clusterName: documented, no default
+        if not isinstance(ours, str):
+            problems.append(f"{path}: expected a string")
+    elif type(ours) is not type(theirs):
+        problems.append(f"{path}: {type(ours).__name__} where the chart has {type(theirs).__name__}")
+
+
+@pytest.mark.parametrize("version", catalog.AUTOSCALER_CHART_VERSIONS)
+def test_values_paths_exist_in_the_chart_values(version):
+    reference = load_reference_yaml("cluster-autoscaler", version, "values.yaml")
+    s = load_settings({"clusterName": "c"})
+    values = autoscaling.autoscaler_values(
+        s.autoscaler, cluster_name="c", kubernetes_version="1.35", region="us-west-2", role_arn="arn"
+    )
+    problems: list[str] = []
+    extra_args = values.pop("extraArgs")
+    _check_paths(values, reference, "", problems)
+    assert problems == []
+    # extraArgs is free-form; every flag we set is one the chart documents (commented example).
+    text = reference_path("cluster-autoscaler", version, "values.yaml").read_text()
+    for flag in extra_args:
+        assert re.search(rf"^  # {re.escape(flag)}: ", text, flags=re.M), flag
+    # The chart's own discovery tags are exactly ours (its template runs them through tpl).
+    assert reference["autoDiscovery"]["tags"] == [
+        "k8s.io/cluster-autoscaler/enabled",
+        "k8s.io/cluster-autoscaler/{{ .Values.autoDiscovery.clusterName }}",
+    ]
+    assert reference["cloudProvider"] == "aws"
+
+
+def test_release_in_each_stack(stack_sim):
+    stack, sim = stack_sim
+    s = settings_for_stack(stack, ROOT)
+    rel = sim.one(RELEASE, "gpu-eks-autoscaler-release")
+    i = rel.inputs
+    assert (i["chart"], i["version"], i["repositoryOpts"]) == (
+        "cluster-autoscaler",
+        "9.59.0",
+        {"repo": "https://kubernetes.github.io/autoscaler"},
+    )
+    assert (i["name"], i["namespace"], i["atomic"]) == ("cluster-autoscaler", "kube-system", True)
+    v = i["values"]
+    assert v["image"] == {"tag": "v1.35.2"}
+    assert v["awsRegion"] == "us-west-2"
+    assert v["autoDiscovery"] == {
+        "clusterName": f"gpu-eks-{stack}",
+        "tags": ["k8s.io/cluster-autoscaler/enabled", f"k8s.io/cluster-autoscaler/gpu-eks-{stack}"],
+    }
+    role = sim.one("aws:iam/role:Role", "gpu-eks-autoscaler-role")
+    assert v["rbac"]["serviceAccount"] == {
+        "create": True,
+        "name": "cluster-autoscaler",
+        "annotations": {"eks.amazonaws.com/role-arn": role.outputs["arn"]},
+    }
+    assert v["extraArgs"] == {
+        "scale-down-unneeded-time": s.autoscaler.scale_down_unneeded_time,
+        "expander": "least-waste",
+        "balance-similar-node-groups": True,
+        "skip-nodes-with-local-storage": False,
+    }
+    # Never on a GPU node (of this library, Karpenter or Auto Mode); fine on the system nodes.
+    system = {"kubernetes.io/os": "linux", "eks.amazonaws.com/nodegroup": "system"}
+    assert placement.node_matches_affinity(system, v["affinity"])
+    for g in s.gpu_node_groups:
+        assert not placement.node_matches_affinity({**system, **nodeconfig.gpu_node_labels(g)}, v["affinity"])
+    assert not placement.node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, v["affinity"])
+    # It waits for the untainted system node group and for its IAM policy.
+    assert sim.one("aws:eks/nodeGroup:NodeGroup", "gpu-eks-cluster-system").urn in rel.dependencies
+    assert sim.one("aws:iam/rolePolicy:RolePolicy", "gpu-eks-autoscaler-policy").urn in rel.dependencies
+    assert sim.named("gpu-eks-autoscaler").type == "gpu-eks:autoscaler:ClusterAutoscaler"
+
+
+def test_image_tag_follows_the_kubernetes_minor():
+    sim = run_stack("dev", ROOT, config_overrides={"gpu-eks:kubernetesVersion": "1.33"})
+    assert sim.one(RELEASE, "gpu-eks-autoscaler-release").inputs["values"]["image"] == {"tag": "v1.33.6"}
+
+
+# ---------------------------------------------------------------------------------------------
+# IAM: IRSA, least privilege
+# ---------------------------------------------------------------------------------------------
+
+
+def test_trust_policy_admits_only_the_autoscaler_service_account(dev: Simulation):
+    doc = json.loads(dev.one("aws:iam/role:Role", "gpu-eks-autoscaler-role").inputs["assumeRolePolicy"])
+    (stmt,) = doc["Statement"]
+    issuer = "oidc.eks.us-west-2.amazonaws.com/id/" + "0" * 32
+    assert stmt["Principal"] == {"Federated": f"arn:aws:iam::123456789012:oidc-provider/{issuer}"}
+    assert stmt["Action"] == "sts:AssumeRoleWithWebIdentity"
+    assert stmt["Condition"] == {
+        "StringEquals": {
+            f"{issuer}:sub": "system:serviceaccount:kube-system:cluster-autoscaler",
+            f"{issuer}:aud": "sts.amazonaws.com",
+        }
+    }
+
+
+def test_policy_scopes_mutations_to_this_clusters_asgs(stack_sim):
+    stack, sim = stack_sim
+    doc = json.loads(sim.one("aws:iam/rolePolicy:RolePolicy", "gpu-eks-autoscaler-policy").inputs["policy"])
+    by_sid = {s["Sid"]: s for s in doc["Statement"]}
+    assert set(by_sid) == {"Read", "DescribeNodegroups", "ScaleThisClustersGroups"}
+    # The read actions of CA's AWS README ("Full Cluster Autoscaler Features Policy").
+    assert sorted(by_sid["Read"]["Action"]) == [
+        "autoscaling:DescribeAutoScalingGroups",
+        "autoscaling:DescribeAutoScalingInstances",
+        "autoscaling:DescribeLaunchConfigurations",
+        "autoscaling:DescribeScalingActivities",
+        "ec2:DescribeImages",
+        "ec2:DescribeInstanceTypes",
+        "ec2:DescribeLaunchTemplateVersions",
+        "ec2:GetInstanceTypesFromInstanceRequirements",
+    ]
+    assert by_sid["DescribeNodegroups"] == {
+        "Sid": "DescribeNodegroups",
+        "Effect": "Allow",
+        "Action": "eks:DescribeNodegroup",
+        "Resource": f"arn:aws:eks:us-west-2:123456789012:nodegroup/gpu-eks-{stack}/*/*",
+    }
+    assert by_sid["ScaleThisClustersGroups"] == {
+        "Sid": "ScaleThisClustersGroups",
+        "Effect": "Allow",
+        "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
+        "Resource": "arn:aws:autoscaling:us-west-2:123456789012:autoScalingGroup:*:autoScalingGroupName/*",
+        "Condition": {"StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/gpu-eks-{stack}": "owned"}},
+    }
+    # The condition's tag is one every GPU group's ASG carries.
+    for g in settings_for_stack(stack, ROOT).gpu_node_groups:
+        assert asg_tags_of(sim, g.name)[f"k8s.io/cluster-autoscaler/gpu-eks-{stack}"] == "owned"
+    # No other statement grants anything that changes a group.
+    for stmt in doc["Statement"]:
+        actions = stmt["Action"] if isinstance(stmt["Action"], list) else [stmt["Action"]]
+        if any(not a.split(":")[1].startswith(("Describe", "GetInstanceTypes")) for a in actions):
+            assert "Condition" in stmt
+
+
+def test_policy_arns_follow_the_partition():
+    doc = json.loads(autoscaling.autoscaler_policy("c", "aws-cn", "cn-north-1", "210987654321"))
+    resources = [s["Resource"] for s in doc["Statement"]]
+    assert resources[1:] == [
+        "arn:aws-cn:eks:cn-north-1:210987654321:nodegroup/c/*/*",
+        "arn:aws-cn:autoscaling:cn-north-1:210987654321:autoScalingGroup:*:autoScalingGroupName/*",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Config
+# ---------------------------------------------------------------------------------------------
+
+
+def _problems(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_settings({"clusterName": "c", **raw})
+    return [str(p) for p in info.value.problems]
+
+
+def test_enabled_defaults_to_groups_that_can_change_size():
+    assert load_settings({"clusterName": "c"}).autoscaler_enabled is True  # default group 1..2
+    fixed = {"gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 2, "desiredSize": 2, "maxSize": 2}}]}
+    assert load_settings({"clusterName": "c", **fixed}).autoscaler_enabled is False
+    assert load_settings({"clusterName": "c", **fixed, "autoscaler": {"enabled": True}}).autoscaler_enabled is True
+    assert settings_for_stack("dev", ROOT).autoscaler_enabled and settings_for_stack("prod", ROOT).autoscaler_enabled
+
+
+def test_autoscaler_config_errors():
+    assert _problems({"autoscaler": {"chartVersion": "9.58.0", "scaleDownUnneededTime": "10 minutes"}}) == [
+        'gpu-eks:autoscaler.chartVersion: received "9.58.0"; expected one of 9.59.0 (the cluster-autoscaler '
+        "chart versions this library is validated against), or set allowUnvalidatedChartVersion: true",
+        'gpu-eks:autoscaler.scaleDownUnneededTime: received "10 minutes"; expected a duration such as 10m '
+        "or 1h30m (units h, m, s) from 1m to 24h",
+    ]
+    assert _problems({"autoscaler": {"scaleDownUnneededTime": "30s"}})[0].startswith(
+        'gpu-eks:autoscaler.scaleDownUnneededTime: received "30s"'
+    )
+    ok = load_settings(
+        {"clusterName": "c", "autoscaler": {"chartVersion": "9.60.1", "allowUnvalidatedChartVersion": True}}
+    )
+    assert ok.autoscaler.chart_version == "9.60.1"
+    assert load_settings({"clusterName": "c", "autoscaler": {"scaleDownUnneededTime": "1h30m"}})
+
+
+def test_one_taint_per_key_while_autoscaling():
+    taints = [{"key": "a", "effect": "NoSchedule"}, {"key": "a", "effect": "NoExecute"}]
+    (problem,) = _problems({"gpuNodeGroups": [{"name": "g", "taints": taints}]})
+    assert problem.startswith("gpu-eks:gpuNodeGroups[0].taints: received [")
+    assert "one taint per key while the Cluster Autoscaler is enabled (repeated: ['a'])" in problem
+    # Without the autoscaler, kubelet's rule (unique key + effect) is all that applies.
+    assert load_settings(
+        {"clusterName": "c", "autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "taints": taints}]}
+    )
+
+
+def test_kubernetes_version_needs_an_autoscaler_release():
+    (problem,) = _problems({"kubernetesVersion": "1.31"})
+    assert problem == (
+        'gpu-eks:kubernetesVersion: received "1.31"; expected one of 1.32, 1.33, 1.34, 1.35, 1.36 while the '
+        "Cluster Autoscaler is enabled (its release must match the cluster's minor), or autoscaler.enabled: false"
+    )
+
+
+def test_accelerator_label_is_reserved():
+    (problem,) = _problems({"gpuNodeGroups": [{"name": "g", "labels": {"k8s.amazonaws.com/accelerator": "x"}}]})
+    assert problem.startswith('gpu-eks:gpuNodeGroups[0].labels: received {"k8s.amazonaws.com/accelerator": "x"}')
+
+
+def test_warning_when_nothing_scales_a_resizable_group():
+    s = load_settings({"clusterName": "c", "autoscaler": {"enabled": False}})
+    assert [str(w) for w in settings_warnings(s)] == [
+        'gpu-eks:gpuNodeGroups[0].scaling: received {"desiredSize": 1, "maxSize": 2, "minSize": 1}; expected '
+        "autoscaler.enabled: true, or minSize = desiredSize = maxSize > 0: with the Cluster Autoscaler disabled "
+        "nothing resizes the group after creation"
+    ]
+
+
+def test_disabled_autoscaler_declares_no_release_and_no_tags():
+    sim = run_stack("prod", ROOT, config_overrides={"gpu-eks:autoscaler": {"enabled": False}})
+    assert sim.by_type("gpu-eks:autoscaler:ClusterAutoscaler") == []
+    assert sim.by_type(TAG) == []
+    assert [r.name for r in sim.by_type(RELEASE)] == ["gpu-eks-gpu-operator-release"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Verification: concurrent use of one GPU, then the capacity is released
+# ---------------------------------------------------------------------------------------------
+
+
+def test_concurrency_cannot_be_faked_by_sequential_pods():
+    # Concurrent: every pod holds its slot HOLD seconds and all start within the allowance.
+    assert verification.CONCURRENT_DEADLINE_SECONDS == 180 + 120 == 300
+    # With one slot fewer than pods, some pod starts only after another's HOLD: >= 2 x HOLD.
+    assert verification.CONCURRENT_DEADLINE_SECONDS < 2 * verification.HOLD_SECONDS
+    assert verification.START_ALLOWANCE_SECONDS < verification.HOLD_SECONDS
+
+
+def test_verification_jobs_in_dev(dev: Simulation):
+    warm = dev.one(JOB, "gpu-eks-verify-t4-warmup")
+    check = dev.one(JOB, "gpu-eks-verify-t4-concurrent")
+    w, c = warm.inputs["spec"], check.inputs["spec"]
+    assert (w["parallelism"], w["completions"], w["activeDeadlineSeconds"], w["backoffLimit"]) == (1, 1, 1200, 0)
+    assert (c["parallelism"], c["completions"], c["activeDeadlineSeconds"], c["backoffLimit"]) == (4, 4, 300, 0)
+    assert warm.inputs["metadata"]["annotations"] == {"pulumi.com/timeoutSeconds": "1260"}
+    assert check.inputs["metadata"]["annotations"] == {"pulumi.com/timeoutSeconds": "360"}
+    for spec in (w, c):
+        tmpl = spec["template"]
+        assert tmpl["metadata"]["annotations"] == {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+        pod = tmpl["spec"]
+        assert pod["restartPolicy"] == "Never"
+        assert pod["nodeSelector"] == dev.outputs["gpuNodeGroups"]["t4"]["nodeSelector"]
+        assert pod["tolerations"] == dev.outputs["gpuNodeGroups"]["t4"]["tolerations"]
+        assert pod["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    # Packed on one node; each pod holds its slot for 180 s.
+    assert c["template"]["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [
+        {
+            "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "timeslicing-check-t4"}},
+            "topologyKey": "kubernetes.io/hostname",
+        }
+    ]
+    assert c["template"]["metadata"]["labels"] == {"app.kubernetes.io/name": "timeslicing-check-t4"}
+    assert "+ 180 ))" in c["template"]["spec"]["containers"][0]["args"][0]
+    # Order: the concurrent Job after the warm-up; the warm-up (via the namespace) after the
+    # operator, the ASG tags and the autoscaler, since it is what brings the first node.
+    assert warm.urn in check.dependencies
+    ns = dev.one("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns")
+    assert ns.urn in warm.dependencies
+    assert dev.one(RELEASE, "gpu-eks-autoscaler-release").urn in ns.dependencies
+    assert dev.one(TAG, "gpu-eks-t4-asg-tag-node-template/resources/nvidia.com/gpu").urn in ns.dependencies
+
+
+def test_job_names_change_with_what_is_verified():
+    def name(**ts: Any) -> str:
+        g = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "timeSlicing": ts}]}).gpu_node_groups[0]
+        return verification.job_name("ts-check", g, verification.concurrent_job_spec(g, "img"))
+
+    assert name(replicas=4) == name(replicas=4)
+    assert re.fullmatch(r"ts-check-g-[0-9a-f]{8}", name(replicas=4))
+    assert len({name(replicas=4), name(replicas=3), name(replicas=4, failRequestsGreaterThanOne=False)}) == 3
+    g = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "x" * 40}]}).gpu_node_groups[0]
+    assert len(verification.job_name("ts-warmup", g, verification.warmup_job_spec(g, "img"))) == 59  # <= 63
+
+
+def test_group_at_zero_without_autoscaler_is_not_verified():
+    sim = run_stack(
+        "dev",
+        ROOT,
+        config_overrides={
+            "gpu-eks:autoscaler": {"enabled": False},
+            "gpu-eks:gpuNodeGroups": [{"name": "t4", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 1}}],
+        },
+    )
+    assert sim.by_type(JOB) == []
+
+
+def test_asg_tag_quota():
+    labels = {f"l{i}.example.com/k": "v" for i in range(40)}
+    # 40 labels + 4 library labels + 1 taint + 2 discovery + 1 resources + 3 of EKS = 51 > 50.
+    (problem,) = _problems({"gpuNodeGroups": [{"name": "g", "labels": labels}]})
+    assert problem.endswith(
+        "expected fewer labels and taints: the group's ASG would need 51 tags (the Cluster Autoscaler's "
+        "template tags plus EKS's own), EC2 Auto Scaling allows 50"
+    )
+    del labels["l0.example.com/k"]
+    assert load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "labels": labels}]})

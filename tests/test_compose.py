@@ -1,0 +1,513 @@
+"""Composing the components from another program: Outputs as inputs, an existing cluster
+(GpuCapacity), node groups declared outside GpuCluster, and ARNs of other partitions.
+
+Each test runs a small program under the simulated engine (tooling/simulation.py) and asserts
+literal values of what it declares.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from components import (
+    GpuCapacity,
+    GpuCapacityArgs,
+    GpuCluster,
+    GpuClusterArgs,
+    GpuNodeGroup,
+    GpuNodeGroupArgs,
+    load_capacity_settings,
+    load_settings,
+)
+from components.coverage import HalfWiredError
+from components.settings import ConfigError, Problem, is_plain
+from tooling.simulation import FakeCloud, Simulation, run_program
+
+NG = "aws:eks/nodeGroup:NodeGroup"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+JOB = "kubernetes:batch/v1:Job"
+ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+EXISTING_KUBECONFIG = json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": []})
+
+
+def run(program, mocks: FakeCloud | None = None) -> Simulation:
+    return run_program(program, {}, project="consumer", stack="test", mocks=mocks, timeout=60)
+
+
+def parents(sim: Simulation) -> dict[str, str | None]:
+    return {r.name: (sim.by_urn(r.parent_urn).name if r.parent_urn != sim.stack_urn else None) for r in sim.resources}
+
+
+def plugin_profiles(sim: Simulation) -> set[str]:
+    return set(sim.one(RELEASE).inputs["values"]["devicePlugin"]["config"]["data"])
+
+
+def daemonset_toleration_keys(sim: Simulation) -> set[str]:
+    return {t.get("key") for t in sim.one(RELEASE).inputs["values"]["daemonsets"]["tolerations"]}
+
+
+GROUP_T4 = {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "timeSlicing": {"replicas": 4}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings with Outputs
+# ---------------------------------------------------------------------------------------------
+
+
+def test_is_plain_sees_outputs_at_any_depth():
+    out = pulumi.Output.from_input("vpc-1")
+    assert is_plain("vpc-1") and is_plain(["a", "b"]) and is_plain({"k": ["v"]}) and is_plain(None)
+    assert not is_plain(out)
+    assert not is_plain(["a", out])
+    assert not is_plain({"k": [out]})
+
+
+def test_a_problem_never_shows_an_outputs_str():
+    out = pulumi.Output.from_input("x")
+    assert str(Problem("gpu-eks:network.vpcId", out, "a VPC id")) == (
+        "gpu-eks:network.vpcId: received <unresolved Output>; expected a VPC id"
+    )
+    assert str(Problem("gpu-eks:network", {"vpcId": out, "privateSubnetIds": [out, "subnet-b"]}, "x")) == (
+        'gpu-eks:network: received {"privateSubnetIds": ["<unresolved Output>", "subnet-b"], '
+        '"vpcId": "<unresolved Output>"}; expected x'
+    )
+
+
+def test_network_outputs_are_accepted_and_passed_through_unchanged():
+    vpc, subnet = pulumi.Output.from_input("vpc-1"), pulumi.Output.from_input("subnet-a")
+    whole = pulumi.Output.from_input(["subnet-a", "subnet-b"])
+    s = load_settings({"clusterName": "c", "network": {"vpcId": vpc, "privateSubnetIds": [subnet, "subnet-b"]}})
+    assert s.network.vpc_id is vpc
+    assert s.network.private_subnet_ids[0] is subnet and s.network.private_subnet_ids[1] == "subnet-b"
+    s = load_settings({"clusterName": "c", "network": {"vpcId": vpc, "privateSubnetIds": whole}})
+    assert s.network.private_subnet_ids is whole
+
+
+def test_plain_parts_next_to_outputs_are_still_validated_without_str_of_outputs():
+    vpc = pulumi.Output.from_input("vpc-1")
+    with pytest.raises(ConfigError) as err:
+        load_settings({"clusterName": "c", "network": {"vpcId": vpc, "privateSubnetIds": [vpc]}})
+    assert err.value.problems == [
+        Problem(
+            "gpu-eks:network",
+            {"vpcId": vpc, "privateSubnetIds": [vpc]},
+            "with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)",
+        )
+    ]
+    assert str(err.value).splitlines()[1] == (
+        '  gpu-eks:network: received {"privateSubnetIds": ["<unresolved Output>"], "vpcId": "<unresolved Output>"};'
+        " expected with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)"
+    )
+    with pytest.raises(ConfigError) as err:
+        load_settings({"clusterName": "c", "network": {"privateSubnetIds": vpc}})
+    assert [p.expected for p in err.value.problems] == ["subnet ids only together with vpcId"]
+
+
+def _own_vpc_program(private_subnets: list[str], whole_list: bool = False):
+    def program() -> None:
+        # The consumer's own VPC, as Outputs of resources of its own program: each subnet id an
+        # Output, or the whole list one Output (as from a StackReference).
+        vpc_id = pulumi.Output.from_input("vpc-own").apply(lambda v: v)
+        subnets: Any = [pulumi.Output.from_input(s).apply(lambda v: v) for s in private_subnets]
+        if whole_list:
+            subnets = pulumi.Output.from_input(private_subnets).apply(lambda v: v)
+        settings = load_settings(
+            {
+                "clusterName": "ml",
+                "network": {"vpcId": vpc_id, "privateSubnetIds": subnets},
+                "gpuNodeGroups": [GROUP_T4],
+            }
+        )
+        GpuCluster("ml", GpuClusterArgs(settings=settings))
+
+    return program
+
+
+@pytest.mark.parametrize("whole_list", [False, True], ids=["each-id", "whole-list"])
+def test_gpu_cluster_in_the_consumers_own_vpc(whole_list: bool):
+    sim = run(_own_vpc_program(["subnet-own-a", "subnet-own-b"], whole_list))
+    assert sim.by_type("awsx:ec2:Vpc") == []
+    eks = sim.one("eks:index:Cluster").inputs
+    assert (eks["vpcId"], eks["privateSubnetIds"], eks["publicSubnetIds"]) == (
+        "vpc-own",
+        ["subnet-own-a", "subnet-own-b"],
+        [],
+    )
+    assert {ng.name: ng.inputs["subnetIds"] for ng in sim.by_type(NG)} == {
+        "ml-cluster-system": ["subnet-own-a", "subnet-own-b"],
+        "ml-t4": ["subnet-own-a", "subnet-own-b"],
+    }
+
+
+def test_outputs_are_validated_when_they_resolve_naming_the_key():
+    # A whole-list Output cannot be counted at load time; it is when it resolves.
+    with pytest.raises(Exception) as err:
+        run(_own_vpc_program(["subnet-own-a"], whole_list=True))
+    assert (
+        "invalid stack configuration (1 problem):\n"
+        '  gpu-eks:network: received {"privateSubnetIds": ["subnet-own-a"], "publicSubnetIds": [], "vpcId": "vpc-own"};'
+        " expected with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)"
+    ) in str(err.value)
+    assert "Calling __str__" not in str(err.value)
+
+
+def test_a_single_output_subnet_is_counted_at_load_time():
+    with pytest.raises(ConfigError) as err:
+        run(_own_vpc_program(["subnet-own-a"]))
+    assert [p.key for p in err.value.problems] == ["gpu-eks:network"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bring your own cluster: GpuCapacity
+# ---------------------------------------------------------------------------------------------
+
+
+def _capacity_program(**overrides: Any):
+    def program() -> None:
+        settings = load_capacity_settings(
+            {
+                "kubernetesVersion": "1.34",
+                "gpuNodeGroups": [GROUP_T4],
+                "verifyTimeSlicing": True,
+                "tags": {"team": "ml"},
+            }
+        )
+        args: dict[str, Any] = {
+            "cluster_name": pulumi.Output.from_input("platform-cluster"),  # e.g. a StackReference output
+            "subnet_ids": ["subnet-p1", "subnet-p2"],
+            "kubeconfig": pulumi.Output.from_input(EXISTING_KUBECONFIG),
+            "settings": settings,
+        }
+        args.update(overrides)
+        gpu = GpuCapacity("ml-gpu", GpuCapacityArgs(**args))
+        pulumi.export("nodeRoleArn", gpu.node_role_arn)
+        pulumi.export("t4", gpu.gpu_node_groups["t4"].node_selector)
+
+    return program
+
+
+def test_gpu_capacity_on_an_existing_cluster_declares_groups_operator_and_verification():
+    sim = run(_capacity_program())
+    assert sim.by_type("eks:index:Cluster") == [] and sim.by_type("awsx:ec2:Vpc") == []
+    assert sim.one("gpu-eks:index:GpuCapacity").name == "ml-gpu"
+    capacity = sim.one("gpu-eks:index:GpuCapacity")
+    assert capacity.parent_urn == sim.stack_urn
+    children = {(r.type, r.name) for r in sim.resources if r.parent_urn == capacity.urn}
+    assert children == {
+        ("pulumi:providers:kubernetes", "ml-gpu-k8s"),
+        ("aws:iam/role:Role", "ml-gpu-node-role"),
+        *((ATTACHMENT, f"ml-gpu-node-role-{short}") for short in ("worker", "cni", "ecr", "ssm")),
+        ("gpu-eks:nodegroup:GpuNodeGroup", "ml-gpu-t4"),
+        ("gpu-eks:operator:GpuOperator", "ml-gpu-gpu-operator"),
+        ("gpu-eks:verification:TimeSlicingVerification", "ml-gpu-verify"),
+    }
+    ng = sim.one(NG, "ml-gpu-t4").inputs
+    assert ng["clusterName"] == "platform-cluster"
+    assert ng["subnetIds"] == ["subnet-p1", "subnet-p2"]
+    assert ng["nodeRoleArn"] == "arn:aws:iam::123456789012:role/ml-gpu-node-role"
+    assert ng["amiType"] == "AL2023_x86_64_NVIDIA"
+    assert ng["tags"] == {"team": "ml", "gpu-eks/node-group": "t4"}
+    assert sorted(a.inputs["policyArn"] for a in sim.by_type(ATTACHMENT)) == [
+        "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+        "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+        "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+        "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+    ]
+    # The operator and the verification talk to the existing cluster through the created provider.
+    provider = sim.one("pulumi:providers:kubernetes", "ml-gpu-k8s")
+    # Sent as a secret (the Pulumi wire form of a secret value: its signature key, then the value).
+    assert provider.inputs["kubeconfig"] == {
+        "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+        "value": EXISTING_KUBECONFIG,
+    }
+    assert "ml-gpu-k8s" in sim.one(RELEASE).provider
+    assert "ml-gpu-k8s" in sim.one(JOB, "ml-gpu-verify-t4-concurrent").provider
+    assert plugin_profiles(sim) == {"t4"}  # the default profile is the group name
+    assert sim.one(JOB, "ml-gpu-verify-t4-concurrent").inputs["spec"]["parallelism"] == 4
+    assert sim.outputs["nodeRoleArn"] == "arn:aws:iam::123456789012:role/ml-gpu-node-role"
+
+
+def test_gpu_capacity_with_a_given_role_and_provider_creates_neither():
+    def program() -> None:
+        provider = k8s.Provider("platform-k8s", kubeconfig=EXISTING_KUBECONFIG)
+        _capacity_program(
+            node_role_arn="arn:aws:iam::123456789012:role/existing-nodes", k8s_provider=provider, kubeconfig=None
+        )()
+
+    sim = run(program)
+    assert sim.by_type("aws:iam/role:Role") == [] and sim.by_type(ATTACHMENT) == []
+    assert [p.name for p in sim.by_type("pulumi:providers:kubernetes")] == ["platform-k8s"]
+    assert sim.one(NG).inputs["nodeRoleArn"] == "arn:aws:iam::123456789012:role/existing-nodes"
+    assert "platform-k8s" in sim.one(RELEASE).provider
+
+
+def test_gpu_capacity_reports_every_argument_problem_at_once():
+    with pytest.raises(ValueError) as err:
+        run(_capacity_program(kubeconfig=None, settings=load_capacity_settings({"gpuNodeGroups": []})))
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': give exactly one of k8s_provider and kubeconfig\n"
+        "GpuCapacity 'ml-gpu': no GPU node group (settings gpuNodeGroups or node_groups)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# No half-wired node groups
+# ---------------------------------------------------------------------------------------------
+
+OWN_GROUP = {
+    "name": "own",
+    "instanceTypes": ["g4dn.12xlarge"],
+    "taints": [{"key": "team.example.com/gpu", "value": "ml", "effect": "NoSchedule"}],
+    "timeSlicing": {"replicas": 2},
+}
+
+
+def test_a_group_declared_outside_gpu_cluster_is_rejected_at_declaration():
+    def program() -> None:
+        gpu = GpuCluster("ml", GpuClusterArgs(settings=load_settings({"clusterName": "ml"})))
+        GpuNodeGroup(
+            "ml-own",
+            GpuNodeGroupArgs(
+                settings=load_settings({"clusterName": "x", "gpuNodeGroups": [OWN_GROUP]}).gpu_node_groups[0],
+                cluster_name=gpu.cluster.cluster_name,
+                node_role_arn=gpu.cluster.node_role_arn,
+                subnet_ids=gpu.cluster.private_subnet_ids,
+            ),
+        )
+
+    with pytest.raises(HalfWiredError) as err:
+        run(program)
+    assert str(err.value) == (
+        "GpuNodeGroup 'ml-own' is declared after GpuOperator 'ml-gpu-operator' of the same cluster, which does "
+        "not cover it (no sharing profile, no toleration for its taints): declare GPU node groups before the "
+        "operator and pass every one of them to it (GpuOperatorArgs.gpu_node_groups, GpuCapacityArgs.node_groups); "
+        "with GpuCluster, add the group to its settings' gpuNodeGroups instead"
+    )
+
+
+def _own_group(cluster_name: pulumi.Input[str]) -> GpuNodeGroup:
+    return GpuNodeGroup(
+        "team-own",
+        GpuNodeGroupArgs(
+            settings=load_capacity_settings({"gpuNodeGroups": [OWN_GROUP]}).gpu_node_groups[0],
+            cluster_name=cluster_name,
+            node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
+            subnet_ids=["subnet-p1", "subnet-p2"],
+        ),
+    )
+
+
+def test_a_group_declared_by_the_caller_and_given_to_gpu_capacity_is_covered():
+    def program() -> None:
+        name = pulumi.Output.from_input("platform-cluster")
+        own = _own_group(name)
+        _capacity_program(cluster_name=name, node_groups=[own])()
+
+    sim = run(program)
+    assert plugin_profiles(sim) == {"t4", "own"}  # default profile: the group name
+    assert {"nvidia.com/gpu", "team.example.com/gpu"} <= daemonset_toleration_keys(sim)
+    nfd = sim.one(RELEASE).inputs["values"]["node-feature-discovery"]["worker"]["tolerations"]
+    assert {"key": "team.example.com/gpu", "operator": "Equal", "value": "ml", "effect": "NoSchedule"} in nfd
+    # The verification covers it too: 4 T4s x 2 replicas on one g4dn.12xlarge.
+    assert {j.name: j.inputs["spec"]["parallelism"] for j in sim.by_type(JOB)} == {
+        "ml-gpu-verify-t4-warmup": 1,
+        "ml-gpu-verify-t4-concurrent": 4,
+        "ml-gpu-verify-own-warmup": 1,
+        "ml-gpu-verify-own-concurrent": 8,
+    }
+    assert sim.one(NG, "team-own").inputs["clusterName"] == "platform-cluster"
+
+
+def test_a_group_of_the_same_cluster_not_given_to_the_operator_is_rejected():
+    def program() -> None:
+        _own_group("platform-cluster")
+        _capacity_program(cluster_name="platform-cluster")()
+
+    with pytest.raises(HalfWiredError) as err:
+        run(program)
+    assert str(err.value).startswith(
+        "GpuOperator 'ml-gpu-gpu-operator' does not cover GpuNodeGroup(s) ['team-own'] of the same cluster"
+    )
+
+
+def test_a_group_of_another_cluster_is_not_the_operators_business():
+    def program() -> None:
+        _own_group("another-cluster")
+        _capacity_program(cluster_name="platform-cluster")()
+
+    sim = run(program)
+    assert plugin_profiles(sim) == {"t4"}  # default profile: the group name
+
+
+def test_groups_given_to_one_operator_must_agree_on_profiles():
+    clash = {**OWN_GROUP, "name": "t4b", "timeSlicing": {"replicas": 2, "profile": "t4"}}
+
+    def program() -> None:
+        own = GpuNodeGroup(
+            "team-own",
+            GpuNodeGroupArgs(
+                settings=load_capacity_settings({"gpuNodeGroups": [clash]}).gpu_node_groups[0],
+                cluster_name="platform-cluster",
+                node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
+                subnet_ids=["subnet-p1", "subnet-p2"],
+            ),
+        )
+        _capacity_program(cluster_name="platform-cluster", node_groups=[own])()
+
+    with pytest.raises(HalfWiredError) as err:
+        run(program)
+    assert str(err.value) == (
+        "GpuOperator 'ml-gpu-gpu-operator': its GPU node groups cannot share one operator: "
+        "gpuNodeGroups[1].timeSlicing.profile: a profile name not used by gpuNodeGroups[0] (t4), whose "
+        "timeSlicing settings differ: one set of settings per profile name (it is one key of the device-plugin "
+        "ConfigMap)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Partitions
+# ---------------------------------------------------------------------------------------------
+
+
+class GovCloud(FakeCloud):
+    """The provider's partition is aws-us-gov (region us-gov-west-1)."""
+
+    def call(self, args):
+        if args.token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws-us-gov", "dnsSuffix": "amazonaws.com", "id": "aws-us-gov"}
+        return super().call(args)
+
+
+def _gov_program(admin: str):
+    def program() -> None:
+        GpuCluster("gov", GpuClusterArgs(settings=load_settings({"clusterName": "gov", "adminPrincipalArns": [admin]})))
+
+    return program
+
+
+def test_every_arn_the_library_writes_has_the_providers_partition():
+    sim = run(_gov_program("arn:aws-us-gov:iam::123456789012:role/Admin"), mocks=GovCloud())
+    assert sorted(a.inputs["policyArn"] for a in sim.by_type(ATTACHMENT)) == [
+        "arn:aws-us-gov:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+        "arn:aws-us-gov:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+        "arn:aws-us-gov:iam::aws:policy/AmazonEKS_CNI_Policy",
+        "arn:aws-us-gov:iam::aws:policy/AmazonSSMManagedInstanceCore",
+    ]
+    assert sim.one("eks:index:Cluster").inputs["accessEntries"] == {
+        "role-Admin": {
+            "principalArn": "arn:aws-us-gov:iam::123456789012:role/Admin",
+            "accessPolicies": {
+                "cluster-admin": {
+                    "policyArn": "arn:aws-us-gov:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy",
+                    "accessScope": {"type": "cluster"},
+                }
+            },
+        }
+    }
+    # Every AWS-owned ARN (account "aws") anywhere in what the program sent is of the partition.
+    sent = json.dumps([r.inputs for r in sim.resources])
+    assert re.findall(r"arn:([^:\"]*):[a-z]+::aws:", sent) == ["aws-us-gov"] * 5
+
+
+def test_gpu_capacity_node_role_policies_follow_the_partition():
+    sim = run(_capacity_program(), mocks=GovCloud())
+    assert {a.inputs["policyArn"].split(":")[1] for a in sim.by_type(ATTACHMENT)} == {"aws-us-gov"}
+
+
+def test_a_principal_of_another_partition_is_an_error_naming_the_key():
+    # Raised on resolution of the partition; the SDK wraps it in the chain of inputs it was in.
+    with pytest.raises(Exception) as err:
+        run(_gov_program("arn:aws:iam::123456789012:role/Admin"), mocks=GovCloud())
+    assert (
+        "invalid stack configuration (1 problem):\n"
+        '  gpu-eks:adminPrincipalArns[0]: received "arn:aws:iam::123456789012:role/Admin"; '
+        "expected an ARN of the provider's partition, arn:aws-us-gov:..."
+    ) in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# The README's GpuCapacity example
+# ---------------------------------------------------------------------------------------------
+
+
+class PlatformStack(FakeCloud):
+    """FakeCloud plus the platform team's stack outputs, read through a StackReference."""
+
+    def new_resource(self, args):
+        if args.typ == "pulumi:pulumi:StackReference":
+            outputs = {
+                "clusterName": "platform-prod",
+                "privateSubnetIds": ["subnet-plat-a", "subnet-plat-b"],
+                "kubeconfig": EXISTING_KUBECONFIG,
+                "nodeRoleArn": "arn:aws:iam::123456789012:role/platform-nodes",
+            }
+            return args.name, {"name": args.name, "outputs": outputs, "secretOutputNames": []}
+        return super().new_resource(args)
+
+
+def test_readme_gpu_capacity_example_runs_under_mocks():
+    from tests.conftest import ROOT
+
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    (example,) = [b for b in blocks if "GpuCapacity(" in b]
+    sim = run(lambda: exec(example, {}), mocks=PlatformStack())
+    ng = sim.one(NG, "ml-gpu-t4").inputs
+    assert (ng["clusterName"], ng["subnetIds"], ng["nodeRoleArn"]) == (
+        "platform-prod",
+        ["subnet-plat-a", "subnet-plat-b"],
+        "arn:aws:iam::123456789012:role/platform-nodes",
+    )
+    assert sim.by_type("aws:iam/role:Role") == []
+    assert sim.one(RELEASE).inputs["version"] == "v26.7.0"
+    assert sim.outputs["t4NodeSelector"] == {
+        "gpu-eks.io/gpu-count": "1",
+        "gpu-eks.io/node-group": "t4",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
+        "nvidia.com/device-plugin.config": "t4",
+    }
+
+
+def test_tag_values_may_be_outputs():
+    def program() -> None:
+        cost_center = pulumi.Output.from_input("cc-42").apply(lambda v: v)
+        settings = load_settings({"clusterName": "ml", "tags": {"costCenter": cost_center}})
+        assert settings.tags["costCenter"] is cost_center
+        GpuCluster("ml", GpuClusterArgs(settings=settings))
+
+    sim = run(program)
+    assert sim.one(NG, "ml-gpu").inputs["tags"] == {
+        "gpu-eks/cluster": "ml",
+        "costCenter": "cc-42",
+        "gpu-eks/node-group": "gpu",
+    }
+    assert sim.one("eks:index:Cluster").inputs["tags"] == {"gpu-eks/cluster": "ml", "costCenter": "cc-42"}
+
+
+def test_cluster_name_may_be_an_output():
+    from components import Cluster, ClusterArgs
+    from components.settings import NetworkSettings, SystemNodeGroupSettings
+
+    def program() -> None:
+        name = pulumi.Output.from_input("named-elsewhere").apply(lambda v: v)
+        cluster = Cluster(
+            "c",
+            ClusterArgs(
+                cluster_name=name,
+                kubernetes_version="1.35",
+                network=NetworkSettings(),
+                system_node_group=SystemNodeGroupSettings(),
+            ),
+        )
+        pulumi.export("clusterName", cluster.cluster_name)
+
+    sim = run(program)
+    assert sim.one("eks:index:Cluster").inputs["name"] == "named-elsewhere"
+    assert sim.one(NG, "c-system").inputs["clusterName"] == "named-elsewhere"
+    assert sim.one("aws:eks/addon:Addon").inputs["clusterName"] == "named-elsewhere"
+    assert sim.outputs["clusterName"] == "named-elsewhere"
