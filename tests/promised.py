@@ -15,9 +15,13 @@ RUNS = ("dev", "prod", VARIANT, DEFAULTS)
 # --- Names (resource names are public API) ----------------------------------------------------
 CLUSTER_NAME = {"dev": "gpu-eks-dev", "prod": "gpu-eks-prod", VARIANT: "ml-variant", DEFAULTS: "gpu-eks-defaults"}
 GPU_GROUPS = {"dev": ("t4",), "prod": ("t4",), VARIANT: ("big", "idle"), DEFAULTS: ("gpu",)}
-#: GPU groups that get a verification Deployment (prod: verification off; variant: not "idle",
-#: whose desiredSize is 0).
+#: GPU groups that get the two verification Jobs (prod, defaults: verification off; variant: not
+#: "idle", whose desiredSize is 0 with no autoscaler to bring a node; dev's t4 at desiredSize 0
+#: is verified: its warm-up Job makes the autoscaler add the node).
 VERIFIED_GROUPS = {"dev": ("t4",), "prod": (), VARIANT: ("big",), DEFAULTS: ()}
+#: Runs with a Cluster Autoscaler (default: when some GPU group has minSize < maxSize; the
+#: variant turns it off).
+AUTOSCALED_RUNS = ("dev", "prod", DEFAULTS)
 
 # --- Tags ------------------------------------------------------------------------------------
 TAGS = {
@@ -54,20 +58,24 @@ NODE_ROLE_POLICY_ARNS = {
 CLUSTER_ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 
 # --- Sharing profiles (device-plugin config label values and ConfigMap keys) ------------------
+#: Default: the group's name. dev and prod pin 0.1.0's timeslice-x4 (their nodes keep their
+#: label); the variant's "big" pins its own.
 PROFILE = {
     "dev": {"t4": "timeslice-x4"},
     "prod": {"t4": "timeslice-x4"},
-    VARIANT: {"big": "shared-2", "idle": "timeslice-x8"},
-    DEFAULTS: {"gpu": "timeslice-x4"},
+    VARIANT: {"big": "shared-2", "idle": "idle"},
+    DEFAULTS: {"gpu": "gpu"},
 }
 #: devicePlugin.config.default: the first GPU group's profile.
-DEFAULT_PROFILE = {"dev": "timeslice-x4", "prod": "timeslice-x4", VARIANT: "shared-2", DEFAULTS: "timeslice-x4"}
+DEFAULT_PROFILE = {"dev": "timeslice-x4", "prod": "timeslice-x4", VARIANT: "shared-2", DEFAULTS: "gpu"}
+#: k8s.amazonaws.com/accelerator on every T4 node (Cluster Autoscaler's GPU label on AWS).
+ACCELERATOR = "nvidia-tesla-t4"
 #: devicePlugin.config.name: content-addressed (a change of any profile renames it).
 CONFIG_MAP_NAME = {
     "dev": "time-slicing-config-906ef61cca",
     "prod": "time-slicing-config-906ef61cca",
-    VARIANT: "time-slicing-config-b9fdb869fc",
-    DEFAULTS: "time-slicing-config-906ef61cca",
+    VARIANT: "time-slicing-config-eac0ebcfcc",
+    DEFAULTS: "time-slicing-config-09ba5a80be",
 }
 
 # --- Tolerations (every field) ---------------------------------------------------------------

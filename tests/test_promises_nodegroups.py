@@ -12,7 +12,16 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.promised import CLUSTER_NAME, GPU_GROUPS, NODE_ROLE_ARN, PRIVATE_SUBNETS, PROFILE, RUNS, TAGS
+from tests.promised import (
+    ACCELERATOR,
+    CLUSTER_NAME,
+    GPU_GROUPS,
+    NODE_ROLE_ARN,
+    PRIVATE_SUBNETS,
+    PROFILE,
+    RUNS,
+    TAGS,
+)
 from tests.support import DEFAULTS, VARIANT, simulate_run
 from tooling.simulation import Simulation
 
@@ -61,7 +70,8 @@ def launch_template_inputs(run: str, group: str | None) -> dict[str, Any]:
 NODE_GROUPS = {
     "dev": {
         "gpu-eks-cluster-system": ("AL2023_x86_64_STANDARD", ["t3.large"], "ON_DEMAND", (1, 1, 2), None),
-        "gpu-eks-t4": ("AL2023_x86_64_NVIDIA", ["g4dn.xlarge"], "SPOT", (1, 1, 1), None),
+        # Scales from zero (the autoscaler adds the node the verification's warm-up Job asks for).
+        "gpu-eks-t4": ("AL2023_x86_64_NVIDIA", ["g4dn.xlarge"], "SPOT", (0, 0, 1), None),
     },
     "prod": {
         "gpu-eks-cluster-system": ("AL2023_x86_64_STANDARD", ["m6i.large"], "ON_DEMAND", (2, 3, 4), None),
@@ -112,33 +122,34 @@ KUBELET_FLAGS = {
     "dev": {
         "gpu-eks-t4-lt": [
             "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=t4,"
-            f"nvidia.com/device-plugin.config={PROFILE['dev']['t4']}",
+            f"k8s.amazonaws.com/accelerator={ACCELERATOR},nvidia.com/device-plugin.config={PROFILE['dev']['t4']}",
             "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
         ]
     },
     "prod": {
         "gpu-eks-t4-lt": [
             "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=t4,"
-            f"nvidia.com/device-plugin.config={PROFILE['prod']['t4']}",
+            f"k8s.amazonaws.com/accelerator={ACCELERATOR},nvidia.com/device-plugin.config={PROFILE['prod']['t4']}",
             "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
         ]
     },
     VARIANT: {
         "gpu-eks-big-lt": [
             "--node-labels=gpu-eks.io/gpu-count=4,gpu-eks.io/node-group=big,"
+            f"k8s.amazonaws.com/accelerator={ACCELERATOR},"
             f"nvidia.com/device-plugin.config={PROFILE[VARIANT]['big']},team.example.com/owner=ml",
             "--register-with-taints=nvidia.com/gpu=true:NoSchedule,dedicated:NoExecute",
         ],
         "gpu-eks-idle-lt": [
             "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=idle,"
-            f"nvidia.com/device-plugin.config={PROFILE[VARIANT]['idle']}",
+            f"k8s.amazonaws.com/accelerator={ACCELERATOR},nvidia.com/device-plugin.config={PROFILE[VARIANT]['idle']}",
             "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
         ],
     },
     DEFAULTS: {
         "gpu-eks-gpu-lt": [
             "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=gpu,"
-            f"nvidia.com/device-plugin.config={PROFILE[DEFAULTS]['gpu']}",
+            f"k8s.amazonaws.com/accelerator={ACCELERATOR},nvidia.com/device-plugin.config={PROFILE[DEFAULTS]['gpu']}",
             "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
         ]
     },

@@ -23,6 +23,7 @@ from tests.support import DEFAULTS, VARIANT, simulate_run
 from tooling.simulation import Simulation
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
+OPERATOR_RELEASE = "gpu-eks-gpu-operator-release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 
 OPERATOR_NAMESPACE = {"dev": "gpu-operator", "prod": "gpu-operator", VARIANT: "nvidia-gpu", DEFAULTS: "gpu-operator"}
@@ -132,6 +133,9 @@ def values(run: str) -> dict[str, Any]:
         "node-feature-discovery": {
             "worker": {"affinity": NFD_AFFINITY, "tolerations": NFD_WORKER_TOLERATIONS[run]},
         },
+        # The chart's mig.strategy reaches the device plugin and GFD as MIG_STRATEGY, which
+        # overrides the config file: set from the groups' migStrategy (none: the T4 has no MIG).
+        "mig": {"strategy": "none"},
     }
 
 
@@ -141,7 +145,7 @@ def run(request: pytest.FixtureRequest) -> tuple[str, Simulation]:
 
 
 def release_values(sim: Simulation) -> dict[str, Any]:
-    return sim.one(RELEASE, "gpu-eks-gpu-operator-release").inputs["values"]
+    return sim.one(RELEASE, OPERATOR_RELEASE).inputs["values"]
 
 
 # --- Namespace ----------------------------------------------------------------------------------
@@ -161,20 +165,20 @@ def test_operator_namespace_is_privileged_for_pod_security_admission(run: tuple[
 
 def test_release_inputs(run: tuple[str, Simulation]):
     name, sim = run
-    inputs = dict(sim.one(RELEASE, "gpu-eks-gpu-operator-release").inputs)
+    inputs = dict(sim.one(RELEASE, OPERATOR_RELEASE).inputs)
     inputs.pop("values")
     assert inputs == release_inputs(name)
 
 
 def test_release_is_atomic_cleans_up_on_failure_and_waits_900_seconds(run: tuple[str, Simulation]):
     _, sim = run
-    i = sim.one(RELEASE).inputs
+    i = sim.one(RELEASE, OPERATOR_RELEASE).inputs
     assert (i["atomic"], i["cleanupOnFail"], i["timeout"]) == (True, True, 900)
 
 
 def test_chart_from_the_nvidia_repository_at_the_pinned_version(run: tuple[str, Simulation]):
     name, sim = run
-    i = sim.one(RELEASE).inputs
+    i = sim.one(RELEASE, OPERATOR_RELEASE).inputs
     assert (i["chart"], i["repositoryOpts"], i["version"]) == (
         "gpu-operator",
         {"repo": "https://helm.ngc.nvidia.com/nvidia"},
@@ -184,7 +188,7 @@ def test_chart_from_the_nvidia_repository_at_the_pinned_version(run: tuple[str, 
 
 def test_release_namespace_is_the_operator_namespace(run: tuple[str, Simulation]):
     name, sim = run
-    i = sim.one(RELEASE).inputs
+    i = sim.one(RELEASE, OPERATOR_RELEASE).inputs
     assert (i["name"], i["namespace"], i["createNamespace"]) == ("gpu-operator", OPERATOR_NAMESPACE[name], False)
 
 
@@ -200,6 +204,15 @@ def test_driver_and_toolkit_are_disabled_and_cdi_pinned(run: tuple[str, Simulati
     assert v["driver"] == {"enabled": False}
     assert v["toolkit"] == {"enabled": False}
     assert v["cdi"] == {"enabled": CDI[name]}
+
+
+def test_mig_strategy_is_none(run: tuple[str, Simulation]):
+    """One cluster-wide setting (the T4 has no MIG); the profiles' flags.migStrategy agree."""
+    _, sim = run
+    v = release_values(sim)
+    assert v["mig"] == {"strategy": "none"}
+    for text in v["devicePlugin"]["config"]["data"].values():
+        assert yaml.safe_load(text)["flags"] == {"migStrategy": "none"}
 
 
 def test_device_plugin_config(run: tuple[str, Simulation]):
@@ -222,9 +235,9 @@ def test_device_plugin_profiles_are_valid_yaml_with_replicas(run: tuple[str, Sim
             "prod": {"timeslice-x4": [{"name": "nvidia.com/gpu", "replicas": 4}]},
             VARIANT: {
                 "shared-2": [{"name": "nvidia.com/gpu", "replicas": 2}],
-                "timeslice-x8": [{"name": "nvidia.com/gpu", "replicas": 8}],
+                "idle": [{"name": "nvidia.com/gpu", "replicas": 8}],
             },
-            DEFAULTS: {"timeslice-x4": [{"name": "nvidia.com/gpu", "replicas": 4}]},
+            DEFAULTS: {"gpu": [{"name": "nvidia.com/gpu", "replicas": 4}]},
         }[name]
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.promised import GPU_GROUPS, RUNS, VERIFIED_GROUPS
+from tests.promised import AUTOSCALED_RUNS, GPU_GROUPS, RUNS, VERIFIED_GROUPS
 from tests.support import DEFAULTS, VARIANT, simulate_run
 from tooling.simulation import Registration, Simulation
 
@@ -21,9 +21,29 @@ NG = "aws:eks/nodeGroup:NodeGroup"
 ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 
 
-def gpu_group(name: str) -> list[tuple[str, str, tuple[str, str | None]]]:
+TAG = "aws:autoscaling/tag:Tag"
+#: The Cluster Autoscaler's tags on a GPU group's ASG, by name suffix (after `<group>-asg-tag-`),
+#: in declaration order: discovery, then one per node label, taint and advertised resource.
+ASG_TAGS_T4 = (
+    "enabled",
+    "gpu-eks-dev",
+    "node-template/label/k8s.amazonaws.com/accelerator",
+    "node-template/label/gpu-eks.io/gpu-count",
+    "node-template/label/nvidia.com/device-plugin.config",
+    "node-template/label/gpu-eks.io/node-group",
+    "node-template/taint/nvidia.com/gpu",
+    "node-template/resources/nvidia.com/gpu",
+)
+
+
+def gpu_group(name: str, asg_tags: tuple[str, ...] = ()) -> list[tuple[str, str, tuple[str, str | None]]]:
     component = ("gpu-eks:nodegroup:GpuNodeGroup", f"gpu-eks-{name}")
-    return [(*component, GPU_CLUSTER), (LT, f"gpu-eks-{name}-lt", component), (NG, f"gpu-eks-{name}", component)]
+    return [
+        (*component, GPU_CLUSTER),
+        (LT, f"gpu-eks-{name}-lt", component),
+        (NG, f"gpu-eks-{name}", component),
+        *[(TAG, f"gpu-eks-{name}-asg-tag-{suffix}", component) for suffix in asg_tags],
+    ]
 
 
 def cluster_part(created_vpc: bool) -> list[tuple[str, str, tuple[str, str | None]]]:
@@ -51,20 +71,48 @@ OPERATOR_PART = [
 ]
 
 
+AUTOSCALER = ("gpu-eks:autoscaler:ClusterAutoscaler", "gpu-eks-autoscaler")
+AUTOSCALER_PART = [
+    (*AUTOSCALER, GPU_CLUSTER),
+    ("aws:iam/role:Role", "gpu-eks-autoscaler-role", AUTOSCALER),
+    ("aws:iam/rolePolicy:RolePolicy", "gpu-eks-autoscaler-policy", AUTOSCALER),
+    ("kubernetes:helm.sh/v3:Release", "gpu-eks-autoscaler-release", AUTOSCALER),
+]
+JOB = "kubernetes:batch/v1:Job"
+
+
 def verify_part(groups: tuple[str, ...]) -> list[tuple[str, str, tuple[str, str | None]]]:
+    """The namespace, then per group a warm-up Job and the concurrency Job."""
     return [
         (*VERIFY, GPU_CLUSTER),
         ("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns", VERIFY),
-        *[("kubernetes:apps/v1:Deployment", f"gpu-eks-verify-{g}", VERIFY) for g in groups],
+        *[(JOB, f"gpu-eks-verify-{g}-{job}", VERIFY) for g in groups for job in ("warmup", "concurrent")],
     ]
 
 
 #: (type, name, (parent type, parent name)) of every resource, in declaration order.
 EXPECTED_TREE = {
-    "dev": [*cluster_part(True), *gpu_group("t4"), *OPERATOR_PART, *verify_part(("t4",))],
-    "prod": [*cluster_part(True), *gpu_group("t4"), *OPERATOR_PART],
+    "dev": [
+        *cluster_part(True),
+        *gpu_group("t4", ASG_TAGS_T4),
+        *OPERATOR_PART,
+        *AUTOSCALER_PART,
+        *verify_part(("t4",)),
+    ],
+    "prod": [
+        *cluster_part(True),
+        *gpu_group("t4", tuple(t.replace("gpu-eks-dev", "gpu-eks-prod") for t in ASG_TAGS_T4)),
+        *OPERATOR_PART,
+        *AUTOSCALER_PART,
+    ],
+    # No autoscaler: no ASG tags, and "idle" (desiredSize 0) is not verified.
     VARIANT: [*cluster_part(False), *gpu_group("big"), *gpu_group("idle"), *OPERATOR_PART, *verify_part(("big",))],
-    DEFAULTS: [*cluster_part(True), *gpu_group("gpu"), *OPERATOR_PART],
+    DEFAULTS: [
+        *cluster_part(True),
+        *gpu_group("gpu", tuple(t.replace("gpu-eks-dev", "gpu-eks-defaults") for t in ASG_TAGS_T4)),
+        *OPERATOR_PART,
+        *AUTOSCALER_PART,
+    ],
 }
 STACK_URN = {
     "dev": "urn:pulumi:dev::gpu-eks::pulumi:pulumi:Stack::gpu-eks-dev",
@@ -76,10 +124,23 @@ STACK_URN = {
 REMOTE = {"eks:index:Cluster", "awsx:ec2:Vpc"}
 #: Resources managed through the cluster's Kubernetes provider.
 ON_K8S_PROVIDER = {
-    "dev": {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-verify-ns", "gpu-eks-verify-t4"},
-    "prod": {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release"},
-    VARIANT: {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-verify-ns", "gpu-eks-verify-big"},
-    DEFAULTS: {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release"},
+    "dev": {
+        "gpu-eks-gpu-operator-ns",
+        "gpu-eks-gpu-operator-release",
+        "gpu-eks-autoscaler-release",
+        "gpu-eks-verify-ns",
+        "gpu-eks-verify-t4-warmup",
+        "gpu-eks-verify-t4-concurrent",
+    },
+    "prod": {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-autoscaler-release"},
+    VARIANT: {
+        "gpu-eks-gpu-operator-ns",
+        "gpu-eks-gpu-operator-release",
+        "gpu-eks-verify-ns",
+        "gpu-eks-verify-big-warmup",
+        "gpu-eks-verify-big-concurrent",
+    },
+    DEFAULTS: {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-autoscaler-release"},
 }
 #: Pulumi `protect`: the control plane when deletionProtection is on (prod, variant).
 PROTECTED = {"dev": set(), "prod": {"gpu-eks-cluster-eks"}, VARIANT: {"gpu-eks-cluster-eks"}, DEFAULTS: set()}
@@ -217,18 +278,61 @@ def test_the_kubernetes_provider_waits_for_the_control_plane(run: tuple[str, Sim
     assert deps(sim, *K8S_PROVIDER) == {("eks:index:Cluster", "gpu-eks-cluster-eks")}
 
 
-def test_verification_waits_for_the_operator_and_every_gpu_node_group(run: tuple[str, Simulation]):
+def test_verification_waits_for_the_operator_the_autoscaler_and_every_gpu_node_group(run: tuple[str, Simulation]):
+    """Through its namespace: the operator (its device plugin advertises the slots), every GPU
+    group with its ASG tags, and with an autoscaler the autoscaler (its role, policy and release:
+    the warm-up Job of a group at zero is what makes it add a node)."""
     name, sim = run
     if not VERIFIED_GROUPS[name]:
         assert sim.by_type(VERIFY[0]) == []
         return
     groups = {(NG, f"gpu-eks-{g}") for g in GPU_GROUPS[name]} | {(LT, f"gpu-eks-{g}-lt") for g in GPU_GROUPS[name]}
+    tags = (
+        {(TAG, f"gpu-eks-{g}-asg-tag-{t}") for g in GPU_GROUPS[name] for t in ASG_TAGS_T4} if name == "dev" else set()
+    )
+    autoscaler = {(r[0], r[1]) for r in AUTOSCALER_PART[1:]} if name == "dev" else set()
     assert deps(sim, "kubernetes:core/v1:Namespace", "gpu-eks-verify-ns") == {
         ("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns"),
         ("kubernetes:helm.sh/v3:Release", "gpu-eks-gpu-operator-release"),
         *groups,
+        *tags,
+        *autoscaler,
     }
     for group in VERIFIED_GROUPS[name]:
-        assert deps(sim, "kubernetes:apps/v1:Deployment", f"gpu-eks-verify-{group}") == {
+        assert deps(sim, JOB, f"gpu-eks-verify-{group}-warmup") == {
             ("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns")
         }
+        # The concurrency Job starts on the node the warm-up brought, so its short deadline covers no boot.
+        assert deps(sim, JOB, f"gpu-eks-verify-{group}-concurrent") == {
+            ("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns"),
+            (JOB, f"gpu-eks-verify-{group}-warmup"),
+        }
+
+
+def test_asg_tags_wait_for_their_node_group(run: tuple[str, Simulation]):
+    """The ASG exists once EKS created the node group (its name comes from the node group)."""
+    name, sim = run
+    tags = sim.by_type(TAG)
+    assert len(tags) == {"dev": 8, "prod": 8, VARIANT: 0, DEFAULTS: 8}[name]
+    for tag in tags:
+        group = tag.name.split("-asg-tag-")[0]
+        assert deps(sim, TAG, tag.name) == {(NG, group)}, tag.name
+
+
+def test_the_autoscaler_waits_for_the_system_node_group_and_its_role_and_policy(run: tuple[str, Simulation]):
+    """CA runs on an untainted node (the system group); its pod must not start before its IRSA
+    role can act (the role ARN alone would not wait for the policy)."""
+    name, sim = run
+    if name not in AUTOSCALED_RUNS:
+        assert sim.by_type(AUTOSCALER[0]) == []
+        return
+    assert deps(sim, "kubernetes:helm.sh/v3:Release", "gpu-eks-autoscaler-release") == {
+        (NG, "gpu-eks-cluster-system"),
+        ("aws:iam/role:Role", "gpu-eks-autoscaler-role"),
+        ("aws:iam/rolePolicy:RolePolicy", "gpu-eks-autoscaler-policy"),
+    }
+    assert deps(sim, "aws:iam/rolePolicy:RolePolicy", "gpu-eks-autoscaler-policy") == {
+        ("aws:iam/role:Role", "gpu-eks-autoscaler-role")
+    }
+    # The trust policy names the cluster's OIDC provider.
+    assert deps(sim, "aws:iam/role:Role", "gpu-eks-autoscaler-role") == {("eks:index:Cluster", "gpu-eks-cluster-eks")}
