@@ -224,20 +224,55 @@ VARIANT_OVERRIDES: dict[str, object] = {
     # path without ASG tags, where "big" may rename its resource and "idle" is not verified.
     "gpu-eks:autoscaler": {"enabled": False},
 }
+#: A fifth configuration for the Cluster Autoscaler: two GPU groups with extra labels, a taint
+#: without value, a group of 4-GPU nodes and an unshared group (replicas 1) scaling from zero, an
+#: older Kubernetes minor, a non-default scale-down time. Run as stack "dev" with these overrides.
+AUTOSCALED_OVERRIDES: dict[str, object] = {
+    "gpu-eks:clusterName": "ml-scaled",
+    "gpu-eks:kubernetesVersion": "1.34",
+    "gpu-eks:gpuNodeGroups": [
+        {
+            "name": "multi",
+            "instanceTypes": ["g4dn.12xlarge"],
+            "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 3},
+            "labels": {"team.example.com/owner": "ml"},
+            "taints": [
+                {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+                {"key": "dedicated", "effect": "NoExecute"},
+            ],
+            "timeSlicing": {"replicas": 2},
+        },
+        {
+            "name": "zero",
+            "instanceTypes": ["g4dn.xlarge"],
+            "capacityType": "SPOT",
+            "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+            "timeSlicing": {"replicas": 1},
+        },
+    ],
+    "gpu-eks:autoscaler": {"enabled": True, "chartVersion": "9.59.0", "scaleDownUnneededTime": "30m"},
+    "gpu-eks:verifyTimeSlicing": True,
+    "gpu-eks:tags": {"team": "ml"},
+}
 #: The name the promise tests give the variant run (it is stack "dev" with VARIANT_OVERRIDES).
 VARIANT = "variant"
+#: The name of the autoscaler run (stack "dev" with AUTOSCALED_OVERRIDES).
+AUTOSCALED = "autoscaled"
 #: A stack named "defaults" whose config sets only the region: every gpu-eks key at its default.
 DEFAULTS = "defaults"
 
 
 def simulate_run(name: str) -> Simulation:
-    """``simulate(stack)`` for the stacks, the variant configuration for ``VARIANT``, and a stack
+    """``simulate(stack)`` for the stacks, the variant configurations for ``VARIANT`` and
+    ``AUTOSCALED``, and a stack
     with every ``gpu-eks:*`` key at its default for ``DEFAULTS``."""
-    if name not in (VARIANT, DEFAULTS):
+    if name not in (VARIANT, AUTOSCALED, DEFAULTS):
         return simulate(name)
     if name not in _SIMULATIONS:
         if name == VARIANT:
             _SIMULATIONS[name] = run_stack("dev", ROOT, config_overrides=VARIANT_OVERRIDES)
+        elif name == AUTOSCALED:
+            _SIMULATIONS[name] = run_stack("dev", ROOT, config_overrides=AUTOSCALED_OVERRIDES)
         else:
             _SIMULATIONS[name] = run_program(
                 program_from_file(ROOT / "__main__.py"),
