@@ -13,9 +13,8 @@ import pulumi_awsx as awsx
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from . import catalog
 from .nodegroup import ManagedNodeGroupSpec, declare_managed_node_group
-from .settings import CONTROL_PLANE_LOG_TYPES, NetworkSettings, SystemNodeGroupSettings, access_entry_key
+from .settings import CONTROL_PLANE_LOG_TYPES, NetworkSettings, SystemNodeGroupSettings, access_entry_keys
 
 TYPE_NAME = "gpu-eks:cluster:Cluster"
 
@@ -93,8 +92,9 @@ class Cluster(pulumi.ComponentResource):
         # --- Control plane -------------------------------------------------------------------
         # Keyed by principal, not position: pulumi-eks names the AccessEntry resources after the
         # key, so reordering the list must not rename (replace) them.
+        keys = access_entry_keys(args.admin_principal_arns)
         access_entries = {
-            access_entry_key(arn): eks.AccessEntryArgs(
+            keys[arn]: eks.AccessEntryArgs(
                 principal_arn=arn,
                 access_policies={
                     "cluster-admin": eks.AccessPolicyAssociationArgs(
@@ -173,7 +173,7 @@ class Cluster(pulumi.ComponentResource):
         _, self.system_node_group = declare_managed_node_group(
             f"{name}-system",
             ManagedNodeGroupSpec(
-                ami_type=catalog.SYSTEM_AMI_TYPE,
+                ami_type=system.ami_type,
                 instance_types=system.instance_types,
                 capacity_type="ON_DEMAND",
                 scaling=system.scaling,

@@ -17,7 +17,7 @@ import pulumi
 from .cluster import Cluster, ClusterArgs
 from .nodegroup import GpuNodeGroup, GpuNodeGroupArgs
 from .operator import GpuOperator, GpuOperatorArgs
-from .settings import Settings
+from .settings import CLUSTER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD, Settings
 from .verification import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 TYPE_NAME = "gpu-eks:index:GpuCluster"
@@ -42,7 +42,7 @@ class GpuCluster(pulumi.ComponentResource):
         tags = {"gpu-eks/cluster": s.cluster_name, **s.tags}
 
         self.cluster = Cluster(
-            f"{name}-cluster",
+            f"{name}-{CLUSTER_CHILD}",
             ClusterArgs(
                 cluster_name=s.cluster_name,
                 kubernetes_version=s.kubernetes_version,
@@ -74,7 +74,7 @@ class GpuCluster(pulumi.ComponentResource):
 
         k8s_providers = {"kubernetes": self.cluster.provider}
         self.operator = GpuOperator(
-            f"{name}-gpu-operator",
+            f"{name}-{OPERATOR_CHILD}",
             GpuOperatorArgs(
                 settings=s.gpu_operator,
                 gpu_node_groups=s.gpu_node_groups,
@@ -87,7 +87,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.verification = None
         if s.verify_time_slicing:
             self.verification = TimeSlicingVerification(
-                f"{name}-verify",
+                f"{name}-{VERIFICATION_CHILD}",
                 TimeSlicingVerificationArgs(
                     settings=s.verification,
                     gpu_node_groups=s.gpu_node_groups,

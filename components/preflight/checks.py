@@ -754,7 +754,7 @@ def run_checks(
 
         results = [
             check_ami(ssm, settings.kubernetes_version, catalog.GPU_AMI_TYPE),
-            check_ami(ssm, settings.kubernetes_version, catalog.SYSTEM_AMI_TYPE),
+            check_ami(ssm, settings.kubernetes_version, settings.system_node_group.ami_type),
             check_kubernetes_version(eks, settings.kubernetes_version, today),
             check_existing_vpc(ec2, settings.network),
         ]
