@@ -158,9 +158,7 @@ def _describe_client_error(err: ClientError) -> str:
     return f"{op} answered {code}: {message}"
 
 
-_ENDPOINT_HINT = (
-    "Check AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_<SERVICE>) if set, a proxy in between, and the region."
-)
+_ENDPOINT_HINT = "Check AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_<SERVICE>) if set, a proxy in between, and the region."
 
 
 def is_unparseable_reply(err: BaseException) -> bool:
