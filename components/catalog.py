@@ -170,8 +170,9 @@ DEFAULT_KUBERNETES_VERSION = "1.35"
 OLDEST_KUBERNETES_VERSION = min(KUBERNETES_VERSIONS, key=lambda v: int(v.split(".")[1]))
 KUBERNETES_VERSION_PATTERN = re.compile(r"^1\.(\d{2})$")
 
-#: EKS cluster price per hour (EKS pricing page, "Amazon EKS pricing": $0.10 per cluster-hour in
-#: standard support, $0.60 in extended support).
+#: EKS cluster price per hour (EKS pricing page, "Amazon EKS pricing"; AWS Containers blog, "Amazon
+#: EKS extended support for Kubernetes versions pricing", 2024: "$0.60 per cluster per hour" in
+#: extended support, "$0.10 per cluster per hour" in standard support).
 EKS_STANDARD_SUPPORT_USD_PER_HOUR = 0.10
 EKS_EXTENDED_SUPPORT_USD_PER_HOUR = 0.60
 

@@ -581,7 +581,8 @@ class NetworkSettings(_Model):
     def _consistent(self) -> NetworkSettings:
         findings: list[Finding] = []
         if self.vpc_id:
-            if len(self.private_subnet_ids) < 2:
+            # Lists that are not plain (a Pulumi Output from another stack) are counted by EKS itself.
+            if isinstance(self.private_subnet_ids, list) and len(self.private_subnet_ids) < 2:
                 findings.append(
                     (
                         ("privateSubnetIds",),
@@ -614,7 +615,7 @@ class NetworkSettings(_Model):
         # A subnet is private or public, and listed once (EKS CreateCluster: subnetIds are a set).
         lists = (("privateSubnetIds", self.private_subnet_ids), ("publicSubnetIds", self.public_subnet_ids))
         seen: dict[str, str] = {}
-        for key, i, subnet in [(k, i, x) for k, ids in lists for i, x in enumerate(ids)]:
+        for key, i, subnet in [(k, i, x) for k, ids in lists if isinstance(ids, list) for i, x in enumerate(ids)]:
             if not isinstance(subnet, str):
                 continue  # known only at deploy time
             if subnet in seen:
