@@ -191,7 +191,8 @@ TAG_VALUE_MAX_LENGTH = 256
 #: ``Name``, the Cluster Autoscaler's ``k8s.io/cluster-autoscaler/...`` tags of a node group).
 LIBRARY_TAG_ALLOWANCE = 10
 MAX_USER_TAGS = MAX_TAGS_PER_RESOURCE - LIBRARY_TAG_ALLOWANCE
-#: The node IAM role is tagged too; IAM allows only letters, digits, white space and ``_.:/=+-@``
+#: Characters: the EKS user guide ("Tag your Amazon EKS resources", tag restrictions) allows letters,
+#: numbers, spaces and ``+ - = . _ : / @``; the node IAM role is tagged too, with the same rule
 #: (botocore ``iam`` tagKeyType pattern ``[\p{L}\p{Z}\p{N}_.:/=+\-@]+``), the strictest of the APIs tagged.
 _TAG_PUNCTUATION = frozenset("_.:/=+-@")
 

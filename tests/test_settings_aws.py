@@ -721,3 +721,30 @@ def test_a_missing_cluster_name_is_reported_plainly():
     with pytest.raises(ConfigError) as info:
         load_settings({})
     assert [str(p) for p in info.value.problems] == ["gpu-eks:clusterName: received nothing; expected a value"]
+
+
+def test_render_prints_the_warnings(tmp_path: Path):
+    from tests.test_render import copy_project
+    from tooling import render
+
+    root = copy_project(tmp_path)
+    doc = yaml.safe_load((root / "stacks" / "Pulumi.dev.yaml").read_text())
+    doc["config"]["gpu-eks:endpointPublicAccessCidrs"] = ["0.0.0.0/0"]
+    doc["config"]["gpu-eks:kubernetesVersion"] = "1.32"
+    (root / "stacks" / "Pulumi.open.yaml").write_text(yaml.safe_dump(doc))
+    _, _, notes = render.stack_config("open", root)
+    assert [n.split(";")[0] for n in notes] == [
+        'warning: gpu-eks:endpointPublicAccessCidrs[0]: received "0.0.0.0/0"',
+        'warning: gpu-eks:kubernetesVersion: received "1.32"',
+    ]
+
+
+def test_the_readme_error_example_is_what_the_program_prints():
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    (example,) = re.findall(r"```\n(error: invalid stack configuration.*?)```", readme, flags=re.S)
+    config = {"gpueks:deletionProtection": "true", "gpu-eks:gpuNodeGroups": '[{"name": "t4"}, {"name": "t4"}]'}
+    with pytest.raises(ConfigError) as info:
+        settings_from_config(config, "gpu-eks", "dev")
+    assert example == f"error: {info.value.report()}\n"
