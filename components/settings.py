@@ -11,6 +11,7 @@ Every default is written next to its field and repeated in the README's configur
 
 from __future__ import annotations
 
+import collections
 import difflib
 import hashlib
 import ipaddress
@@ -276,7 +277,7 @@ def _principal_arn(value: str) -> str:
     return value
 
 
-def _base_access_entry_key(principal_arn: str) -> str:
+def _plain_access_entry_key(principal_arn: str) -> str:
     return re.sub(r"[^A-Za-z0-9-]+", "-", principal_arn.split(":")[-1]).strip("-")
 
 
@@ -288,22 +289,18 @@ def access_entry_keys(principal_arns: Sequence[str]) -> dict[str, str]:
     (the same role name in two accounts) get the account in front, ``123456789012-role-Admin``, and
     if that still collides (paths that flatten alike), a short hash of the ARN at the end.
     """
-    arns = list(dict.fromkeys(principal_arns))
-    keys = {arn: _base_access_entry_key(arn) for arn in arns}
-    for qualify in (
-        lambda arn: f"{arn.split(':')[4]}-{_base_access_entry_key(arn)}",
-        lambda arn: f"{arn.split(':')[4]}-{_base_access_entry_key(arn)}-{hashlib.sha256(arn.encode()).hexdigest()[:8]}",
-    ):
-        counts: dict[str, int] = {}
-        for key in keys.values():
-            counts[key] = counts.get(key, 0) + 1
+
+    def with_account(arn: str) -> str:
+        return f"{arn.split(':')[4]}-{_plain_access_entry_key(arn)}"
+
+    def with_hash(arn: str) -> str:
+        return f"{with_account(arn)}-{hashlib.sha256(arn.encode()).hexdigest()[:8]}"
+
+    keys = {arn: _plain_access_entry_key(arn) for arn in dict.fromkeys(principal_arns)}
+    for qualify in (with_account, with_hash):
+        counts = collections.Counter(keys.values())
         keys = {arn: qualify(arn) if counts[key] > 1 else key for arn, key in keys.items()}
     return keys
-
-
-def access_entry_key(principal_arn: str) -> str:
-    """The key of one principal alone (``role-Admin``); use ``access_entry_keys`` for a list."""
-    return _base_access_entry_key(principal_arn)
 
 
 def _image_reference(value: str) -> str:
