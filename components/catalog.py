@@ -32,13 +32,19 @@ class GpuInstanceType:
     gpu_model: str
     gpu_memory_mib_per_gpu: int
     supports_mig: bool
+    #: kubelet ``maxPods`` on EKS with the VPC CNI defaults (no prefix delegation): ENIs x
+    #: (IPv4 addresses per ENI - 1) + 2 on the default network card. nodeadm computes it from
+    #: its embedded ``instance-info.jsonl`` (awslabs/amazon-eks-ami
+    #: nodeadm/internal/kubelet/eni_max_pods.go); the same numbers as the older
+    #: ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py checks both.
+    max_pods: int
 
     @property
     def total_gpu_memory_mib(self) -> int:
         return self.gpus * self.gpu_memory_mib_per_gpu
 
 
-def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
+def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int, max_pods: int) -> GpuInstanceType:
     # Every g4dn size carries NVIDIA T4 GPUs with 16 GiB each. The T4 (Turing) has no MIG.
     return GpuInstanceType(
         name=f"g4dn.{size}",
@@ -48,6 +54,7 @@ def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
         gpu_model="T4",
         gpu_memory_mib_per_gpu=16 * 1024,
         supports_mig=False,
+        max_pods=max_pods,
     )
 
 
@@ -56,15 +63,45 @@ def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int) -> GpuInstanceType:
 GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
     t.name: t
     for t in (
-        _g4dn("xlarge", 4, 16, 1),
-        _g4dn("2xlarge", 8, 32, 1),
-        _g4dn("4xlarge", 16, 64, 1),
-        _g4dn("8xlarge", 32, 128, 1),
-        _g4dn("16xlarge", 64, 256, 1),
-        _g4dn("12xlarge", 48, 192, 4),
-        _g4dn("metal", 96, 384, 8),
+        #     size        vCPUs  GiB  GPUs  max pods
+        _g4dn("xlarge", 4, 16, 1, 29),
+        _g4dn("2xlarge", 8, 32, 1, 29),
+        _g4dn("4xlarge", 16, 64, 1, 29),
+        _g4dn("8xlarge", 32, 128, 1, 58),
+        _g4dn("16xlarge", 64, 256, 1, 58),
+        _g4dn("12xlarge", 48, 192, 4, 234),
+        _g4dn("metal", 96, 384, 8, 737),
     )
 }
+
+#: The DaemonSet pods every GPU node runs, which count against its max pods. Derived from what
+#: this library installs (README "What it builds") and the operands the operator deploys with
+#: our values; tests/test_device_plugin_rules.py checks the operator half per chart version:
+#: - EKS add-ons: pulumi-eks installs vpc-cni (aws-node) and kube-proxy; CoreDNS is a
+#:   Deployment on the system nodes; no eks-pod-identity-agent add-on is installed.
+#: - gpu-operator (v25.3.1, v25.10.1, v26.7.0; controllers/state_manager.go gpuStateLabels for
+#:   the ``container`` workload config; assets/state-*/ DaemonSet nodeSelectors): device plugin,
+#:   GFD, dcgm-exporter and operator-validator. Not on our nodes: driver and container-toolkit
+#:   (disabled), standalone dcgm and node-status-exporter (disabled by the chart), mig-manager
+#:   (only MIG-capable GPUs; the T4 is not), MPS control daemon (only ``nvidia.com/mps.capable``
+#:   nodes), the sandbox/vGPU/kata/cc operands (only with sandboxWorkloads, disabled).
+#: - the node-feature-discovery worker (the chart's subchart; runs on every GPU node).
+#: The validators' run-to-completion pods (cuda, plugin) end Succeeded and do not count.
+GPU_NODE_DAEMONSET_PODS: tuple[str, ...] = (
+    "aws-node",
+    "kube-proxy",
+    "nvidia-device-plugin-daemonset",
+    "gpu-feature-discovery",
+    "nvidia-dcgm-exporter",
+    "nvidia-operator-validator",
+    "gpu-operator-node-feature-discovery-worker",
+)
+
+
+def usable_pod_slots(instance_type: str) -> int:
+    """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods."""
+    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(GPU_NODE_DAEMONSET_PODS)
+
 
 #: EC2 Service Quotas codes (service ``ec2``) that bound vCPUs of G and VT instances.
 VCPU_QUOTA_ON_DEMAND_G = "L-DB2E81BA"  # Running On-Demand G and VT instances

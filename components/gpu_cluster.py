@@ -31,17 +31,15 @@ class GpuClusterArgs:
 class GpuCluster(pulumi.ComponentResource):
     """Cluster + system node group + GPU node groups + gpu-operator (+ optional verification)."""
 
-    cluster: Cluster
-    gpu_node_groups: dict[str, GpuNodeGroup]
-    operator: GpuOperator
-    verification: TimeSlicingVerification | None
-
+    # The child components are annotated where they are assigned (in __init__), not at class level:
+    # Pulumi's component analyzer reads class-level annotations of this class (the multi-language
+    # face, components/multilang.py, subclasses it) as schema outputs, and it cannot describe these.
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
         tags = {"gpu-eks/cluster": s.cluster_name, **s.tags}
 
-        self.cluster = Cluster(
+        self.cluster: Cluster = Cluster(
             f"{name}-{CLUSTER_CHILD}",
             ClusterArgs(
                 cluster_name=s.cluster_name,
@@ -57,7 +55,7 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
 
-        self.gpu_node_groups = {
+        self.gpu_node_groups: dict[str, GpuNodeGroup] = {
             g.name: GpuNodeGroup(
                 f"{name}-{g.name}",
                 GpuNodeGroupArgs(
@@ -73,7 +71,7 @@ class GpuCluster(pulumi.ComponentResource):
         }
 
         k8s_providers = {"kubernetes": self.cluster.provider}
-        self.operator = GpuOperator(
+        self.operator: GpuOperator = GpuOperator(
             f"{name}-{OPERATOR_CHILD}",
             GpuOperatorArgs(
                 settings=s.gpu_operator,
@@ -84,7 +82,7 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, providers=k8s_providers),
         )
 
-        self.verification = None
+        self.verification: TimeSlicingVerification | None = None
         if s.verify_time_slicing:
             self.verification = TimeSlicingVerification(
                 f"{name}-{VERIFICATION_CHILD}",

@@ -27,8 +27,17 @@ def sharing_profiles(groups: Sequence[GpuNodeGroupSettings]) -> dict[str, TimeSl
     validation guarantees one set of settings per name)."""
     out: dict[str, TimeSlicing] = {}
     for g in groups:
-        out.setdefault(g.time_slicing.profile_name, g.time_slicing)
+        out.setdefault(g.profile_name, g.time_slicing)
     return out
+
+
+def mig_strategy(groups: Sequence[GpuNodeGroupSettings]) -> str:
+    """The one MIG strategy of the cluster (the chart's ``mig.strategy`` is cluster-wide;
+    settings validation guarantees every group agrees)."""
+    strategies = {g.mig_strategy for g in groups}
+    if len(strategies) != 1:
+        raise ValueError(f"GPU node groups disagree on migStrategy: {sorted(strategies)}")
+    return strategies.pop()
 
 
 def gpu_operator_values(
@@ -39,7 +48,8 @@ def gpu_operator_values(
         raise ValueError("gpu_operator_values needs at least one GPU node group, received none")
     defaults = chart.chart_defaults(chart_version)
     taints = gpu_taints(groups)
-    data = sharing.device_plugin_config_data(sharing_profiles(groups))
+    mig = mig_strategy(groups)
+    data = sharing.device_plugin_config_data(sharing_profiles(groups), mig)
     return {
         # The EKS AL2023 NVIDIA AMI ships the driver and the container toolkit, and nodeadm makes
         # `nvidia` containerd's default runtime: the operator must not install either (AWS docs).
@@ -47,6 +57,11 @@ def gpu_operator_values(
         "toolkit": {"enabled": False},
         # Pinned explicitly: the chart default flipped from false (v25.3) to true (v25.10+).
         "cdi": {"enabled": cdi_enabled},
+        # The operator passes mig.strategy (chart default: single) to the device plugin and GFD
+        # as the MIG_STRATEGY env (controllers/object_controls.go applyMIGConfiguration), which
+        # overrides flags.migStrategy in the config file (the plugin's mig-strategy flag reads
+        # MIG_STRATEGY; gpu-operator v25.3.1, v25.10.1, v26.7.0): both come from one setting.
+        "mig": {"strategy": mig},
         "devicePlugin": {
             "config": {
                 "create": True,
@@ -54,7 +69,7 @@ def gpu_operator_values(
                 "name": sharing.config_map_name(data),
                 # Nodes without the profile label (e.g. launched by Karpenter) get the first
                 # node group's profile; `default` must name a key of `data`.
-                "default": groups[0].time_slicing.profile_name,
+                "default": groups[0].profile_name,
                 "data": data,
             }
         },

@@ -35,7 +35,7 @@ def gpu_node_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
     return {
         **group.labels,
         placement.GPU_COUNT_LABEL: str(group.gpus_per_node),
-        placement.DEVICE_PLUGIN_CONFIG_LABEL: group.time_slicing.profile_name,
+        placement.DEVICE_PLUGIN_CONFIG_LABEL: group.profile_name,
         placement.NODE_GROUP_LABEL: group.name,
     }
 

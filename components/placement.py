@@ -90,6 +90,12 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
+#: Labels kubelet accepts in ``--node-labels`` but that kubelet or the cloud controller manager
+#: set themselves (k8s.io/api core/v1 well_known_labels.go): overriding one mislabels the node
+#: (a wrong os/arch/zone misplaces every pod that selects on it).
+SYSTEM_LABELS = frozenset(_KUBELET_ALLOWED_LABELS)
+
+
 def kubelet_label_problem(key: str) -> str | None:
     """Why kubelet would refuse ``key`` in ``--node-labels`` (and the node never join), or None."""
     syntax = qualified_name_problem(key)
@@ -98,8 +104,8 @@ def kubelet_label_problem(key: str) -> str | None:
     prefix = key.rpartition("/")[0]
     if not any(_in_namespace(prefix, ns) for ns in _RESTRICTED_NAMESPACES):
         return None
-    if key in _KUBELET_ALLOWED_LABELS:
-        return None
+    if key in SYSTEM_LABELS:
+        return "a key kubelet or the cloud controller manager does not set itself (an override mislabels the node)"
     if any(_in_namespace(prefix, ns) for ns in _KUBELET_ALLOWED_NAMESPACES):
         return None
     return (

@@ -33,7 +33,6 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
 
 from . import catalog, chart, placement
 
@@ -73,6 +72,24 @@ def _show(value: Any) -> str:
         return repr(value)
 
 
+#: One problem below a validated value: (relative key path, value received, what is expected).
+KeyedProblem = tuple[tuple[str | int, ...], Any, str]
+
+
+class KeyedProblems(ValueError):
+    """Raised inside a validator to report problems at precise keys *below* the validated value.
+
+    A cross-field rule (a profile collision, a duplicate taint) belongs to one element, not to
+    the whole list or config: each entry is (path relative to the validated value, in the stack
+    file's spelling, e.g. ``("gpuNodeGroups", 1, "timeSlicing", "profile")``; the value received
+    there; what is expected). ``_problems`` expands them into one Problem each.
+    """
+
+    def __init__(self, problems: list[KeyedProblem]):
+        self.problems = problems
+        super().__init__("; ".join(expected for _, _, expected in problems))
+
+
 class ConfigError(ValueError):
     """The stack configuration is invalid; ``problems`` lists every problem found."""
 
@@ -96,21 +113,6 @@ def _check(problem: str | None, value: Any) -> Any:
     if problem:
         raise ValueError(problem)
     return value
-
-
-#: One problem found by a model validator: the key relative to the model, the value, the expectation.
-Finding = tuple[tuple[str | int, ...], Any, str]
-_PROBLEMS_ERROR = "gpu_eks_problems"
-
-
-def _raise_findings(findings: Sequence[Finding]) -> None:
-    """Report cross-field problems from a model validator, each under its own precise key.
-
-    pydantic would report a plain ValueError at the model's key with the whole model as the value;
-    this error carries the findings, and ``_problems`` expands them under the model's location."""
-    if findings:
-        summary = "; ".join(f"{'.'.join(map(str, loc))}: {expected}" for loc, _, expected in findings)
-        raise PydanticCustomError(_PROBLEMS_ERROR, "{summary}", {"findings": tuple(findings), "summary": summary})
 
 
 def _repeated(items: Sequence[Any]) -> list[int]:
@@ -419,6 +421,11 @@ class Scaling(_Model):
 
 
 class TaintSpec(_Model):
+    """One ``--register-with-taints`` entry. kubelet parses it with k8s.io/kubernetes
+    pkg/util/taints ParseTaints (key a qualified name, value a label value, a known effect);
+    the API server validates the Node with pkg/apis/core/validation validateNodeTaints (the
+    same rules, plus unique key+effect pairs: checked per group in GpuNodeGroupSettings)."""
+
     key: QualifiedName
     value: LabelValue = ""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -437,9 +444,17 @@ _DEFAULT_TAINTS = (
 
 
 class TimeSlicing(_Model):
-    """One device-plugin sharing profile (k8s-device-plugin ``sharing.timeSlicing``)."""
+    """One device-plugin sharing profile (k8s-device-plugin ``sharing.timeSlicing``).
 
-    #: How many pods share one physical GPU (each GPU is advertised ``replicas`` times).
+    ``replicas: 1`` means "not shared": the profile's config file has no ``sharing`` block and
+    each physical GPU is advertised once. The device plugin itself refuses ``replicas < 2``
+    inside ``sharing.timeSlicing`` ("number of replicas must be >= 2") and a ``timeSlicing``
+    without resources ("no resources specified"), but accepts a config without ``sharing``
+    (NVIDIA/k8s-device-plugin api/config/v1/replicas.go and sharing.go, v0.17.2, v0.18.1,
+    v0.20.0: the plugins behind gpu-operator v25.3.1, v25.10.1, v26.7.0).
+    """
+
+    #: How many pods share one physical GPU (each GPU is advertised ``replicas`` times); 1: unshared.
     replicas: Count = Field(default=4, ge=1)
     #: Advertise ``nvidia.com/gpu.shared`` instead of ``nvidia.com/gpu`` (device plugin default: false).
     rename_by_default: bool = False
@@ -447,17 +462,45 @@ class TimeSlicing(_Model):
     #: no more GPU, so failing loudly is safer (device plugin default: false; ours: true).
     fail_requests_greater_than_one: bool = True
     #: Name of the profile: the key in the device-plugin ConfigMap and the value of the node label
-    #: ``nvidia.com/device-plugin.config``. Default ``timeslice-x<replicas>``.
+    #: ``nvidia.com/device-plugin.config``. Default: the GPU node group's name (see
+    #: ``GpuNodeGroupSettings.profile_name``), so sharing changes never change the node label.
     profile: LabelValue | None = None
 
     @property
-    def profile_name(self) -> str:
-        return self.profile or f"timeslice-x{self.replicas}"
+    def shared(self) -> bool:
+        return self.replicas > 1
 
     @property
     def resource_name(self) -> str:
         """The extended resource the device plugin advertises for this profile."""
-        return "nvidia.com/gpu.shared" if self.rename_by_default else "nvidia.com/gpu"
+        return "nvidia.com/gpu.shared" if self.shared and self.rename_by_default else "nvidia.com/gpu"
+
+    @model_validator(mode="after")
+    def _sharing_options_need_sharing(self) -> TimeSlicing:
+        # With replicas 1 the config file has no sharing block: these options would be dropped.
+        if self.shared:
+            return self
+        problems: list[tuple[tuple[str | int, ...], Any, str]] = []
+        if self.rename_by_default:
+            problems.append(
+                (
+                    ("renameByDefault",),
+                    True,
+                    "false or no key: with replicas 1 the GPU is not shared, so "
+                    "there is no <name>.shared resource to rename to",
+                )
+            )
+        if "fail_requests_greater_than_one" in self.model_fields_set:
+            problems.append(
+                (
+                    ("failRequestsGreaterThanOne",),
+                    self.fail_requests_greater_than_one,
+                    "no key: with replicas 1 the GPU is not shared, so there are no shares to limit",
+                )
+            )
+        if problems:
+            raise KeyedProblems(problems)
+        return self
 
 
 def _known_gpu_types(types: list[str]) -> list[str]:
@@ -472,6 +515,29 @@ def _known_gpu_types(types: list[str]) -> list[str]:
             f"group (got {detail}); split them into separate node groups"
         )
     return types
+
+
+def _unique_taints(taints: tuple[TaintSpec, ...]) -> tuple[TaintSpec, ...]:
+    # The API server refuses a Node whose taints repeat a key+effect pair ("taints must be unique
+    # by key and effect pair": k8s.io/kubernetes pkg/apis/core/validation validateNodeTaints),
+    # and kubelet's ParseTaints refuses the flag ("duplicated taints with the same key and
+    # effect", pkg/util/taints/taints.go): the node would never join.
+    first: dict[tuple[str, str], int] = {}
+    problems: list[tuple[tuple[str | int, ...], Any, str]] = []
+    for i, t in enumerate(taints):
+        seen = first.setdefault((t.key, t.effect), i)
+        if seen != i:
+            problems.append(
+                (
+                    (i,),
+                    t.model_dump(by_alias=True, exclude_defaults=True),
+                    f"a taint whose key and effect differ from taints[{seen}] ({t.key}:{t.effect}): "
+                    "a Node's taints must be unique by key and effect, or the API server refuses it",
+                )
+            )
+    if problems:
+        raise KeyedProblems(problems)
+    return taints
 
 
 _RESERVED_LABELS = (
@@ -494,9 +560,11 @@ class GpuNodeGroupSettings(_Model):
     #: Extra node labels, applied by kubelet (``--node-labels``) through nodeadm.
     labels: dict[LabelKey, LabelValue] = {}
     #: Node taints, applied by kubelet (``--register-with-taints``). Replaces the default.
-    taints: tuple[TaintSpec, ...] = _DEFAULT_TAINTS
+    taints: Annotated[tuple[TaintSpec, ...], AfterValidator(_unique_taints)] = _DEFAULT_TAINTS
     time_slicing: TimeSlicing = TimeSlicing()
-    #: k8s-device-plugin ``flags.migStrategy``. Only ``none``: the T4 has no MIG.
+    #: MIG strategy: the chart's ``mig.strategy`` (which reaches the device plugin and GFD as the
+    #: MIG_STRATEGY env and overrides the config file) and the config file's ``flags.migStrategy``,
+    #: both from this one setting. Only ``none``: the T4 has no MIG.
     mig_strategy: str = "none"
     #: Pin the EKS AMI release (e.g. ``1.35.0-20260115``); default: EKS's latest for the version.
     ami_release_version: AmiReleaseVersion | None = None
@@ -528,6 +596,21 @@ class GpuNodeGroupSettings(_Model):
     @property
     def advertised_gpus_per_node(self) -> int:
         return self.gpus_per_node * self.time_slicing.replicas
+
+    @property
+    def profile_name(self) -> str:
+        """The sharing profile: ConfigMap key and node label ``nvidia.com/device-plugin.config``.
+
+        Default: the group's name, which no sharing setting changes: a change of replicas,
+        renameByDefault, failRequestsGreaterThanOne or chart version then changes only the
+        ConfigMap (rolling the device-plugin and GFD DaemonSets), never the launch template.
+        """
+        return self.time_slicing.profile or self.name
+
+    @property
+    def usable_pod_slots(self) -> int:
+        """Pods a node of this group can run besides the DaemonSets (smallest instance type)."""
+        return min(catalog.usable_pod_slots(t) for t in self.instance_types)
 
     @property
     def taint_list(self) -> list[placement.Taint]:
@@ -577,7 +660,7 @@ class NetworkSettings(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> NetworkSettings:
-        findings: list[Finding] = []
+        findings: list[KeyedProblem] = []
         if self.vpc_id:
             # Lists that are not plain (a Pulumi Output from another stack) are counted by EKS itself.
             if isinstance(self.private_subnet_ids, list) and len(self.private_subnet_ids) < 2:
@@ -620,10 +703,11 @@ class NetworkSettings(_Model):
                 findings.append(((key, i), subnet, f"each subnet once (already listed as {seen[subnet]})"))
             else:
                 seen[subnet] = f"{key}[{i}]"
-        _raise_findings(findings)
+        if findings:
+            raise KeyedProblems(findings)
         return self
 
-    def _vpc_cidr_findings(self) -> list[Finding]:
+    def _vpc_cidr_findings(self) -> list[KeyedProblem]:
         netmask = ipaddress.ip_network(self.cidr_block).prefixlen
         low, high = VPC_NETMASK_RANGE
         if not low <= netmask <= high:
@@ -740,12 +824,12 @@ class Settings(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
-        findings: list[Finding] = []
         groups = self.gpu_node_groups
+        problems: list[KeyedProblem] = []
         first_of: dict[str, int] = {}
         for i, g in enumerate(groups):
             if g.name in first_of:
-                findings.append(
+                problems.append(
                     (
                         ("gpuNodeGroups", i, "name"),
                         g.name,
@@ -755,27 +839,45 @@ class Settings(_Model):
             first_of.setdefault(g.name, i)
             reserved = reserved_group_name_problem(g.name)
             if reserved:
-                findings.append((("gpuNodeGroups", i, "name"), g.name, reserved))
-        profiles: dict[str, tuple[int, TimeSlicing]] = {}
+                problems.append((("gpuNodeGroups", i, "name"), g.name, reserved))
+        first: dict[str, int] = {}
         for i, g in enumerate(groups):
-            ts = g.time_slicing
-            j, seen = profiles.setdefault(ts.profile_name, (i, ts))
-            if seen.model_dump(exclude={"profile"}) != ts.model_dump(exclude={"profile"}):
-                findings.append(
+            j = first.setdefault(g.profile_name, i)
+            other = groups[j].time_slicing
+            if other.model_dump(exclude={"profile"}) != g.time_slicing.model_dump(exclude={"profile"}):
+                problems.append(
                     (
-                        ("gpuNodeGroups", i, "timeSlicing"),
-                        ts.model_dump(by_alias=True, exclude_none=True),
-                        f"the settings of gpuNodeGroups[{j}].timeSlicing, which uses the same profile name "
-                        f"{ts.profile_name!r}; or name the profiles apart with timeSlicing.profile",
+                        ("gpuNodeGroups", i, "timeSlicing", "profile"),
+                        g.profile_name,
+                        f"a profile name not used by gpuNodeGroups[{j}] ({groups[j].name}), "
+                        "whose timeSlicing settings differ: one set of settings per profile name (it is "
+                        "one key of the device-plugin ConfigMap)",
                     )
                 )
+        strategies = {g.mig_strategy for g in groups}
+        if len(strategies) > 1:  # the chart's mig.strategy is one value for the whole cluster
+            problems += [
+                (("gpuNodeGroups", i, "migStrategy"), g.mig_strategy, "the same migStrategy in every GPU node group")
+                for i, g in enumerate(groups)
+            ]
+        if self.verify_time_slicing:
+            problems += [
+                (
+                    ("gpuNodeGroups", i, "timeSlicing", "replicas"),
+                    g.time_slicing.replicas,
+                    _capacity_message(g, "at most") + " (the verification Deployment packs that many pods "
+                    "on one node, so it could never become ready)",
+                )
+                for i, g in enumerate(groups)
+                if g.advertised_gpus_per_node > g.usable_pod_slots
+            ]
         minor = self.kubernetes_version.split(".")[1]
         pinned = [(("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)]
         pinned += [(("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version) for i, g in enumerate(groups)]
         for loc, release in pinned:
             m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
             if m and m.group(1) != minor:
-                findings.append(
+                problems.append(
                     (
                         loc,
                         release,
@@ -784,15 +886,26 @@ class Settings(_Model):
                     )
                 )
         if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
-            findings.append(
+            problems.append(
                 (
                     ("verification", "namespace"),
                     self.verification.namespace,
                     "a namespace other than gpuOperator.namespace: each component creates its namespace",
                 )
             )
-        _raise_findings(findings)
+        if problems:
+            raise KeyedProblems(problems)
         return self
+
+
+def _capacity_message(g: GpuNodeGroupSettings, prefix: str) -> str:
+    slots = g.usable_pod_slots
+    return (
+        f"{prefix} {slots // g.gpus_per_node} for {', '.join(g.instance_types)}: {g.gpus_per_node} GPU(s) x "
+        f"{g.time_slicing.replicas} = {g.advertised_gpus_per_node} advertised, but a node runs at most "
+        f"{slots} pods besides its {len(catalog.GPU_NODE_DAEMONSET_PODS)} DaemonSet pods (max pods "
+        f"{min(catalog.GPU_INSTANCE_TYPES[t].max_pods for t in g.instance_types)} with the VPC CNI defaults)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -813,6 +926,22 @@ def warning_rule(rule: WarningRule) -> WarningRule:
 def settings_warnings(settings: Settings) -> list[Problem]:
     """Every warning about ``settings``, in rule order. Warnings never stop a deployment."""
     return [problem for rule in _WARNING_RULES for problem in rule(settings)]
+
+
+@warning_rule
+def _advertised_slots_exceed_pod_capacity(settings: Settings) -> Iterable[Problem]:
+    # Shares the node cannot run pods for are advertised but never usable (the scheduler sees
+    # free nvidia.com/gpu and still cannot place the pod: "Too many pods"). With the
+    # verification on, Settings reports this as an error instead.
+    if settings.verify_time_slicing:
+        return
+    for i, g in enumerate(settings.gpu_node_groups):
+        if g.advertised_gpus_per_node > g.usable_pod_slots:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].timeSlicing.replicas",
+                received=g.time_slicing.replicas,
+                expected=_capacity_message(g, "at most"),
+            )
 
 
 @warning_rule
@@ -917,12 +1046,10 @@ def _problems(err: ValidationError, namespace: str) -> list[Problem]:
     problems = []
     for e in err.errors(include_url=False):
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        loc = tuple(p for p in loc if p not in ("[key]",) and not str(p).startswith(("list[", "tuple[", "dict[")))
-        if e["type"] == _PROBLEMS_ERROR:
-            for sub_loc, received, expected in e["ctx"]["findings"]:
-                problems.append(
-                    Problem(key=_key_of(loc + tuple(sub_loc), namespace), received=received, expected=expected)
-                )
+        loc = tuple(p for p in loc if p != "[key]")
+        keyed = (e.get("ctx") or {}).get("error")
+        if isinstance(keyed, KeyedProblems):
+            problems += [Problem(_key_of(loc + sub, namespace), got, want) for sub, got, want in keyed.problems]
             continue
         received: Any = e.get("input", _MISSING)
         if e["type"] == "missing":

@@ -23,24 +23,32 @@ GPU_RESOURCE = "nvidia.com/gpu"
 
 
 def device_plugin_config(profile: TimeSlicing, mig_strategy: str = "none") -> dict[str, Any]:
-    """One k8s-device-plugin config file (``version: v1``) for ``profile``."""
-    return {
-        "version": "v1",
-        "flags": {"migStrategy": mig_strategy},
-        "sharing": {
+    """One k8s-device-plugin config file (``version: v1``) for ``profile``.
+
+    ``replicas: 1`` gives a config without ``sharing``: each GPU is advertised once. The plugin
+    refuses ``replicas < 2`` and an empty ``resources`` list inside ``sharing.timeSlicing``, but
+    a config without ``sharing`` is its "none" strategy (NVIDIA/k8s-device-plugin
+    api/config/v1/replicas.go, sharing.go; v0.17.2, v0.18.1, v0.20.0).
+
+    ``flags.migStrategy`` must equal the chart's ``mig.strategy``: the operator passes that as
+    the MIG_STRATEGY env, which overrides the file (see helm_values.gpu_operator_values).
+    """
+    config: dict[str, Any] = {"version": "v1", "flags": {"migStrategy": mig_strategy}}
+    if profile.shared:
+        config["sharing"] = {
             "timeSlicing": {
                 "renameByDefault": profile.rename_by_default,
                 "failRequestsGreaterThanOne": profile.fail_requests_greater_than_one,
                 "resources": [{"name": GPU_RESOURCE, "replicas": profile.replicas}],
             }
-        },
-    }
+        }
+    return config
 
 
-def device_plugin_config_data(profiles: Mapping[str, TimeSlicing]) -> dict[str, str]:
+def device_plugin_config_data(profiles: Mapping[str, TimeSlicing], mig_strategy: str = "none") -> dict[str, str]:
     """ConfigMap data: profile name → config file text (ConfigMap values are strings)."""
     return {
-        name: yaml.safe_dump(device_plugin_config(profile), sort_keys=False)
+        name: yaml.safe_dump(device_plugin_config(profile, mig_strategy), sort_keys=False)
         for name, profile in sorted(profiles.items())
     }
 

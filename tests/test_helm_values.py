@@ -188,9 +188,10 @@ def deep_merge(base: Any, over: Any) -> Any:
 def test_device_plugin_config_has_one_profile_per_sharing_setting():
     config = helm_values.gpu_operator_values(CUSTOM_GROUPS, "v26.7.0")["devicePlugin"]["config"]
     assert config["create"] is True
-    assert sorted(config["data"]) == ["timeslice-x2", "timeslice-x4"]
-    assert config["default"] in config["data"]
-    x2 = yaml.safe_load(config["data"]["timeslice-x2"])
+    # Default profile names: the group names.
+    assert sorted(config["data"]) == ["a", "b"]
+    assert config["default"] == "a"
+    x2 = yaml.safe_load(config["data"]["b"])
     assert x2 == {
         "version": "v1",
         "flags": {"migStrategy": "none"},
@@ -236,6 +237,6 @@ def test_sharing_config_round_trips_as_yaml():
     data = sharing.device_plugin_config_data(helm_values.sharing_profiles(CUSTOM_GROUPS))
     assert all(isinstance(v, str) for v in data.values())
     assert {k: yaml.safe_load(v)["sharing"]["timeSlicing"]["resources"][0]["replicas"] for k, v in data.items()} == {
-        "timeslice-x2": 2,
-        "timeslice-x4": 4,
+        "a": 4,
+        "b": 2,
     }

@@ -71,7 +71,7 @@ def test_labels_and_taints_become_kubelet_flags():
     flags = nodeconfig.gpu_node_config(g)["spec"]["kubelet"]["flags"]
     assert flags == [
         "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=gpu,node.kubernetes.io/pool=t4,"
-        "nvidia.com/device-plugin.config=timeslice-x8,team.example.com/owner=ml",
+        "nvidia.com/device-plugin.config=gpu,team.example.com/owner=ml",
         "--register-with-taints=nvidia.com/gpu=true:NoSchedule,dedicated:NoExecute",
     ]
     assert not any(" " in f for f in flags)

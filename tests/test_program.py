@@ -195,7 +195,7 @@ def test_gpu_node_groups(stack_sim):
         flags = yaml.safe_load(body)["spec"]["kubelet"]["flags"]
         labels = dict(kv.split("=", 1) for kv in flags[0].removeprefix("--node-labels=").split(","))
         assert labels[placement.GPU_COUNT_LABEL] == str(catalog.GPU_INSTANCE_TYPES[g.instance_types[0]].gpus)
-        assert labels[placement.DEVICE_PLUGIN_CONFIG_LABEL] == g.time_slicing.profile_name
+        assert labels[placement.DEVICE_PLUGIN_CONFIG_LABEL] == g.profile_name == "timeslice-x4"  # pinned in stacks/
         assert flags[1] == "--register-with-taints=nvidia.com/gpu=true:NoSchedule"
 
 

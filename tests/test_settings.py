@@ -28,7 +28,7 @@ def test_defaults_are_documented_values():
     (g,) = s.gpu_node_groups
     assert (g.instance_types, g.capacity_type, g.disk_size_gib) == (["g4dn.xlarge"], "ON_DEMAND", 100)
     assert [(t.key, t.value, t.effect) for t in g.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
-    assert g.time_slicing.replicas == 4 and g.time_slicing.profile_name == "timeslice-x4"
+    assert g.time_slicing.replicas == 4 and g.profile_name == "gpu"
     assert s.verify_time_slicing is False and s.endpoint_public_access_cidrs == []
 
 
@@ -93,7 +93,7 @@ def test_label_keys_with_invalid_syntax_are_rejected(key):
 
 
 @pytest.mark.parametrize(
-    "key", ["node.kubernetes.io/pool", "kubelet.kubernetes.io/x", "topology.kubernetes.io/zone", "team.example.com/ml"]
+    "key", ["node.kubernetes.io/pool", "kubelet.kubernetes.io/x", "sub.node.kubernetes.io/x", "team.example.com/ml"]
 )
 def test_label_keys_kubelet_accepts_pass(key):
     s = load_settings({"clusterName": "c", "gpuNodeGroups": [group(labels={key: "a"})]})
@@ -169,11 +169,10 @@ def test_profiles_with_one_name_and_two_settings_conflict():
             ]
         }
     )
-    # Section 4 of issue 7: the key of the second group, never the whole config as "received".
     assert lines == [
-        'gpu-eks:gpuNodeGroups[1].timeSlicing: received {"failRequestsGreaterThanOne": true, "profile": "shared", '
-        '"renameByDefault": false, "replicas": 2}; expected the settings of gpuNodeGroups[0].timeSlicing, which '
-        "uses the same profile name 'shared'; or name the profiles apart with timeSlicing.profile"
+        'gpu-eks:gpuNodeGroups[1].timeSlicing.profile: received "shared"; expected a profile name not used by '
+        "gpuNodeGroups[0] (a), whose timeSlicing settings differ: one set of settings per profile name (it is one "
+        "key of the device-plugin ConfigMap)"
     ]
 
 

@@ -1,0 +1,15 @@
+"""Entry point of the gpu-eks component package (PulumiPlugin.yaml): serves components.multilang.
+
+Pulumi runs this file from the repository it cloned (``pulumi package add <git-url>.git/plugin``);
+the library is the ``components`` package one folder up.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from components.multilang import serve
+
+if __name__ == "__main__":
+    serve()
