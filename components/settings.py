@@ -11,7 +11,6 @@ Every default is written next to its field and repeated in the README's configur
 
 from __future__ import annotations
 
-import collections
 import difflib
 import hashlib
 import ipaddress
@@ -287,9 +286,14 @@ def access_entry_keys(principal_arns: Sequence[str]) -> dict[str, str]:
     """A stable key per principal ARN; pulumi-eks names each AccessEntry resource after its key.
 
     The key is ``role-Admin`` for ``arn:aws:iam::123456789012:role/Admin`` (the scheme of earlier
-    releases, so existing entries keep their resource names). Only ARNs whose keys would collide
-    (the same role name in two accounts) get the account in front, ``123456789012-role-Admin``, and
-    if that still collides (paths that flatten alike), a short hash of the ARN at the end.
+    releases, so existing entries keep their resource names). When two ARNs would share a key (the
+    same role name in two accounts), the first listed keeps it and the later ones get their account
+    in front, ``222222222222-role-Admin`` (and, should that still collide because two paths flatten
+    alike, a short hash of the ARN at the end). Appending an ARN therefore never renames an existing
+    entry; a rename would fail the update, because EKS keeps one access entry per principal and
+    Pulumi creates the renamed entry before it deletes the old one (botocore ``eks``
+    CreateAccessEntryRequest.principalArn: "You can't specify the same ARN in more than one access
+    entry").
     """
 
     def with_account(arn: str) -> str:
@@ -298,10 +302,10 @@ def access_entry_keys(principal_arns: Sequence[str]) -> dict[str, str]:
     def with_hash(arn: str) -> str:
         return f"{with_account(arn)}-{hashlib.sha256(arn.encode()).hexdigest()[:8]}"
 
-    keys = {arn: _plain_access_entry_key(arn) for arn in dict.fromkeys(principal_arns)}
-    for qualify in (with_account, with_hash):
-        counts = collections.Counter(keys.values())
-        keys = {arn: qualify(arn) if counts[key] > 1 else key for arn, key in keys.items()}
+    keys: dict[str, str] = {}
+    for arn in dict.fromkeys(principal_arns):
+        taken = set(keys.values())
+        keys[arn] = next(k for k in (_plain_access_entry_key(arn), with_account(arn), with_hash(arn)) if k not in taken)
     return keys
 
 

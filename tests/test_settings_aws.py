@@ -266,27 +266,36 @@ def test_same_role_name_in_two_accounts_is_two_principals():
     a, b = "arn:aws:iam::111111111111:role/Admin", "arn:aws:iam::222222222222:role/Admin"
     other = "arn:aws:iam::111111111111:role/Ops"
     assert access_entry_keys([a, other, b]) == {
-        a: "111111111111-role-Admin",
-        other: "role-Ops",  # not involved in the collision: unchanged
+        a: "role-Admin",  # listed first: keeps the key (and the resource) it had before b was added
+        other: "role-Ops",
         b: "222222222222-role-Admin",
     }
+    assert access_entry_keys([b, a]) == {b: "role-Admin", a: "111111111111-role-Admin"}
+
+
+def test_appending_a_principal_never_renames_an_existing_entry():
+    # EKS keeps one access entry per principal (botocore eks CreateAccessEntryRequest.principalArn),
+    # so a renamed entry would fail to create while the old one still exists.
+    before = ["arn:aws:iam::111111111111:role/Admin", "arn:aws:iam::111111111111:user/jane"]
+    added = [*before, "arn:aws:iam::222222222222:role/Admin", "arn:aws:iam::333333333333:user/jane"]
+    old, new = access_entry_keys(before), access_entry_keys(added)
+    assert {arn: new[arn] for arn in before} == old == {before[0]: "role-Admin", before[1]: "user-jane"}
+    assert len(set(new.values())) == 4
 
 
 def test_paths_that_flatten_alike_get_a_hash():
     a, b = "arn:aws:iam::111111111111:role/a-b/C", "arn:aws:iam::111111111111:role/a/b-C"
-    keys = access_entry_keys([a, b])
-    assert keys[a].startswith("111111111111-role-a-b-C-") and keys[b].startswith("111111111111-role-a-b-C-")
-    assert keys[a] != keys[b] and len(keys[a]) == len("111111111111-role-a-b-C-") + 8
+    c = "arn:aws:iam::111111111111:role/a/b/C"
+    keys = access_entry_keys([a, b, c])
+    assert keys[a] == "role-a-b-C" and keys[b] == "111111111111-role-a-b-C"
+    assert keys[c].startswith("111111111111-role-a-b-C-") and len(keys[c]) == len("111111111111-role-a-b-C-") + 8
 
 
 def test_two_accounts_get_two_access_entries_in_the_program():
     a, b = "arn:aws:iam::111111111111:role/Admin", "arn:aws:iam::222222222222:role/Admin"
     sim = run_stack("dev", ROOT, config_overrides={"gpu-eks:adminPrincipalArns": [a, b]})
     entries = sim.one("eks:index:Cluster").inputs["accessEntries"]
-    assert {k: v["principalArn"] for k, v in entries.items()} == {
-        "111111111111-role-Admin": a,
-        "222222222222-role-Admin": b,
-    }
+    assert {k: v["principalArn"] for k, v in entries.items()} == {"role-Admin": a, "222222222222-role-Admin": b}
 
 
 # ---------------------------------------------------------------------------------------------
