@@ -783,7 +783,7 @@ def run_checks(
     Raises AwsAccessError when AWS cannot be asked at all (no or rejected credentials, no network).
     """
     session = session or boto3.Session(region_name=region)
-    today = today or dt.date.today()
+    today = today or catalog.today()
     try:
         # No endpoint_url here: boto3 resolves AWS_ENDPOINT_URL(_<SERVICE>) itself.
         ssm = session.client("ssm", region_name=region)
