@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from components import stackconfig
+from components import catalog, stackconfig
 from tooling.simulation import Simulation, run_stack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,6 +19,17 @@ CHART_VERSIONS = ("v25.3.1", "v25.10.1", "v26.7.0")
 STACKS = tuple(stackconfig.available_stacks(ROOT))
 #: A separate consumer project, run by tests/test_consumer.py against the installed package.
 collect_ignore = ["consumer_project"]
+
+
+#: The date the suite judges Kubernetes versions against (EKS support calendar): fixed, so that a
+#: test's outcome does not change with the day it runs. test_settings_aws checks the stacks against
+#: the real date.
+TODAY = dt.date(2026, 11, 21)
+
+
+@pytest.fixture(autouse=True)
+def _fixed_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(catalog, "today", lambda: TODAY)
 
 
 def reference_path(*parts: str) -> Path:
