@@ -26,6 +26,9 @@ from .cluster import declare_node_role, partition_of
 from .nodegroup import GpuNodeGroup, GpuNodeGroupArgs
 from .operator import GpuOperator, GpuOperatorArgs
 from .settings import (
+    AUTOSCALER_CHILD,
+    OPERATOR_CHILD,
+    VERIFICATION_CHILD,
     AutoscalerSettings,
     GpuCapacitySettings,
     GpuNodeGroupSettings,
@@ -113,7 +116,7 @@ def declare_gpu_capacity(
 
     k8s_providers = {"kubernetes": target.provider}
     gpu_operator = GpuOperator(
-        f"{name}-gpu-operator",
+        f"{name}-{OPERATOR_CHILD}",
         GpuOperatorArgs(
             settings=operator,
             gpu_node_groups=covered,
@@ -132,7 +135,7 @@ def declare_gpu_capacity(
                 "received no oidc_provider_arn/oidc_provider_url"
             )
         cluster_autoscaler = ClusterAutoscaler(
-            f"{name}-autoscaler",
+            f"{name}-{AUTOSCALER_CHILD}",
             ClusterAutoscalerArgs(
                 settings=autoscaler.settings,
                 cluster_name=autoscaler.cluster_name,
@@ -149,7 +152,7 @@ def declare_gpu_capacity(
     check = None
     if verify:
         check = TimeSlicingVerification(
-            f"{name}-verify",
+            f"{name}-{VERIFICATION_CHILD}",
             TimeSlicingVerificationArgs(
                 settings=verification,
                 gpu_node_groups=covered,

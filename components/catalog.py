@@ -106,6 +106,31 @@ VCPU_QUOTA_SPOT_G = "L-3819A6DF"  # All G and VT Spot Instance Requests
 # EC2 instance type names: family (letters, digits, optional attribute letters), a dot, a size.
 INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 
+#: Graviton (arm64) families: ``a1``, and every family whose generation digit is followed by the
+#: processor attribute ``g`` (m6g, c7gn, r8gd, t4g, x2gd, im4gn, is4gen, g5g, hpc7g ...). EC2
+#: instance type naming (EC2 User Guide, "Amazon EC2 instance type naming conventions": the ``g``
+#: attribute means AWS Graviton processors). tests/test_settings_aws.py checks this rule against
+#: every instance type in moto's copy of ``ec2:DescribeInstanceTypes``
+#: (``ProcessorInfo.SupportedArchitectures``).
+_ARM64_FAMILY = re.compile(r"^(a1|[a-z]+\d+g[a-z]*(-[a-z0-9]+)?)$")
+#: Accelerated families (GPU, Inferentia, Trainium, Gaudi): never cluster-service nodes. Checked
+#: against ``GpuInfo`` / ``InferenceAcceleratorInfo`` / ``NeuronInfo`` in the same moto data.
+ACCELERATED_FAMILY_PREFIXES = ("g", "p", "inf", "trn", "dl")
+
+
+def instance_family(instance_type: str) -> str:
+    return instance_type.split(".", 1)[0]
+
+
+def instance_architecture(instance_type: str) -> str:
+    """``arm64`` or ``x86_64`` (the EC2 ``ProcessorInfo.SupportedArchitectures`` of the type)."""
+    return "arm64" if _ARM64_FAMILY.match(instance_family(instance_type)) else "x86_64"
+
+
+def is_accelerated(instance_type: str) -> bool:
+    return instance_family(instance_type).startswith(ACCELERATED_FAMILY_PREFIXES)
+
+
 # ---------------------------------------------------------------------------------------------
 # EKS node AMIs
 # ---------------------------------------------------------------------------------------------
@@ -114,12 +139,23 @@ INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 #: NVIDIA container toolkit, and nodeadm makes ``nvidia`` containerd's default runtime.
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+#: The system group's AMI type when its instance types are Graviton (arm64): EKS boots the AMI of
+#: the node group's ``amiType``, so an arm64 type needs the arm64 AMI (botocore ``eks`` AMITypes).
+SYSTEM_AMI_TYPE_ARM64 = "AL2023_ARM_64_STANDARD"
+SYSTEM_AMI_TYPES = {"x86_64": SYSTEM_AMI_TYPE, "arm64": SYSTEM_AMI_TYPE_ARM64}
 
 #: SSM parameters that publish the recommended AMI per Kubernetes version, keyed by amiType.
+_AMI_SSM = "/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/"
 AMI_SSM_PARAMETER = {
-    GPU_AMI_TYPE: "/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/x86_64/nvidia/recommended/image_id",
-    SYSTEM_AMI_TYPE: "/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/x86_64/standard/recommended/image_id",
+    GPU_AMI_TYPE: _AMI_SSM + "x86_64/nvidia/recommended/image_id",
+    SYSTEM_AMI_TYPE: _AMI_SSM + "x86_64/standard/recommended/image_id",
+    SYSTEM_AMI_TYPE_ARM64: _AMI_SSM + "arm64/standard/recommended/image_id",
 }
+
+#: EKS AMI release versions (``releaseVersion`` of a node group): ``<kubernetes x.y.z>-<yyyymmdd>``,
+#: e.g. ``1.35.0-20260115`` (EKS user guide, "Amazon EKS optimized Amazon Linux AMI versions";
+#: awslabs/amazon-eks-ami CHANGELOG release tags ``v20260115`` carry ``1.35.0-20260115``).
+AMI_RELEASE_VERSION_PATTERN = re.compile(r"^1\.(\d+)\.(\d+)-(\d{8})$")
 
 # ---------------------------------------------------------------------------------------------
 # Kubernetes versions on EKS
@@ -154,15 +190,30 @@ KUBERNETES_VERSIONS: dict[str, KubernetesVersion] = {
         KubernetesVersion("1.33", dt.date(2025, 5, 29), dt.date(2026, 7, 29), dt.date(2027, 7, 29)),
         KubernetesVersion("1.34", dt.date(2025, 10, 2), dt.date(2026, 12, 2), dt.date(2027, 12, 2)),
         KubernetesVersion("1.35", dt.date(2026, 1, 27), dt.date(2027, 3, 27), dt.date(2028, 3, 27)),
+        KubernetesVersion("1.36", dt.date(2026, 6, 2), dt.date(2027, 8, 2), dt.date(2028, 8, 2)),
     )
 }
 
-#: Default Kubernetes version: the newest in the table above, in EKS standard support until
-#: 2027-03-27. Stacks pin their own version explicitly; this default serves importers.
+#: Default Kubernetes version: in EKS standard support until 2027-03-27, the version the chart
+#: versions in chart.py were validated with. Stacks pin their own version explicitly; this
+#: default serves importers. 1.36 is accepted.
 DEFAULT_KUBERNETES_VERSION = "1.35"
-#: Oldest version the library accepts: anything older has left EKS extended support too.
-OLDEST_KUBERNETES_VERSION = "1.30"
+#: Oldest version in the table; whether a version is still accepted depends on today's date
+#: (``kubernetes_version_problem``).
+OLDEST_KUBERNETES_VERSION = min(KUBERNETES_VERSIONS, key=lambda v: int(v.split(".")[1]))
 KUBERNETES_VERSION_PATTERN = re.compile(r"^1\.(\d{2})$")
+
+#: EKS cluster price per hour (EKS pricing page, "Amazon EKS pricing"; AWS Containers blog, "Amazon
+#: EKS extended support for Kubernetes versions pricing", 2024: "$0.60 per cluster per hour" in
+#: extended support, "$0.10 per cluster per hour" in standard support).
+EKS_STANDARD_SUPPORT_USD_PER_HOUR = 0.10
+EKS_EXTENDED_SUPPORT_USD_PER_HOUR = 0.60
+
+
+def today() -> dt.date:
+    """The date versions are judged against: the one clock of the library (tests replace it)."""
+    return dt.date.today()
+
 
 # ---------------------------------------------------------------------------------------------
 # vCPU quotas (appended for preflight)

@@ -14,7 +14,6 @@ import pulumi_awsx as awsx
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from . import catalog
 from .nodegroup import ManagedNodeGroupSpec, declare_managed_node_group
 from .settings import (
     CONFIG_NAMESPACE,
@@ -23,7 +22,7 @@ from .settings import (
     NetworkSettings,
     Problem,
     SystemNodeGroupSettings,
-    access_entry_key,
+    access_entry_keys,
     check_resolved_network,
     is_plain,
 )
@@ -208,8 +207,9 @@ class Cluster(pulumi.ComponentResource):
         checked_partition = partition.apply(lambda p: _same_partition(admin_arns, p))
         # Keyed by principal, not position: pulumi-eks names the AccessEntry resources after the
         # key, so reordering the list must not rename (replace) them.
+        keys = access_entry_keys(args.admin_principal_arns)
         access_entries = {
-            access_entry_key(arn): eks.AccessEntryArgs(
+            keys[arn]: eks.AccessEntryArgs(
                 principal_arn=checked_partition.apply(lambda _, arn=arn: arn),
                 access_policies={
                     "cluster-admin": eks.AccessPolicyAssociationArgs(
@@ -263,7 +263,7 @@ class Cluster(pulumi.ComponentResource):
         _, self.system_node_group = declare_managed_node_group(
             f"{name}-system",
             ManagedNodeGroupSpec(
-                ami_type=catalog.SYSTEM_AMI_TYPE,
+                ami_type=system.ami_type,
                 instance_types=system.instance_types,
                 capacity_type="ON_DEMAND",
                 scaling=system.scaling,

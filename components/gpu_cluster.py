@@ -19,7 +19,7 @@ from .capacity import AutoscalerTarget, ClusterTarget, declare_gpu_capacity, gro
 from .cluster import Cluster, ClusterArgs
 from .nodegroup import GpuNodeGroup
 from .operator import GpuOperator
-from .settings import Settings
+from .settings import CLUSTER_CHILD, Settings
 from .verification import TimeSlicingVerification
 
 TYPE_NAME = "gpu-eks:index:GpuCluster"
@@ -43,7 +43,7 @@ class GpuCluster(pulumi.ComponentResource):
         tags = {"gpu-eks/cluster": s.cluster_name, **s.tags}
 
         self.cluster: Cluster = Cluster(
-            f"{name}-cluster",
+            f"{name}-{CLUSTER_CHILD}",
             ClusterArgs(
                 cluster_name=s.cluster_name,
                 kubernetes_version=s.kubernetes_version,

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from . import autoscaling, catalog, coverage, nodeconfig, placement
-from .settings import GpuNodeGroupSettings, Scaling
+from .settings import LAUNCH_TEMPLATE_SUFFIX, GpuNodeGroupSettings, Scaling
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
 
@@ -52,7 +52,7 @@ def declare_managed_node_group(
 ) -> tuple[aws.ec2.LaunchTemplate, aws.eks.NodeGroup]:
     """Declare ``{name}-lt`` and ``{name}`` as children of ``parent`` (no other options)."""
     launch_template = aws.ec2.LaunchTemplate(
-        f"{name}-lt",
+        f"{name}-{LAUNCH_TEMPLATE_SUFFIX}",
         description=f"EKS managed node group {name}",
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
             http_endpoint="enabled",

@@ -11,12 +11,15 @@ Every default is written next to its field and repeated in the README's configur
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import inspect
 import ipaddress
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
@@ -116,6 +119,10 @@ def _show(value: Any) -> str:
         return repr(value)
 
 
+#: One problem below a validated value: (relative key path, value received, what is expected).
+KeyedProblem = tuple[tuple[str | int, ...], Any, str]
+
+
 class KeyedProblems(ValueError):
     """Raised inside a validator to report problems at precise keys *below* the validated value.
 
@@ -125,7 +132,7 @@ class KeyedProblems(ValueError):
     there; what is expected). ``_problems`` expands them into one Problem each.
     """
 
-    def __init__(self, problems: list[tuple[tuple[str | int, ...], Any, str]]):
+    def __init__(self, problems: list[KeyedProblem]):
         self.problems = problems
         super().__init__("; ".join(expected for _, _, expected in problems))
 
@@ -155,6 +162,25 @@ def _check(problem: str | None, value: Any) -> Any:
     return value
 
 
+def _repeated(items: Sequence[Any]) -> list[int]:
+    """Indexes of the items that repeat an earlier one."""
+    seen: list[Any] = []
+    out = []
+    for i, item in enumerate(items):
+        if item in seen:
+            out.append(i)
+        seen.append(item)
+    return out
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    """A list whose duplicates are meaningless: the same value twice is a mistake."""
+    repeated = sorted({json.dumps(items[i], default=str) for i in _repeated(items)})
+    if repeated:
+        raise ValueError(f"each value once (repeated: {', '.join(repeated)})")
+    return items
+
+
 def _kubelet_label_key(key: str) -> str:
     return _check(placement.kubelet_label_problem(key), key)
 
@@ -174,27 +200,243 @@ def _dns_label(value: str) -> str:
 
 
 def _cidr(value: str) -> str:
+    # A bare address (203.0.113.7) would parse as a /32 network: EKS publicAccessCidrs and the VPC
+    # API take CIDR blocks, so the prefix length must be written.
+    if "/" not in value:
+        raise ValueError(f"a CIDR block such as 203.0.113.0/24 (a bare address: write {value}/32)")
     try:
-        ipaddress.ip_network(value, strict=True)
+        network = ipaddress.ip_network(value, strict=True)
     except ValueError:
         raise ValueError("a CIDR block such as 203.0.113.0/24 (host bits zero)") from None
+    if network.version != 4:
+        # botocore eks VpcConfigRequest.publicAccessCidrs: "You can't add IPv6 CIDR blocks to IPv4
+        # clusters"; the clusters this library creates are IPv4.
+        raise ValueError("an IPv4 CIDR block such as 203.0.113.0/24 (the cluster is IPv4)")
     return value
 
 
+#: VPC IPv4 CIDR blocks are /16 to /28 (Amazon VPC User Guide, "VPC CIDR blocks": "The allowed block
+#: size is between a /16 netmask (65,536 IP addresses) and /28 netmask (16 IP addresses)"); subnets
+#: likewise no smaller than /28.
+VPC_NETMASK_RANGE = (16, 28)
+SMALLEST_SUBNET_NETMASK = 28
+
+
+def created_subnet_netmask(vpc_netmask: int, availability_zone_count: int) -> int:
+    """The netmask of each subnet awsx carves from the VPC (SubnetAllocationStrategy AUTO, our two
+    subnet specs without cidrMask): one block per zone, ceil(log2(zones)) bits, then one bit more
+    for the private + public pair (pulumi-awsx 3.x awsx/ec2/subnetDistributorNew.ts,
+    ``getSubnetSpecs``: ``azBitmask = vpc + newBits(azCount)``, ``subnet = azBitmask + newBits(2)``)."""
+    return vpc_netmask + (availability_zone_count - 1).bit_length() + 1
+
+
+#: Tags: EKS TagMap and IAM tag lists hold at most 50 tags, keys 1-128 and values up to 256
+#: characters (botocore ``eks`` 2017-11-01 TagMap/TagKey/TagValue, ``iam`` 2010-05-08
+#: tagListType/tagKeyType/tagValueType); the ``aws:`` prefix is reserved for AWS (AWS General
+#: Reference, "Tagging AWS resources": "You can't edit or delete tag keys with the aws: prefix").
+MAX_TAGS_PER_RESOURCE = 50
+TAG_KEY_MAX_LENGTH = 128
+TAG_VALUE_MAX_LENGTH = 256
+#: Room kept for the tags the library adds itself (``gpu-eks/cluster``, ``gpu-eks/node-group``,
+#: ``Name``, the Cluster Autoscaler's ``k8s.io/cluster-autoscaler/...`` tags of a node group).
+LIBRARY_TAG_ALLOWANCE = 10
+MAX_USER_TAGS = MAX_TAGS_PER_RESOURCE - LIBRARY_TAG_ALLOWANCE
+#: Characters: the EKS user guide ("Tag your Amazon EKS resources", tag restrictions) allows letters,
+#: numbers, spaces and ``+ - = . _ : / @``; the node IAM role is tagged too, with the same rule
+#: (botocore ``iam`` tagKeyType pattern ``[\p{L}\p{Z}\p{N}_.:/=+\-@]+``), the strictest of the APIs tagged.
+_TAG_PUNCTUATION = frozenset("_.:/=+-@")
+
+
+def _tag_characters_ok(text: str) -> bool:
+    return all(c in _TAG_PUNCTUATION or unicodedata.category(c)[0] in "LZN" for c in text)
+
+
+def _tag_key(key: str) -> str:
+    if not key:
+        raise ValueError("tag keys of 1 to 128 characters")
+    if key.lower().startswith("aws:"):
+        raise ValueError("no tag key starting with 'aws:' (reserved for AWS)")
+    if len(key) > TAG_KEY_MAX_LENGTH:
+        raise ValueError(f"tag keys of at most {TAG_KEY_MAX_LENGTH} characters (got {len(key)})")
+    if not _tag_characters_ok(key):
+        raise ValueError("tag keys of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)")
+    return key
+
+
+def _tag_value(value: str) -> str:
+    if len(value) > TAG_VALUE_MAX_LENGTH:
+        raise ValueError(f"tag values of at most {TAG_VALUE_MAX_LENGTH} characters (got {len(value)})")
+    if not _tag_characters_ok(value):
+        raise ValueError("tag values of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)")
+    return value
+
+
+def _tag_count(tags: dict[str, str]) -> dict[str, str]:
+    if len(tags) > MAX_USER_TAGS:
+        raise ValueError(
+            f"at most {MAX_USER_TAGS} tags (got {len(tags)}): AWS allows {MAX_TAGS_PER_RESOURCE} per resource "
+            f"and the library adds up to {LIBRARY_TAG_ALLOWANCE} of its own"
+        )
+    return tags
+
+
+#: EC2 resource ids: ``vpc-`` / ``subnet-`` and 8 or 17 hex digits (EC2 API reference, "Resource IDs").
+def _ec2_id(prefix: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and not re.fullmatch(rf"{prefix}-([0-9a-f]{{8}}|[0-9a-f]{{17}})", value):
+            raise ValueError(f"an id such as {prefix}-0123456789abcdef0")
+        return value
+
+    return check
+
+
+def _ami_release_version(value: str) -> str:
+    if not catalog.AMI_RELEASE_VERSION_PATTERN.match(value):
+        raise ValueError("an EKS AMI release version such as 1.35.0-20260115 (<kubernetes x.y.z>-<yyyymmdd>)")
+    return value
+
+
+def _system_instance_type(value: str) -> str:
+    if not catalog.INSTANCE_TYPE_PATTERN.match(value):
+        raise ValueError("EC2 instance type names such as m6i.large")
+    if catalog.is_accelerated(value):
+        raise ValueError(
+            "a general-purpose instance type such as m6i.large: the system group runs cluster services "
+            f"only, never GPU pods (it is untainted and has no NVIDIA AMI), so a {value} would waste its "
+            "accelerator"
+        )
+    return value
+
+
+#: IAM role and user ARNs (``arn:<partition>:iam::<account>:role|user/<path/>name``). EKS refuses
+#: an STS session ARN (``arn:aws:sts::…:assumed-role/…``): botocore ``eks`` 2017-11-01,
+#: CreateAccessEntryRequest.principalArn, "You can't use the STS session principal type with access
+#: entries because this is a temporary principal for each session".
+_PRINCIPAL_ARN = re.compile(r"arn:(aws|aws-cn|aws-us-gov):iam::(\d{12}):(role|user)/([\w+=,.@/-]+)")
+
+
 def _principal_arn(value: str) -> str:
-    if not re.fullmatch(r"arn:aws[a-z-]*:(iam|sts)::\d{12}:(role|user|assumed-role)/[\w+=,.@/-]+", value):
+    if re.match(r"arn:[a-z-]+:sts::\d{12}:assumed-role/", value):
+        raise ValueError(
+            "an IAM role or user ARN; EKS access entries refuse STS assumed-role session ARNs: use the "
+            "role's ARN, arn:aws:iam::<account>:role/<name>"
+        )
+    if not _PRINCIPAL_ARN.fullmatch(value):
         raise ValueError("an IAM role or user ARN such as arn:aws:iam::123456789012:role/Admin")
     return value
 
 
-def access_entry_key(principal_arn: str) -> str:
-    """A stable key for a principal's EKS access entry: ``role-Admin`` for ``arn:...:role/Admin``."""
+def _plain_access_entry_key(principal_arn: str) -> str:
     return re.sub(r"[^A-Za-z0-9-]+", "-", principal_arn.split(":")[-1]).strip("-")
 
 
 def _plain_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     """Validate a plain value; pass an unresolved one (a ``pulumi.Output``) through untouched."""
     return value if _is_unresolved(value) else handler(value)
+
+
+def access_entry_keys(principal_arns: Sequence[str]) -> dict[str, str]:
+    """A stable key per principal ARN; pulumi-eks names each AccessEntry resource after its key.
+
+    The key is ``role-Admin`` for ``arn:aws:iam::123456789012:role/Admin`` (the scheme of earlier
+    releases, so existing entries keep their resource names). When two ARNs would share a key (the
+    same role name in two accounts), the first listed keeps it and the later ones get their account
+    in front, ``222222222222-role-Admin`` (and, should that still collide because two paths flatten
+    alike, a short hash of the ARN at the end). Appending an ARN therefore never renames an existing
+    entry; a rename would fail the update, because EKS keeps one access entry per principal and
+    Pulumi creates the renamed entry before it deletes the old one (botocore ``eks``
+    CreateAccessEntryRequest.principalArn: "You can't specify the same ARN in more than one access
+    entry").
+    """
+
+    def with_account(arn: str) -> str:
+        return f"{arn.split(':')[4]}-{_plain_access_entry_key(arn)}"
+
+    def with_hash(arn: str) -> str:
+        return f"{with_account(arn)}-{hashlib.sha256(arn.encode()).hexdigest()[:8]}"
+
+    keys: dict[str, str] = {}
+    for arn in dict.fromkeys(principal_arns):
+        taken = set(keys.values())
+        keys[arn] = next(k for k in (_plain_access_entry_key(arn), with_account(arn), with_hash(arn)) if k not in taken)
+    return keys
+
+
+def _image_reference(value: str) -> str:
+    # The distribution reference grammar (distribution/reference, reference.go: name components
+    # of lower-case alphanumerics and separators, an optional registry host[:port], then
+    # ``:tag`` (at most 128 characters) and/or ``@sha256:<64 hex>``).
+    component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+    host = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d+)?/)?"
+    pattern = rf"{host}{component}(?:/{component})*(?::[\w][\w.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?"
+    if not re.fullmatch(pattern, value) or len(value) > 255:
+        raise ValueError("a container image reference such as nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0")
+    return value
+
+
+def _cluster_name(value: Any) -> Any:
+    # botocore ``eks`` 2017-11-01 CreateClusterRequest.name: 1-100 characters, pattern
+    # ``^[0-9A-Za-z][A-Za-z0-9\-_]*$``. Values that are not plain strings (a Pulumi Output from
+    # another stack) are checked by EKS itself.
+    if isinstance(value, str) and not re.fullmatch(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", value):
+        raise ValueError(
+            "1-100 letters, digits, '-' or '_', starting with a letter or digit (the EKS cluster name rule)"
+        )
+    return value
+
+
+def supported_kubernetes_versions(today: Any) -> list[str]:
+    """The versions EKS still creates clusters at on ``today`` (standard or extended support)."""
+    return [v for v, cal in catalog.KUBERNETES_VERSIONS.items() if cal.status(today) != "UNSUPPORTED"]
+
+
+def kubernetes_version_problem(value: str, today: Any) -> str | None:
+    """Why EKS would not run ``value`` on ``today`` (the EKS version calendar in catalog.py), or None."""
+    usable = ", ".join(supported_kubernetes_versions(today))
+    m = catalog.KUBERNETES_VERSION_PATTERN.match(value)
+    if not m:
+        return f'a Kubernetes minor version, one of {usable} (quote it in YAML: "1.35", not 1.35)'
+    calendar = catalog.KUBERNETES_VERSIONS.get(value)
+    if calendar is None:
+        newest = max(catalog.KUBERNETES_VERSIONS, key=lambda v: int(v.split(".")[1]))
+        if int(m.group(1)) > int(newest.split(".")[1]):
+            return (
+                f"one of {usable}: {value} is newer than the EKS calendar this library knows "
+                "(components/catalog.py KUBERNETES_VERSIONS); a new version needs a library release"
+            )
+        return f"one of {usable}: {value} has left EKS extended support, EKS no longer creates clusters at it"
+    if calendar.status(today) == "UNSUPPORTED":
+        return (
+            f"one of {usable}: {value} left EKS extended support on {calendar.end_of_extended_support}, "
+            "EKS no longer creates or runs clusters at it"
+        )
+    return None
+
+
+#: Names of the children a GpuCluster ``<name>`` declares besides its GPU node groups, each
+#: ``<name>-<child>`` with its own children named ``<name>-<child>-…`` (gpu_cluster.py builds the
+#: names from these; a test checks every resource of a run against them).
+CLUSTER_CHILD = "cluster"
+OPERATOR_CHILD = "gpu-operator"
+VERIFICATION_CHILD = "verify"
+AUTOSCALER_CHILD = "autoscaler"
+SYSTEM_SIDE_CHILDREN = (CLUSTER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD, AUTOSCALER_CHILD)
+#: A node group ``<n>`` declares its launch template as ``<n>-lt`` (nodegroup.py).
+LAUNCH_TEMPLATE_SUFFIX = "lt"
+
+
+def reserved_group_name_problem(name: str) -> str | None:
+    """A GPU group ``name`` gives resources named ``<component>-<name>``; it must not be (or start)
+    the name of a system-side child, nor end like a launch template."""
+    for child in SYSTEM_SIDE_CHILDREN:
+        if name == child or name.startswith(f"{child}-"):
+            return (
+                f"a name that is not {child!r} and does not start with '{child}-': the cluster's own "
+                f"resources are named <component>-{child}-… and the group's would read as theirs"
+            )
+    if name.endswith(f"-{LAUNCH_TEMPLATE_SUFFIX}"):
+        return f"a name that does not end with '-{LAUNCH_TEMPLATE_SUFFIX}' (the suffix of launch templates)"
+    return None
 
 
 Count = Annotated[int, Field(strict=True)]
@@ -208,6 +450,19 @@ QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
 Cidr = Annotated[str, AfterValidator(_cidr)]
 PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
 ResourceName = Annotated[str, AfterValidator(_dns_label)]
+TagKey = Annotated[str, AfterValidator(_tag_key)]
+TagValue = Annotated[str, AfterValidator(_tag_value)]
+AmiReleaseVersion = Annotated[str, AfterValidator(_ami_release_version)]
+SystemInstanceType = Annotated[str, AfterValidator(_system_instance_type)]
+VpcId = Annotated[str, AfterValidator(_ec2_id("vpc"))]
+SubnetId = Annotated[str, AfterValidator(_ec2_id("subnet"))]
+#: Values that may also come from another resource or a StackReference (``pulumi.Output``): the
+#: plain ones are validated now, the others pass through (``_plain_only``) and are checked when
+#: they resolve (``check_resolved_network``).
+InputVpcId = Annotated[VpcId, WrapValidator(_plain_only)]
+InputSubnetIdList = Annotated[list[Annotated[SubnetId, WrapValidator(_plain_only)]], WrapValidator(_plain_only)]
+InputTagValue = Annotated[TagValue, WrapValidator(_plain_only)]
+ImageReference = Annotated[str, AfterValidator(_image_reference)]
 
 
 class _Model(BaseModel):
@@ -365,7 +620,9 @@ class GpuNodeGroupSettings(_Model):
     """One EKS managed node group on the AL2023 NVIDIA AMI."""
 
     name: ResourceName
-    instance_types: Annotated[list[str], Field(min_length=1), AfterValidator(_known_gpu_types)] = ["g4dn.xlarge"]
+    instance_types: Annotated[
+        list[str], Field(min_length=1), AfterValidator(_unique), AfterValidator(_known_gpu_types)
+    ] = ["g4dn.xlarge"]
     capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
     scaling: Scaling = Scaling(min_size=1, desired_size=1, max_size=2)
     disk_size_gib: Count = Field(default=100, ge=20, le=16384, alias="diskSizeGiB")
@@ -379,7 +636,7 @@ class GpuNodeGroupSettings(_Model):
     #: both from this one setting. Only ``none``: the T4 has no MIG.
     mig_strategy: str = "none"
     #: Pin the EKS AMI release (e.g. ``1.35.0-20260115``); default: EKS's latest for the version.
-    ami_release_version: str | None = None
+    ami_release_version: AmiReleaseVersion | None = None
 
     @field_validator("mig_strategy")
     @classmethod
@@ -432,18 +689,32 @@ class GpuNodeGroupSettings(_Model):
 class SystemNodeGroupSettings(_Model):
     """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
 
-    instance_types: Annotated[list[str], Field(min_length=1)] = ["m6i.large"]
+    #: General-purpose types; Graviton (arm64) types select the arm64 AMI (``amiType``). One
+    #: architecture per group: a node group has one AMI.
+    instance_types: Annotated[list[SystemInstanceType], Field(min_length=1), AfterValidator(_unique)] = ["m6i.large"]
     scaling: Scaling = Scaling(min_size=2, desired_size=2, max_size=3)
     disk_size_gib: Count = Field(default=50, ge=20, le=16384, alias="diskSizeGiB")
-    ami_release_version: str | None = None
+    ami_release_version: AmiReleaseVersion | None = None
 
     @field_validator("instance_types")
     @classmethod
-    def _instance_type_syntax(cls, types: list[str]) -> list[str]:
-        bad = [t for t in types if not catalog.INSTANCE_TYPE_PATTERN.match(t)]
-        if bad:
-            raise ValueError(f"EC2 instance type names such as m6i.large (got {bad})")
+    def _one_architecture(cls, types: list[str]) -> list[str]:
+        # EKS CreateNodegroup: every instance type must fit the group's single amiType (an arm64
+        # AMI cannot boot on x86_64 and vice versa).
+        archs = {t: catalog.instance_architecture(t) for t in types}
+        if len(set(archs.values())) > 1:
+            detail = ", ".join(f"{t}={a}" for t, a in archs.items())
+            raise ValueError(f"instance types of one CPU architecture, since a node group has one AMI (got {detail})")
         return types
+
+    @property
+    def architecture(self) -> str:
+        return catalog.instance_architecture(self.instance_types[0])
+
+    @property
+    def ami_type(self) -> str:
+        """``AL2023_x86_64_STANDARD``, or ``AL2023_ARM_64_STANDARD`` for Graviton instance types."""
+        return catalog.SYSTEM_AMI_TYPES[self.architecture]
 
 
 class NetworkSettings(_Model):
@@ -455,24 +726,80 @@ class NetworkSettings(_Model):
     (``is_plain``).
     """
 
-    vpc_id: InputStr | None = None
-    private_subnet_ids: InputStrList = []
-    public_subnet_ids: InputStrList = []
+    vpc_id: InputVpcId | None = None
+    private_subnet_ids: InputSubnetIdList = []
+    public_subnet_ids: InputSubnetIdList = []
     cidr_block: Cidr = "10.0.0.0/16"
     availability_zone_count: Count = Field(default=2, ge=2, le=6)
     nat_gateways: Literal["Single", "OnePerAz"] = "Single"
 
     @model_validator(mode="after")
-    def _existing_vpc_has_subnets(self) -> NetworkSettings:
-        # An Output is "given" (it is not None); a whole-list Output is counted on resolution.
-        has_vpc = self.vpc_id is not None and self.vpc_id != ""
-        private, public = self.private_subnet_ids, self.public_subnet_ids
-        if has_vpc and not _is_unresolved(private) and len(private) < 2:
-            raise ValueError("with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)")
-        given = [ids for ids in (private, public) if _is_unresolved(ids) or len(ids) > 0]
-        if not has_vpc and given:
-            raise ValueError("subnet ids only together with vpcId")
+    def _consistent(self) -> NetworkSettings:
+        findings: list[KeyedProblem] = []
+        if self.existing_vpc:
+            # Lists that are not plain (a Pulumi Output from another stack) are counted by EKS itself.
+            if isinstance(self.private_subnet_ids, list) and len(self.private_subnet_ids) < 2:
+                findings.append(
+                    (
+                        ("privateSubnetIds",),
+                        list(self.private_subnet_ids),
+                        "with vpcId, at least 2 subnets (EKS needs two zones)",
+                    )
+                )
+            # These only shape a VPC the library creates; with vpcId they would be silently ignored.
+            for field, key in (
+                ("cidr_block", "cidrBlock"),
+                ("availability_zone_count", "availabilityZoneCount"),
+                ("nat_gateways", "natGateways"),
+            ):
+                if field in self.model_fields_set:
+                    findings.append(
+                        (
+                            (key,),
+                            getattr(self, field),
+                            "no value with vpcId: it applies only to a VPC the library creates",
+                        )
+                    )
+        else:
+            for key, ids in (
+                ("privateSubnetIds", self.private_subnet_ids),
+                ("publicSubnetIds", self.public_subnet_ids),
+            ):
+                if _is_unresolved(ids) or len(ids) > 0:
+                    shown = ids if _is_unresolved(ids) else list(ids)
+                    findings.append(((key,), shown, "subnet ids only together with vpcId"))
+            findings += self._vpc_cidr_findings()
+        # A subnet is private or public, and listed once (EKS CreateCluster: subnetIds are a set).
+        lists = (("privateSubnetIds", self.private_subnet_ids), ("publicSubnetIds", self.public_subnet_ids))
+        seen: dict[str, str] = {}
+        for key, i, subnet in [(k, i, x) for k, ids in lists if isinstance(ids, list) for i, x in enumerate(ids)]:
+            if not isinstance(subnet, str):
+                continue  # known only at deploy time
+            if subnet in seen:
+                findings.append(((key, i), subnet, f"each subnet once (already listed as {seen[subnet]})"))
+            else:
+                seen[subnet] = f"{key}[{i}]"
+        if findings:
+            raise KeyedProblems(findings)
         return self
+
+    def _vpc_cidr_findings(self) -> list[KeyedProblem]:
+        netmask = ipaddress.ip_network(self.cidr_block).prefixlen
+        low, high = VPC_NETMASK_RANGE
+        if not low <= netmask <= high:
+            return [(("cidrBlock",), self.cidr_block, f"a netmask from /{low} to /{high} (the VPC limits)")]
+        subnet = created_subnet_netmask(netmask, self.availability_zone_count)
+        if subnet > SMALLEST_SUBNET_NETMASK:
+            largest = SMALLEST_SUBNET_NETMASK - (subnet - netmask)
+            return [
+                (
+                    ("cidrBlock",),
+                    self.cidr_block,
+                    f"a netmask of /{largest} or larger: {self.availability_zone_count} zones x (private + "
+                    f"public) subnets would be /{subnet}, smaller than the /{SMALLEST_SUBNET_NETMASK} AWS allows",
+                )
+            ]
+        return []
 
     @property
     def existing_vpc(self) -> bool:
@@ -508,12 +835,30 @@ _LOG_TYPES = Literal["api", "audit", "authenticator", "controllerManager", "sche
 CONTROL_PLANE_LOG_TYPES: tuple[str, ...] = get_args(_LOG_TYPES)
 
 
+#: Namespaces Kubernetes creates itself (Kubernetes docs, "Namespaces": initial namespaces). The
+#: library declares its namespaces as objects, so one of these fails at create ("already exists").
+#: kube-system would also put privileged operator pods beside the control-plane add-ons.
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def _own_namespace(value: str) -> str:
+    if value in RESERVED_NAMESPACES:
+        raise ValueError(
+            f"a namespace of its own, not one Kubernetes creates ({', '.join(RESERVED_NAMESPACES)}): "
+            "the library creates and labels it"
+        )
+    return value
+
+
+OwnNamespace = Annotated[ResourceName, AfterValidator(_own_namespace)]
+
+
 class GpuOperatorSettings(_Model):
     #: Allow a chart version this library was not validated against (its values paths unchecked).
     #: Declared before chart_version so the chart_version validator can read it.
     allow_unvalidated_chart_version: bool = False
     chart_version: str = chart.DEFAULT_CHART_VERSION
-    namespace: ResourceName = "gpu-operator"
+    namespace: OwnNamespace = "gpu-operator"
     #: ``cdi.enabled``. Pinned false: with the operator's toolkit disabled, the AMI's own NVIDIA
     #: runtime injects devices from NVIDIA_VISIBLE_DEVICES. The chart default changed (false in
     #: v25.3, true from v25.10), so leaving it unset would change behaviour on upgrade.
@@ -582,8 +927,8 @@ class AutoscalerSettings(_Model):
 
 
 class VerificationSettings(_Model):
-    image: str = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
-    namespace: ResourceName = "gpu-timeslicing-check"
+    image: ImageReference = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
+    namespace: OwnNamespace = "gpu-timeslicing-check"
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -600,13 +945,13 @@ class Settings(_Model):
     """Everything a GPU-ready EKS cluster needs, validated."""
 
     #: EKS cluster name. Default: ``<project>-<stack>`` (filled in by the Pulumi loader).
-    cluster_name: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]*$")]
+    cluster_name: Annotated[str, AfterValidator(_cluster_name)]
     kubernetes_version: str = catalog.DEFAULT_KUBERNETES_VERSION
     #: IAM principals given cluster-admin through EKS access entries.
-    admin_principal_arns: list[PrincipalArn] = []
+    admin_principal_arns: Annotated[list[PrincipalArn], AfterValidator(_unique)] = []
     #: CIDRs allowed to reach the public API endpoint; empty means no public endpoint at all.
-    endpoint_public_access_cidrs: list[Cidr] = []
-    control_plane_log_types: list[_LOG_TYPES] = list(CONTROL_PLANE_LOG_TYPES)
+    endpoint_public_access_cidrs: Annotated[list[Cidr], AfterValidator(_unique)] = []
+    control_plane_log_types: Annotated[list[_LOG_TYPES], AfterValidator(_unique)] = list(CONTROL_PLANE_LOG_TYPES)
     #: Protect the cluster: EKS deletion protection plus Pulumi ``protect``.
     deletion_protection: bool = False
     network: NetworkSettings = NetworkSettings()
@@ -621,33 +966,43 @@ class Settings(_Model):
     verification: VerificationSettings = VerificationSettings()
     #: Run the preflight checks (``python -m components preflight``) before declaring resources.
     preflight: bool = False
-    #: AWS tags on everything taggable; a value may be a ``pulumi.Output[str]``.
-    tags: dict[str, InputStr] = {}
+    #: Tags on every AWS resource the library creates (at most ``MAX_USER_TAGS``); a value may be
+    #: a ``pulumi.Output[str]``.
+    tags: Annotated[dict[TagKey, InputTagValue], AfterValidator(_tag_count)] = {}
 
     @field_validator("kubernetes_version")
     @classmethod
     def _kubernetes_version(cls, value: str) -> str:
-        m = catalog.KUBERNETES_VERSION_PATTERN.match(value)
-        oldest = int(catalog.OLDEST_KUBERNETES_VERSION.split(".")[1])
-        if not m or int(m.group(1)) < oldest:
-            raise ValueError(
-                f"a Kubernetes minor version such as {catalog.DEFAULT_KUBERNETES_VERSION!r}, "
-                f'{catalog.OLDEST_KUBERNETES_VERSION} or newer (quote it in YAML: "1.30", not 1.30)'
-            )
-        return value
-
-    @field_validator("admin_principal_arns")
-    @classmethod
-    def _distinct_principals(cls, arns: list[str]) -> list[str]:
-        keys = [access_entry_key(a) for a in arns]
-        clash = sorted({k for k in keys if keys.count(k) > 1})
-        if clash:
-            raise ValueError(f"principals with distinct role/user paths (each gets an access entry; repeated: {clash})")
-        return arns
+        return _check(kubernetes_version_problem(value, catalog.today()), value)
 
     @model_validator(mode="after")
     def _consistent_groups(self) -> Settings:
         problems = gpu_groups_problems(self.gpu_node_groups, self.verify_time_slicing)
+        minor = self.kubernetes_version.split(".")[1]
+        pinned = [(("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)]
+        pinned += [
+            (("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version)
+            for i, g in enumerate(self.gpu_node_groups)
+        ]
+        for loc, release in pinned:
+            m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
+            if m and m.group(1) != minor:
+                problems.append(
+                    (
+                        loc,
+                        release,
+                        f"an AMI release of Kubernetes {self.kubernetes_version} (1.{minor}.x-yyyymmdd): EKS "
+                        "refuses a node group AMI of another minor than the cluster's",
+                    )
+                )
+        if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
+            problems.append(
+                (
+                    ("verification", "namespace"),
+                    self.verification.namespace,
+                    "a namespace other than gpuOperator.namespace: each component creates its namespace",
+                )
+            )
         if problems:
             raise KeyedProblems(problems)
         return self
@@ -734,13 +1089,16 @@ def gpu_groups_problems(
     """
     groups = list(groups)
     problems: list[KeyedProblem] = []
-    first_name: dict[str, int] = {}
+    first_of: dict[str, int] = {}
     for i, g in enumerate(groups):
-        j = first_name.setdefault(g.name, i)
-        if j != i:
+        if g.name in first_of:
             problems.append(
-                (("gpuNodeGroups", i, "name"), g.name, f"a name not used by gpuNodeGroups[{j}]: names are unique")
+                (("gpuNodeGroups", i, "name"), g.name, f"a name of its own (gpuNodeGroups[{first_of[g.name]}] has it)")
             )
+        first_of.setdefault(g.name, i)
+        reserved = reserved_group_name_problem(g.name)
+        if reserved:
+            problems.append((("gpuNodeGroups", i, "name"), g.name, reserved))
     first: dict[str, int] = {}
     for i, g in enumerate(groups):
         j = first.setdefault(g.profile_name, i)
@@ -874,6 +1232,40 @@ def _groups_nobody_scales(settings: Settings) -> Iterable[Problem]:
             )
 
 
+@warning_rule
+def _public_endpoint_open_to_all(settings: Settings) -> Iterable[Problem]:
+    # Legal for EKS (botocore eks VpcConfigRequest.publicAccessCidrs: "The default value is
+    # 0.0.0.0/0"), but it opens the Kubernetes API endpoint to the whole internet.
+    for i, cidr in enumerate(settings.endpoint_public_access_cidrs):
+        if ipaddress.ip_network(cidr).prefixlen == 0:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:endpointPublicAccessCidrs[{i}]",
+                received=cidr,
+                expected="your egress CIDRs: 0.0.0.0/0 opens the cluster's API endpoint to the whole internet "
+                "(only IAM authentication stands in the way); an empty list makes the endpoint private",
+            )
+
+
+@warning_rule
+def _kubernetes_version_in_extended_support(settings: Settings) -> Iterable[Problem]:
+    # EKS user guide, "Understand the Kubernetes version lifecycle on EKS": extended support is
+    # billed; EKS pricing: $0.60 per cluster-hour instead of $0.10 in standard support.
+    calendar = catalog.KUBERNETES_VERSIONS.get(settings.kubernetes_version)
+    if calendar and calendar.status(catalog.today()) == "EXTENDED_SUPPORT":
+        extra = catalog.EKS_EXTENDED_SUPPORT_USD_PER_HOUR - catalog.EKS_STANDARD_SUPPORT_USD_PER_HOUR
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:kubernetesVersion",
+            received=settings.kubernetes_version,
+            expected=(
+                f"a version in standard support: {settings.kubernetes_version} is in EKS extended support until "
+                f"{calendar.end_of_extended_support}, billed ${catalog.EKS_EXTENDED_SUPPORT_USD_PER_HOUR:.2f} "
+                f"per cluster-hour instead of ${catalog.EKS_STANDARD_SUPPORT_USD_PER_HOUR:.2f} "
+                f"(${extra:.2f}/h, about ${extra * 730:.0f} a month more); after that date EKS upgrades the "
+                "control plane itself"
+            ),
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # Loading
 # ---------------------------------------------------------------------------------------------
@@ -891,24 +1283,66 @@ def _key_of(loc: tuple[Any, ...], namespace: str) -> str:
     return out
 
 
+def _expected(e: Mapping[str, Any]) -> str:
+    """What the user should write, in this library's words, for one pydantic error."""
+    kind: str = e["type"]
+    ctx: Mapping[str, Any] = e.get("ctx") or {}
+    plain = {
+        "missing": "a value",
+        "extra_forbidden": "no such key (a typo? see the README's configuration reference)",
+        "int_type": "a whole number",
+        "int_parsing": "a whole number",
+        "int_from_float": "a whole number",
+        "bool_type": "true or false",
+        "bool_parsing": "true or false",
+        "string_type": "a text value",
+        "string_unicode": "a text value",
+        "list_type": "a list",
+        "tuple_type": "a list",
+        "set_type": "a list",
+        "dict_type": "a map of key: value",
+        "mapping_type": "a map of key: value",
+        "model_type": "a map of key: value",
+        "model_attributes_type": "a map of key: value",
+        "dataclass_type": "a map of key: value",
+        "none_required": "no value",
+    }
+    if kind in plain:
+        return plain[kind]
+    if kind == "value_error":
+        return str(e["msg"]).removeprefix("Value error, ")
+    if kind == "literal_error":
+        return f"one of {ctx.get('expected', '')}"
+    bounds = {
+        "greater_than_equal": ("a number of at least {}", "ge"),
+        "greater_than": ("a number greater than {}", "gt"),
+        "less_than_equal": ("a number of at most {}", "le"),
+        "less_than": ("a number less than {}", "lt"),
+        "too_short": ("at least {} item(s)", "min_length"),
+        "too_long": ("at most {} item(s)", "max_length"),
+        "string_too_short": ("at least {} character(s)", "min_length"),
+        "string_too_long": ("at most {} character(s)", "max_length"),
+    }
+    if kind in bounds:
+        text, field = bounds[kind]
+        return text.format(ctx.get(field))
+    # Any other pydantic error type: never pass its phrasing on (tests feed every field wrong shapes).
+    return "a value of the type documented in the README's configuration reference"
+
+
 def _problems(err: ValidationError, namespace: str) -> list[Problem]:
     problems = []
     for e in err.errors(include_url=False):
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        keyed = e.get("ctx", {}).get("error")
+        loc = tuple(p for p in loc if p != "[key]")
+        keyed = (e.get("ctx") or {}).get("error")
         if isinstance(keyed, KeyedProblems):
             problems += [Problem(_key_of(loc + sub, namespace), got, want) for sub, got, want in keyed.problems]
             continue
-        msg: str = e["msg"]
-        expected = msg.removeprefix("Value error, ").removeprefix("Input should be ")
         received: Any = e.get("input", _MISSING)
         if e["type"] == "missing":
-            received, expected = _MISSING, "a value"
-        elif e["type"] == "extra_forbidden":
-            expected = "no such key (a typo? see the README's configuration reference)"
-        elif e["type"].startswith(("greater", "less")):
-            expected = "a value " + expected
-        problems.append(Problem(key=_key_of(loc, namespace), received=received, expected=expected))
+            received = _MISSING
+        problems.append(Problem(key=_key_of(loc, namespace), received=received, expected=_expected(e)))
     return problems
 
 
@@ -949,15 +1383,85 @@ def decode_config_value(value: Any) -> Any:
     return value
 
 
+#: Config namespaces the program reads: its own, Pulumi's (``pulumi:tags``, ``pulumi:template``,
+#: ...) and those of the providers it uses (pulumi-aws ``aws:``, pulumi-awsx ``awsx:``, pulumi-eks
+#: ``eks:``, pulumi-kubernetes ``kubernetes:``). A key in any other namespace reaches no code.
+KNOWN_CONFIG_NAMESPACES = (CONFIG_NAMESPACE, "pulumi", "aws", "awsx", "eks", "kubernetes")
+
+
+def unknown_config_problems(config: Mapping[str, Any]) -> list[Problem]:
+    """Keys that no code would read: a namespace typo (``gpueks:deletionProtection``) silently drops
+    the setting, and a bare key is not a Pulumi config key (the CLI parses ``<namespace>:<name>``,
+    pulumi/pulumi sdk/go/common/resource/config/key.go ``ParseKey``)."""
+    problems = []
+    fields = {f.alias or name for name, f in Settings.model_fields.items()}
+    for key in config:
+        namespace, sep, name = str(key).partition(":")
+        if not sep:
+            hint = f"{CONFIG_NAMESPACE}:{key}" if key in fields else f"<namespace>:{key}"
+            problems.append(Problem(key=str(key), received=config[key], expected=f"a namespaced key such as {hint}"))
+            continue
+        if namespace in KNOWN_CONFIG_NAMESPACES:
+            continue
+        close = difflib.get_close_matches(namespace, KNOWN_CONFIG_NAMESPACES, n=1, cutoff=0.6)
+        if not close and name.split(".")[0] in fields:
+            close = [CONFIG_NAMESPACE]
+        hint = f"did you mean {close[0]}:{name}? " if close else ""
+        problems.append(
+            Problem(
+                key=str(key),
+                received=config[key],
+                expected=f"{hint}a key in a namespace the program reads ({', '.join(KNOWN_CONFIG_NAMESPACES)}); "
+                f"no code reads {namespace}:",
+            )
+        )
+    return problems
+
+
+def eks_regions() -> frozenset[str]:
+    """Regions with EKS, from botocore's endpoint data (offline) for the partitions EKS runs in."""
+    import boto3
+
+    session = boto3.session.Session()
+    return frozenset(
+        region
+        for partition in ("aws", "aws-us-gov", "aws-cn")
+        for region in session.get_available_regions("eks", partition)
+    )
+
+
+def region_problems(config: Mapping[str, Any]) -> list[Problem]:
+    region = config.get("aws:region")
+    if not isinstance(region, str) or region in eks_regions():
+        return []
+    close = difflib.get_close_matches(region, sorted(eks_regions()), n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return [
+        Problem(
+            key="aws:region",
+            received=region,
+            expected=f"{hint}a region where EKS runs (botocore's endpoint data lists {len(eks_regions())})",
+        )
+    ]
+
+
 def settings_from_config(config: Mapping[str, Any], project: str, stack: str) -> Settings:
     """Settings from a full config map as the Pulumi CLI passes it (``gpu-eks:key`` → string).
 
-    Keys of other namespaces (``aws:region``, ...) are ignored. Raises ConfigError.
+    Also checks the keys of other namespaces: unknown namespaces and an ``aws:region`` without EKS
+    are problems. Raises ConfigError listing every problem.
     """
+    problems = unknown_config_problems(config) + region_problems(config)
     prefix = f"{CONFIG_NAMESPACE}:"
     raw = {k[len(prefix) :]: decode_config_value(v) for k, v in config.items() if k.startswith(prefix)}
     raw.setdefault("clusterName", f"{project}-{stack}")
-    return load_settings(raw)
+    try:
+        settings = load_settings(raw)
+    except ConfigError as err:
+        problems += err.problems
+    if problems:
+        raise ConfigError(problems)
+    return settings
 
 
 def settings_from_pulumi_config() -> Settings:

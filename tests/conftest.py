@@ -3,11 +3,13 @@ subprocess helpers) lives in tests/support.py; this file only exposes it to pyte
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Iterator
 
 import pytest
 
+from components import catalog
 from tests import support
 from tests.support import (  # re-exported: older test modules import these from tests.conftest
     CHART_VERSIONS,
@@ -29,6 +31,17 @@ def pytest_configure(config: pytest.Config) -> None:
     """Before any test module is imported: a user's AWS_PROFILE (or other AWS_* variables) must
     neither reach moto nor stop boto3 sessions created at import time."""
     support.fake_aws_environ(os.environ)
+
+
+#: The date the suite judges Kubernetes versions against (EKS support calendar): fixed, so that a
+#: test's outcome does not change with the day it runs. test_settings_aws checks the stacks against
+#: the real date.
+TODAY = dt.date(2026, 11, 21)
+
+
+@pytest.fixture(autouse=True)
+def _fixed_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(catalog, "today", lambda: TODAY)
 
 
 @pytest.fixture(autouse=True)

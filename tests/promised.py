@@ -35,13 +35,13 @@ TAGS = {
 PRIVATE_SUBNETS = {
     "dev": ["subnet-private-us-west-2a", "subnet-private-us-west-2b"],
     "prod": ["subnet-private-us-west-2a", "subnet-private-us-west-2b", "subnet-private-us-west-2c"],
-    VARIANT: ["subnet-priv-1", "subnet-priv-2"],
+    VARIANT: ["subnet-0aa00000000000001", "subnet-0aa00000000000002"],
     DEFAULTS: ["subnet-private-us-west-2a", "subnet-private-us-west-2b"],
 }
 PUBLIC_SUBNETS = {
     "dev": ["subnet-public-us-west-2a", "subnet-public-us-west-2b"],
     "prod": ["subnet-public-us-west-2a", "subnet-public-us-west-2b", "subnet-public-us-west-2c"],
-    VARIANT: ["subnet-pub-1"],
+    VARIANT: ["subnet-0bb00000000000001"],
     DEFAULTS: ["subnet-public-us-west-2a", "subnet-public-us-west-2b"],
 }
 #: The fake cloud's VPC id (tooling/simulation.py FakeCloud) for created VPCs.

@@ -179,9 +179,9 @@ VARIANT_OVERRIDES: dict[str, object] = {
     "gpu-eks:clusterName": "ml-variant",
     "gpu-eks:kubernetesVersion": "1.34",
     "gpu-eks:network": {
-        "vpcId": "vpc-0b10c0000000000001",
-        "privateSubnetIds": ["subnet-priv-1", "subnet-priv-2"],
-        "publicSubnetIds": ["subnet-pub-1"],
+        "vpcId": "vpc-0b10c000000000001",
+        "privateSubnetIds": ["subnet-0aa00000000000001", "subnet-0aa00000000000002"],
+        "publicSubnetIds": ["subnet-0bb00000000000001"],
     },
     "gpu-eks:endpointPublicAccessCidrs": [],
     "gpu-eks:adminPrincipalArns": ["arn:aws:iam::123456789012:role/Bob", "arn:aws:iam::123456789012:user/alice"],

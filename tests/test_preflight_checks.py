@@ -163,10 +163,10 @@ def test_zones_of_an_existing_vpc_are_its_private_subnets_zones(ec2: Any) -> Non
 
 
 def test_zones_fail_when_no_private_subnet_exists(ec2: Any) -> None:
-    network = NetworkSettings(vpc_id="vpc-0abc", private_subnet_ids=["subnet-0aaa", "subnet-0bbb"])
+    network = NetworkSettings(vpc_id="vpc-0abc0abc", private_subnet_ids=["subnet-0aaa0aaa", "subnet-0bbb0bbb"])
     result = check_zones(ec2, network)
     assert (result.status, result.details["zones"]) == (FAIL, [])
-    assert "subnet-0aaa, subnet-0bbb" in result.reason
+    assert "subnet-0aaa0aaa, subnet-0bbb0bbb" in result.reason
 
 
 def test_gpu_instance_type_passes_when_offered_everywhere(ec2: Any) -> None:

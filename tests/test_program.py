@@ -34,12 +34,14 @@ def test_existing_vpc_is_used_as_is():
     sim = run_stack(
         "dev",
         ROOT,
-        config_overrides={"gpu-eks:network": {"vpcId": "vpc-123", "privateSubnetIds": ["subnet-a", "subnet-b"]}},
+        config_overrides={
+            "gpu-eks:network": {"vpcId": "vpc-0a1b2c3d", "privateSubnetIds": ["subnet-0a0a0a0a", "subnet-0b0b0b0b"]}
+        },
     )
     assert sim.by_type("awsx:ec2:Vpc") == []
     i = sim.one("eks:index:Cluster").inputs
-    assert (i["vpcId"], i["privateSubnetIds"]) == ("vpc-123", ["subnet-a", "subnet-b"])
-    assert {tuple(ng.inputs["subnetIds"]) for ng in sim.by_type(NG)} == {("subnet-a", "subnet-b")}
+    assert (i["vpcId"], i["privateSubnetIds"]) == ("vpc-0a1b2c3d", ["subnet-0a0a0a0a", "subnet-0b0b0b0b"])
+    assert {tuple(ng.inputs["subnetIds"]) for ng in sim.by_type(NG)} == {("subnet-0a0a0a0a", "subnet-0b0b0b0b")}
 
 
 def test_reference_kubernetes_version_132_works():

@@ -79,7 +79,7 @@ EKS_CLUSTER_INPUTS = {
     VARIANT: {
         "name": "ml-variant",
         "version": "1.34",
-        "vpcId": "vpc-0b10c0000000000001",
+        "vpcId": "vpc-0b10c000000000001",
         "privateSubnetIds": PRIVATE_SUBNETS[VARIANT],
         "publicSubnetIds": PUBLIC_SUBNETS[VARIANT],
         "nodeAssociatePublicIpAddress": False,

@@ -44,11 +44,11 @@ def test_default_kubernetes_version_is_in_standard_support_today():
 @pytest.mark.parametrize(
     ("replicas", "expected"),
     [
-        (0, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 0; expected a value greater than or equal to 1"),
-        (-3, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received -3; expected a value greater than or equal"),
-        (2.5, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 2.5; expected a valid integer"),
-        ("four", 'gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received "four"; expected a valid integer'),
-        (True, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received true; expected a valid integer"),
+        (0, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 0; expected a number of at least 1"),
+        (-3, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received -3; expected a number of at least"),
+        (2.5, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 2.5; expected a whole number"),
+        ("four", 'gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received "four"; expected a whole number'),
+        (True, "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received true; expected a whole number"),
     ],
 )
 def test_replicas_must_be_an_integer_of_at_least_one(replicas, expected):
@@ -115,7 +115,7 @@ def test_taint_effect_must_be_one_of_three(effect):
     (line,) = problems({"gpuNodeGroups": [group(taints=[{"key": "dedicated", "value": "ml", "effect": effect}])]})
     assert line == (
         f'gpu-eks:gpuNodeGroups[0].taints[0].effect: received "{effect}"; '
-        "expected 'NoSchedule', 'PreferNoSchedule' or 'NoExecute'"
+        "expected one of 'NoSchedule', 'PreferNoSchedule' or 'NoExecute'"
     )
 
 
@@ -149,7 +149,7 @@ def test_opt_in_allows_an_unvalidated_chart_version_but_not_garbage():
     assert line.endswith("expected a chart version such as v26.7.0")
 
 
-@pytest.mark.parametrize("version", ["1.29", "1.2", "1.3", "2.0", "latest"])
+@pytest.mark.parametrize("version", ["1.2", "1.3", "2.0", "latest", "1.35.1"])
 def test_kubernetes_version_is_checked(version):
     (line,) = problems({"kubernetesVersion": version})
     assert line.startswith(f'gpu-eks:kubernetesVersion: received "{version}"; expected a Kubernetes minor version')
@@ -220,10 +220,6 @@ def test_the_program_stops_with_run_error_before_declaring_anything():
     assert 'gpu-eks:gpuOperator.chartVersion: received "v0.0.1"' in message
 
 
-def test_admin_principals_must_be_distinct():
-    arns = ["arn:aws:iam::111111111111:role/Admin", "arn:aws:iam::222222222222:role/Admin"]
-    (line,) = problems({"adminPrincipalArns": arns})
-    assert line.startswith("gpu-eks:adminPrincipalArns: received [")
-    assert "repeated: ['role-Admin']" in line
+def test_admin_principals_must_be_arns():
     (line,) = problems({"adminPrincipalArns": ["admin"]})
     assert line.startswith('gpu-eks:adminPrincipalArns[0]: received "admin"; expected an IAM role or user ARN')

@@ -33,6 +33,7 @@ from botocore.exceptions import (
     TokenRetrievalError,
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
+from botocore.parsers import ResponseParserError
 
 from .. import catalog
 from ..settings import GpuNodeGroupSettings, NetworkSettings, Settings
@@ -157,8 +158,44 @@ def _describe_client_error(err: ClientError) -> str:
     return f"{op} answered {code}: {message}"
 
 
+_ENDPOINT_HINT = "Check AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_<SERVICE>) if set, a proxy in between, and the region."
+
+
+def is_unparseable_reply(err: BaseException) -> bool:
+    """True when botocore failed to read a reply as an AWS API answer: an HTML page with status 200
+    (a captive portal, a proxy, a wrong AWS_ENDPOINT_URL), JSON from a non-AWS server, garbage.
+
+    botocore raises ResponseParserError for XML it cannot parse, but a well-formed page without the
+    expected result element surfaces as a bare KeyError from botocore/parsers.py; both are told
+    apart from this library's own bugs by where they were raised."""
+    if isinstance(err, ResponseParserError):
+        return True
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.replace("\\", "/").endswith("botocore/parsers.py"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def unparseable_reply_error(err: BaseException) -> AwsAccessError:
+    detail = one_line(str(err), 160)
+    return AwsAccessError(
+        f"the AWS endpoint answered something that is not an AWS API reply ({type(err).__name__}: {detail}). "
+        + _ENDPOINT_HINT
+    )
+
+
 def access_error(err: Exception) -> AwsAccessError:
     """A one-paragraph explanation of why AWS could not be asked at all."""
+    if isinstance(err, ClientError) and error_code(err).isdigit():
+        # Only an HTTP status, no AWS error code: the body was not an AWS error (an HTML page).
+        return AwsAccessError(
+            f"the AWS endpoint answered HTTP {error_code(err)} without an AWS error "
+            f"({_describe_client_error(err)}). " + _ENDPOINT_HINT
+        )
+    if isinstance(err, ValueError) and str(err).startswith("Invalid endpoint"):
+        return AwsAccessError(f"{err}: expected a URL such as https://sts.us-west-2.amazonaws.com. " + _ENDPOINT_HINT)
     if isinstance(err, NoCredentialsError | PartialCredentialsError):
         return AwsAccessError(
             f"no AWS credentials found ({type(err).__name__}: {err}). Preflight reads the account with "
@@ -177,6 +214,8 @@ def access_error(err: Exception) -> AwsAccessError:
         return AwsAccessError(
             f"could not reach AWS ({type(err).__name__}: {err}). Check the network, and AWS_ENDPOINT_URL if it is set."
         )
+    if is_unparseable_reply(err):
+        return unparseable_reply_error(err)
     if isinstance(err, ClientError):
         return AwsAccessError(
             f"AWS rejected the credentials ({_describe_client_error(err)}). Check that the access key "
@@ -744,7 +783,7 @@ def run_checks(
     Raises AwsAccessError when AWS cannot be asked at all (no or rejected credentials, no network).
     """
     session = session or boto3.Session(region_name=region)
-    today = today or dt.date.today()
+    today = today or catalog.today()
     try:
         # No endpoint_url here: boto3 resolves AWS_ENDPOINT_URL(_<SERVICE>) itself.
         ssm = session.client("ssm", region_name=region)
@@ -754,7 +793,7 @@ def run_checks(
 
         results = [
             check_ami(ssm, settings.kubernetes_version, catalog.GPU_AMI_TYPE),
-            check_ami(ssm, settings.kubernetes_version, catalog.SYSTEM_AMI_TYPE),
+            check_ami(ssm, settings.kubernetes_version, settings.system_node_group.ami_type),
             check_kubernetes_version(eks, settings.kubernetes_version, today),
             check_existing_vpc(ec2, settings.network),
         ]
@@ -768,6 +807,10 @@ def run_checks(
             results.append(check_vcpu_quota(quotas, ec2, capacity_type, settings.gpu_node_groups))
     except BotoCoreError as err:
         raise access_error(err) from err
+    except Exception as err:
+        if is_unparseable_reply(err) or (isinstance(err, ValueError) and str(err).startswith("Invalid endpoint")):
+            raise access_error(err) from err
+        raise
     return results
 
 

@@ -18,9 +18,19 @@ import boto3
 import yaml
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..settings import ConfigError
+from ..settings import ConfigError, eks_regions
 from ..stackconfig import StackNotFound, find_project_root, load_stack, region
-from .checks import FAIL, PASS, WARN, AwsAccessError, CheckResult, access_error, error_code, run_checks
+from .checks import (
+    FAIL,
+    PASS,
+    WARN,
+    AwsAccessError,
+    CheckResult,
+    access_error,
+    error_code,
+    is_unparseable_reply,
+    run_checks,
+)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -82,6 +92,10 @@ def _account_id(session: boto3.Session, region_name: str) -> str | None:
         if error_code(err) in ("AccessDenied", "AccessDeniedException"):
             return None  # an SCP may deny even this; the checks can still run
         raise access_error(err) from err
+    except Exception as err:
+        if is_unparseable_reply(err) or (isinstance(err, ValueError) and str(err).startswith("Invalid endpoint")):
+            raise access_error(err) from err
+        raise
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,6 +120,13 @@ def run(args: argparse.Namespace) -> int:
             "and no AWS_REGION or AWS_DEFAULT_REGION; expected one of them"
         )
 
+    if region_name not in eks_regions():
+        # Otherwise botocore would build https://sts.<region>.amazonaws.com and fail on DNS, or
+        # refuse a malformed name with a traceback.
+        return _cannot_run(
+            f"aws:region: received {region_name!r}; expected a region where EKS runs (botocore's endpoint data), "
+            "from aws:region in the stack file, AWS_REGION / AWS_DEFAULT_REGION or the AWS profile"
+        )
     session = boto3.Session(region_name=region_name)
     try:
         account = _account_id(session, region_name)
