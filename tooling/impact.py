@@ -88,6 +88,7 @@ class Rule:
 
 
 _NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
 _NODE_GROUP_SRC = f"{TF_AWS}: internal/service/eks/node_group.go, schema (ForceNew), resourceNodeGroupUpdate"
 _NG_FORCE_NEW = "cannot change in place: aws_eks_node_group marks it ForceNew (EKS CreateNodegroup only)"
 
@@ -494,6 +495,11 @@ def _identity(urn: str) -> str:
     return f"{project}::{qualified}::{name}"
 
 
+def _key(item: Mapping[str, Any]) -> str:
+    """What identifies a resource of a render: its URN (stack left out), else its type and name."""
+    return _identity(str(item["urn"])) if item.get("urn") else _ref(item)
+
+
 def _ref(item: Mapping[str, Any]) -> str:
     return f"{item['type']}::{item['name']}"
 
@@ -519,23 +525,22 @@ def _scaling(inputs: Mapping[str, Any]) -> tuple[int | None, str]:
 
 def summarize(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Impact:
     """The impact of deploying render ``new`` over a stack whose desired state was render ``old``."""
-    old_items = {_identity(i["urn"]): i for i in old.get("resources") or []}
+    old_items = {_key(i): i for i in old.get("resources") or []}
     new_items = list(new.get("resources") or [])
     # A new resource answers for an old one through its URN or any alias.
     matched: dict[str, Mapping[str, Any]] = {}  # new identity -> old item
     claimed: set[str] = set()
     for item in new_items:
-        for urn in [item["urn"], *(item.get("aliases") or [])]:
-            ident = _identity(urn)
+        for ident in [_key(item), *(_identity(str(a)) for a in item.get("aliases") or [])]:
             if ident in old_items and ident not in claimed:
-                matched[_identity(item["urn"])] = old_items[ident]
+                matched[_key(item)] = old_items[ident]
                 claimed.add(ident)
                 break
 
     impacts: dict[str, ResourceImpact] = {}  # by new ref (type::name)
     unchanged = 0
     for item in new_items:
-        before = matched.get(_identity(item["urn"]))
+        before = matched.get(_key(item))
         if before is None:
             impacts[_ref(item)] = ResourceImpact(item["type"], item["name"], "create")
             continue
@@ -547,6 +552,10 @@ def summarize(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Imp
     deleted = [ResourceImpact(i["type"], i["name"], "delete") for ident, i in old_items.items() if ident not in claimed]
 
     _propagate(new_items, impacts)
+    for replaced in (r for r in impacts.values() if r.action == "replace"):
+        # Replaced: whatever else a change would do in place is moot.
+        replaced.reasons = [r for r in replaced.reasons if r.effect == Effect.REPLACE.value]
+        replaced.effects = []
     node_rolls = _node_rolls(new_items, impacts, old_items, matched)
     plugin_rolls = [
         DevicePluginRoll(r.name, reasons_text([x for x in r.reasons if x.effect == Effect.ROLL_DEVICE_PLUGIN.value]))
@@ -584,32 +593,35 @@ def _apply(impact: ResourceImpact, rule: Rule, input_path: str, via: str | None 
 
 
 def _propagate(new_items: Sequence[Mapping[str, Any]], impacts: dict[str, ResourceImpact]) -> None:
-    """Changes the render cannot show: an input ``(known after apply)`` that is computed from a
-    resource that is replaced (its id and ARN change) or gets a new launch template version.
+    """Changes the render cannot show: an input ``(known after apply)`` computed from a resource
+    that is replaced (its id and ARN change) or gets a new launch template version.
 
-    Judged by the rule of the input holding the unknown, with the resource it depends on named.
-    Resources are in declaration order, so a dependency is judged before its dependants.
+    Judged by the rule of the input holding the unknown, naming the resource it comes from. The
+    render's ``inputDependencies`` say which resources each input comes from; a render without
+    them (an older base) falls back to ``dependsOn`` for every input. Resources are in declaration
+    order, so a dependency is judged before its dependants.
     """
     for item in new_items:
-        causes = [
-            impacts[dep]
-            for dep in item.get("dependsOn") or []
-            if dep in impacts and (impacts[dep].action == "replace" or Effect.NEW_VERSION.value in impacts[dep].effects)
-        ]
-        if not causes:
-            continue
         ref = _ref(item)
         if ref in impacts and impacts[ref].action == "replace":
             continue  # replaced for its own inputs already: nothing more to learn
         inputs = item.get("inputs") or {}
-        unknown = [p for p, v in leaves(dict(inputs)) if v == UNKNOWN]
-        for cause in causes:
-            for path in unknown:
+        by_input: Mapping[str, Sequence[str]] | None = item.get("inputDependencies")
+        for path, value in leaves(dict(inputs)):
+            if value != UNKNOWN or not path:
+                continue
+            sources = by_input.get(str(path[0]), ()) if by_input is not None else item.get("dependsOn") or ()
+            for source in sources:
+                cause = impacts.get(source)
+                if cause is None:
+                    continue
                 for rule in rules_for(item["type"], path, inputs):
-                    # A replaced resource has a new id and ARN: any unknown input may change.
-                    # A new launch template version changes only a launch template version.
+                    # A replaced resource has a new id and ARN: any input computed from it changes.
+                    # A new launch template version changes a launch template version, nothing else.
                     if rule.effect is Effect.ROLL_NODES:
-                        relevant = cause.type == "aws:ec2/launchTemplate:LaunchTemplate"
+                        relevant = cause.type == LAUNCH_TEMPLATE_TYPE and (
+                            cause.action == "replace" or Effect.NEW_VERSION.value in cause.effects
+                        )
                     else:
                         relevant = cause.action == "replace"
                     if not relevant:
@@ -636,7 +648,7 @@ def _node_rolls(
         inputs = item.get("inputs") or {}
         max_nodes, at_a_time = _scaling(inputs)
         if impact.action == "replace":
-            before = matched.get(_identity(item["urn"])) or {}
+            before = matched.get(_key(item)) or {}
             old_max, _ = _scaling(before.get("inputs") or {})
             because = "; ".join(sorted({f"`{r.input}`" for r in impact.reasons}))
             rolls.append(
@@ -655,7 +667,7 @@ def _node_rolls(
         elif impact.action == "create":
             continue
     for ident, item in old_items.items():
-        if item["type"] == _NODE_GROUP and ident not in {_identity(m["urn"]) for m in matched.values()}:
+        if item["type"] == _NODE_GROUP and ident not in {_key(m) for m in matched.values()}:
             max_nodes, _ = _scaling(item.get("inputs") or {})
             rolls.append(
                 NodeRoll(

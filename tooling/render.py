@@ -108,6 +108,14 @@ def resource_item(
     depends_on = sorted({_ref_for(u, by_urn) for u in reg.dependencies})
     if depends_on:
         item["dependsOn"] = depends_on
+    # Where each input comes from: what a change of another resource can change here (tooling.impact).
+    sources = {
+        key: sorted({_ref_for(u, by_urn) for u in urns})
+        for key, urns in sorted(reg.property_dependencies.items())
+        if urns
+    }
+    if sources:
+        item["inputDependencies"] = sources
     item["inputs"] = render_values.display(reg.wire_inputs, reg.type, urns=engine_urns)
     return item
 
