@@ -258,8 +258,11 @@ def test_a_new_launch_template_version_rolls_the_node_groups_that_use_it():
     assert (roll.node_group, roll.max_nodes, roll.at_a_time, roll.gpu, roll.how) == ("gpu", 5, "1", True, "rolled")
     assert summary.gpu_pods_rescheduled == ["gpu"]
     words = impact.text(summary, "t")
-    assert "node group gpu: up to 5 nodes (its max size), 1 at a time" in words
-    assert f"depends on {LAUNCH_TEMPLATE} gpu-lt" in words
+    assert (
+        f"node group gpu: up to 5 nodes (its max size), 1 at a time; {LAUNCH_TEMPLATE} gpu-lt changes: "
+        "EKS replaces every node (UpdateNodegroupVersion)\n"
+    ) in words
+    assert f"{NODE_GROUP} gpu: `launchTemplate.version` -> nodes rolled\n" in words
 
 
 def test_a_tag_only_launch_template_change_rolls_nothing():
@@ -358,9 +361,7 @@ def test_json_summary_has_the_documented_keys():
             "atATime": "1",
             "gpu": True,
             "how": "rolled",
-            "cause": "`launchTemplate.version` (known after apply; depends on "
-            f"{LAUNCH_TEMPLATE} gpu-lt, which changes): "
-            "a node group version update (UpdateNodegroupVersion): EKS replaces every node",
+            "cause": f"{LAUNCH_TEMPLATE} gpu-lt changes: EKS replaces every node (UpdateNodegroupVersion)",
         }
     ]
     assert data["updated"][0]["reasons"][0]["effect"] == "new-launch-template-version"
@@ -458,6 +459,7 @@ def test_kubernetes_version_change_upgrades_the_control_plane_in_place(dev_rende
     assert summary.of("replace") == []
     cluster = next(r for r in summary.resources if r.type == "eks:index:Cluster")
     assert (cluster.action, cluster.effects) == ("update", ["upgrade-control-plane"])
+    assert "control plane upgraded" in impact.text(summary, "k8s")
     groups = [r for r in new["resources"] if r["type"] == NODE_GROUP]
     versioned = [g["name"] for g in groups if {"version", "releaseVersion"} & set(g["inputs"])]
     assert sorted(r.node_group for r in summary.node_rolls) == sorted(versioned)

@@ -316,15 +316,6 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-#: Effects of an in-place update (anything but REPLACE), in the order they are reported.
-_UPDATE_EFFECTS = (
-    Effect.UPGRADE_CONTROL_PLANE,
-    Effect.NEW_VERSION,
-    Effect.ROLL_NODES,
-    Effect.ROLL_DEVICE_PLUGIN,
-    Effect.ROLL_PODS,
-)
-
 
 def rules_for(typ: str, path: Sequence[str | int], inputs: Mapping[str, Any]) -> list[Rule]:
     return [r for r in RULES if r.matches(typ, path, inputs)]
@@ -662,7 +653,14 @@ def _node_rolls(
                 )
             )
         elif Effect.ROLL_NODES.value in impact.effects:
-            because = reasons_text([r for r in impact.reasons if r.effect == Effect.ROLL_NODES.value])
+            causes = sorted(
+                {
+                    f"{r.via} changes" if r.via else f"`{r.input}` changes"
+                    for r in impact.reasons
+                    if r.effect == Effect.ROLL_NODES.value
+                }
+            )
+            because = f"{', '.join(causes)}: EKS replaces every node (UpdateNodegroupVersion)"
             rolls.append(NodeRoll(item["name"], max_nodes, at_a_time, _is_gpu_node_group(inputs), "rolled", because))
         elif impact.action == "create":
             continue
@@ -704,6 +702,15 @@ def _notes(new_items: Sequence[Mapping[str, Any]], impacts: Mapping[str, Resourc
 # ---------------------------------------------------------------------------------------------
 # Words
 # ---------------------------------------------------------------------------------------------
+
+
+_EFFECT_WORDS = {
+    Effect.NEW_VERSION: "new launch template version",
+    Effect.ROLL_NODES: "nodes rolled",
+    Effect.UPGRADE_CONTROL_PLANE: "control plane upgraded in place",
+    Effect.ROLL_DEVICE_PLUGIN: "device-plugin DaemonSets rolled",
+    Effect.ROLL_PODS: "its pods replaced (rolling update)",
+}
 
 
 def reasons_text(reasons: Sequence[Reason]) -> str:
@@ -761,6 +768,10 @@ def lines(impact: Impact) -> list[tuple[str, str]]:
                 f"release {d.release}: {d.cause}; the plugin restarts on every GPU node, running GPU pods keep running",
             )
         )
+    for r in impact.resources:
+        if Effect.UPGRADE_CONTROL_PLANE.value in r.effects:
+            upgrade = [x for x in r.reasons if x.effect == Effect.UPGRADE_CONTROL_PLANE.value]
+            out.append(("control plane upgraded", f"{r.label}: {reasons_text(upgrade)}"))
     for r in impact.of("delete"):
         out.append(("deleted", r.label))
     for r in impact.of("create"):
@@ -769,8 +780,9 @@ def lines(impact: Impact) -> list[tuple[str, str]]:
         detail = ", ".join(f"`{p}`" for p in r.changed[:6])
         if len(r.changed) > 6:
             detail += f" and {len(r.changed) - 6} more"
-        because = reasons_text(r.reasons)
-        out.append(("updated in place", f"{r.label}: {detail}" + (f" ({because})" if because else "")))
+        # The effects are explained in the lines above; here only named.
+        effects = [_EFFECT_WORDS[Effect(e)] for e in r.effects]
+        out.append(("updated in place", f"{r.label}: {detail}" + (f" -> {'; '.join(effects)}" if effects else "")))
     for note in impact.notes:
         out.append(("note", note))
     return out
