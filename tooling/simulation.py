@@ -178,6 +178,8 @@ class Registration:
     protect: bool
     dependencies: list[str]
     aliases: list[Any]
+    #: For each input, the resources its value comes from (the engine's propertyDependencies).
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     outputs: dict[str, Any] = field(default_factory=dict)
     #: A remote component (pulumi-eks, awsx): built by its plugin, so its children are not simulated.
     remote: bool = False
@@ -218,6 +220,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 provider=request.provider or None,
                 protect=bool(request.protect),
                 dependencies=list(request.dependencies),
+                property_dependencies={
+                    key: list(deps.urns) for key, deps in request.propertyDependencies.items() if deps.urns
+                },
                 aliases=[json_format.MessageToDict(a) for a in request.aliases] + [str(a) for a in request.aliasURNs],
                 outputs=dict(self.resources[urn].state),
                 remote=bool(request.remote),
