@@ -469,11 +469,11 @@ def test_kubernetes_version_change_upgrades_the_control_plane_in_place(dev_rende
     cluster = next(r for r in summary.resources if r.type == "eks:index:Cluster")
     assert (cluster.action, cluster.effects) == ("update", ["upgrade-control-plane"])
     assert "control plane upgraded" in impact.text(summary, "k8s")
-    groups = [r for r in new["resources"] if r["type"] == NODE_GROUP]
-    versioned = [g["name"] for g in groups if {"version", "releaseVersion"} & set(g["inputs"])]
-    assert sorted(r.node_group for r in summary.node_rolls) == sorted(versioned)
-    if len(versioned) < len(groups):
-        assert any("keep their Kubernetes version" in note for note in summary.notes)
+    # Every managed node group carries the cluster's version, so it follows the control plane:
+    # a rolling update (UpdateNodegroupVersion), maxUnavailable 1.
+    assert sorted(r.node_group for r in summary.node_rolls) == ["gpu-eks-cluster-system", "gpu-eks-t4"]
+    assert {r.at_a_time for r in summary.node_rolls} == {"1"}
+    assert not any("keep their Kubernetes version" in note for note in summary.notes)
 
 
 def test_tag_change_rolls_every_node_group_through_its_launch_template(dev_render, project_copy):
