@@ -68,10 +68,10 @@ def test_control_plane_inputs(stack_sim):
         "accessScope": {"type": "cluster"},
     }
     vpc = sim.one("awsx:ec2:Vpc")
-    assert i["vpcId"] == "vpc-0fa4e0000000000000"
+    assert i["vpcId"] == "vpc-0fa4e000000000000"
     assert (
         i["privateSubnetIds"]
-        == [f"subnet-private-{z}" for z in ("us-west-2a", "us-west-2b", "us-west-2c")][
+        == ["subnet-0a00000000000000a", "subnet-0a00000000000000b", "subnet-0a00000000000000c"][
             : s.network.availability_zone_count
         ]
     )
