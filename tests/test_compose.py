@@ -541,3 +541,74 @@ def test_cluster_name_may_be_an_output():
     assert sim.one(NG, "c-system").inputs["clusterName"] == "named-elsewhere"
     assert sim.one("aws:eks/addon:Addon").inputs["clusterName"] == "named-elsewhere"
     assert sim.outputs["clusterName"] == "named-elsewhere"
+
+
+# ---------------------------------------------------------------------------------------------
+# GpuCapacity with the Cluster Autoscaler (opt-in on an existing cluster)
+# ---------------------------------------------------------------------------------------------
+
+OIDC_ARN = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/PLATFORM"
+OIDC_URL = "oidc.eks.us-west-2.amazonaws.com/id/PLATFORM"
+
+
+def _capacity_with_autoscaler(**overrides: Any):
+    def program() -> None:
+        settings = load_capacity_settings(
+            {"kubernetesVersion": "1.34", "gpuNodeGroups": [GROUP_T4], "autoscaler": {"enabled": True}}
+        )
+        args: dict[str, Any] = {
+            "cluster_name": "platform-cluster",
+            "subnet_ids": ["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
+            "kubeconfig": EXISTING_KUBECONFIG,
+            "settings": settings,
+            "oidc_provider_arn": OIDC_ARN,
+            "oidc_provider_url": OIDC_URL,
+        }
+        args.update(overrides)
+        GpuCapacity("ml-gpu", GpuCapacityArgs(**args))
+
+    return program
+
+
+def test_gpu_capacity_declares_the_autoscaler_and_tags_when_asked():
+    sim = run(_capacity_with_autoscaler())
+    autoscaler = sim.one("gpu-eks:autoscaler:ClusterAutoscaler")
+    assert autoscaler.name == "ml-gpu-autoscaler"
+    assert sim.by_urn(autoscaler.parent_urn).name == "ml-gpu"
+    release = sim.one(RELEASE, "ml-gpu-autoscaler-release").inputs
+    assert (release["chart"], release["version"], release["namespace"]) == (
+        "cluster-autoscaler",
+        "9.59.0",
+        "kube-system",
+    )
+    assert release["values"]["image"]["tag"] == "v1.34.5"  # the existing cluster's minor
+    trust = json.loads(sim.one("aws:iam/role:Role", "ml-gpu-autoscaler-role").inputs["assumeRolePolicy"])
+    assert trust["Statement"][0]["Principal"] == {"Federated": OIDC_ARN}
+    tags = {
+        r.inputs["tag"]["key"]: r.inputs["tag"]["value"]
+        for r in sim.by_type("aws:autoscaling/tag:Tag")
+        if r.name.startswith("ml-gpu-t4-asg-tag-")
+    }
+    assert tags["k8s.io/cluster-autoscaler/platform-cluster"] == "owned"
+    assert tags["k8s.io/cluster-autoscaler/enabled"] == "true"
+    # The node group follows the existing cluster's version.
+    assert sim.one(NG, "ml-gpu-t4").inputs["version"] == "1.34"
+
+
+def test_gpu_capacity_has_no_autoscaler_unless_asked():
+    sim = run(_capacity_program())
+    assert sim.by_type("gpu-eks:autoscaler:ClusterAutoscaler") == []
+    assert sim.by_type("aws:autoscaling/tag:Tag") == []
+
+
+def test_gpu_capacity_autoscaler_needs_a_plain_cluster_name_and_the_oidc_provider():
+    with pytest.raises(ValueError) as err:
+        _capacity_with_autoscaler(
+            cluster_name=pulumi.Output.from_input("platform-cluster"), oidc_provider_arn=None, oidc_provider_url=None
+        )()
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': autoscaler.enabled needs cluster_name as a plain string (it names the ASG discovery "
+        "tag k8s.io/cluster-autoscaler/<cluster name>); received an Output\n"
+        "GpuCapacity 'ml-gpu': autoscaler.enabled needs oidc_provider_arn and oidc_provider_url (the Cluster "
+        "Autoscaler gets AWS access through IRSA)"
+    )
