@@ -107,6 +107,7 @@ def declare_gpu_capacity(
                 tags=tags,
                 # Scale-from-zero template tags on each group's ASG (autoscaling.asg_tags).
                 autoscaler_cluster_name=autoscaler.cluster_name if autoscaler else None,
+                kubernetes_version=target.kubernetes_version,
             ),
             opts=pulumi.ResourceOptions(parent=parent),
         )

@@ -269,6 +269,7 @@ class Cluster(pulumi.ComponentResource):
                 scaling=system.scaling,
                 disk_size_gib=system.disk_size_gib,
                 release_version=system.ami_release_version,
+                kubernetes_version=args.kubernetes_version,
             ),
             parent=self,
             cluster_name=self.cluster_name,

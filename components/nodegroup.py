@@ -38,6 +38,11 @@ class ManagedNodeGroupSpec:
     release_version: str | None = None
     #: Base64 MIME user data (nodeadm NodeConfig parts), or None for none.
     user_data: str | None = None
+    #: The cluster's Kubernetes minor. Set, the node group follows a control-plane upgrade (EKS
+    #: UpdateNodegroupVersion, a rolling update, ``maxUnavailable`` at a time); None, EKS uses the
+    #: cluster's version at creation and never upgrades the nodes (aws_eks_node_group ``version``:
+    #: "Defaults to EKS Cluster Kubernetes version", drift detected only when set).
+    kubernetes_version: str | None = None
 
 
 def declare_managed_node_group(
@@ -85,6 +90,7 @@ def declare_managed_node_group(
         node_role_arn=node_role_arn,
         subnet_ids=subnet_ids,
         ami_type=spec.ami_type,
+        version=spec.kubernetes_version,
         release_version=spec.release_version,
         instance_types=list(spec.instance_types),
         capacity_type=spec.capacity_type,
@@ -122,6 +128,9 @@ class GpuNodeGroupArgs:
     #: Tag the group's Auto Scaling group for this EKS cluster's Cluster Autoscaler (discovery and
     #: scale-from-zero template tags, ``autoscaling.asg_tags``). None: no CA tags.
     autoscaler_cluster_name: str | None = None
+    #: The cluster's Kubernetes minor, so the nodes follow control-plane upgrades (see
+    #: ManagedNodeGroupSpec.kubernetes_version). None: the cluster's version at creation only.
+    kubernetes_version: str | None = None
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -169,6 +178,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             scaling=s.scaling,
             disk_size_gib=s.disk_size_gib,
             release_version=s.ami_release_version,
+            kubernetes_version=args.kubernetes_version,
             user_data=nodeconfig.render_user_data([nodeconfig.gpu_node_config(s)]),
         )
         self.launch_template, self.node_group = declare_managed_node_group(

@@ -23,6 +23,10 @@ VERIFIED_GROUPS = {"dev": ("t4",), "prod": (), VARIANT: ("big",), DEFAULTS: ()}
 #: variant turns it off).
 AUTOSCALED_RUNS = ("dev", "prod", DEFAULTS)
 
+#: The cluster's Kubernetes minor, also sent to every managed node group (so nodes follow a
+#: control-plane upgrade).
+KUBERNETES_VERSION = {"dev": "1.35", "prod": "1.35", VARIANT: "1.34", DEFAULTS: "1.35"}
+
 # --- Tags ------------------------------------------------------------------------------------
 TAGS = {
     "dev": {"environment": "dev", "gpu-eks/cluster": "gpu-eks-dev"},
@@ -33,19 +37,19 @@ TAGS = {
 
 # --- Network ---------------------------------------------------------------------------------
 PRIVATE_SUBNETS = {
-    "dev": ["subnet-private-us-west-2a", "subnet-private-us-west-2b"],
-    "prod": ["subnet-private-us-west-2a", "subnet-private-us-west-2b", "subnet-private-us-west-2c"],
+    "dev": ["subnet-0a00000000000000a", "subnet-0a00000000000000b"],
+    "prod": ["subnet-0a00000000000000a", "subnet-0a00000000000000b", "subnet-0a00000000000000c"],
     VARIANT: ["subnet-0aa00000000000001", "subnet-0aa00000000000002"],
-    DEFAULTS: ["subnet-private-us-west-2a", "subnet-private-us-west-2b"],
+    DEFAULTS: ["subnet-0a00000000000000a", "subnet-0a00000000000000b"],
 }
 PUBLIC_SUBNETS = {
-    "dev": ["subnet-public-us-west-2a", "subnet-public-us-west-2b"],
-    "prod": ["subnet-public-us-west-2a", "subnet-public-us-west-2b", "subnet-public-us-west-2c"],
+    "dev": ["subnet-0b00000000000000a", "subnet-0b00000000000000b"],
+    "prod": ["subnet-0b00000000000000a", "subnet-0b00000000000000b", "subnet-0b00000000000000c"],
     VARIANT: ["subnet-0bb00000000000001"],
-    DEFAULTS: ["subnet-public-us-west-2a", "subnet-public-us-west-2b"],
+    DEFAULTS: ["subnet-0b00000000000000a", "subnet-0b00000000000000b"],
 }
 #: The fake cloud's VPC id (tooling/simulation.py FakeCloud) for created VPCs.
-CREATED_VPC_ID = "vpc-0fa4e0000000000000"
+CREATED_VPC_ID = "vpc-0fa4e000000000000"
 
 # --- IAM -------------------------------------------------------------------------------------
 NODE_ROLE_ARN = "arn:aws:iam::123456789012:role/gpu-eks-cluster-node-role"

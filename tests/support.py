@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from components import stackconfig
+from tests import reference
 from tooling.simulation import Simulation, program_from_file, run_program, run_stack
 
 # ---------------------------------------------------------------------------------------------
@@ -28,8 +29,9 @@ from tooling.simulation import Simulation, program_from_file, run_program, run_s
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 SNAPSHOTS = TESTS / "snapshots"
-#: Upstream contracts (byte-for-byte copies), kept beside the project: ../shared/reference.
-REFERENCE = ROOT.parent / "shared" / "reference"
+#: Upstream contracts (byte-for-byte copies), kept beside the project: ../shared/reference
+#: (tests/reference.py finds them there, or downloads the pinned copies).
+REFERENCE = reference.LOCAL
 CHART_VERSIONS = ("v25.3.1", "v25.10.1", "v26.7.0")
 STACKS = tuple(stackconfig.available_stacks(ROOT))
 
@@ -37,17 +39,17 @@ STACKS = tuple(stackconfig.available_stacks(ROOT))
 def reference_path(*parts: str) -> Path:
     """A file of the upstream reference data.
 
-    This repository's CI (.ci/run, which sets GPU_EKS_REQUIRE_REFERENCE=1) always has
-    ../shared beside the clone, and a missing file fails the test. A copy of the repository
-    without it (a fork's GitHub Actions run) skips the contract tests instead, saying why.
+    ../shared/reference when it sits beside the project (here, .ci/run); otherwise the pinned
+    upstream copy, downloaded once and verified by sha256 (tests/reference.py, GitHub Actions).
+    When neither is available the test fails if GPU_EKS_REQUIRE_REFERENCE is set (.ci/run and
+    the workflows set it) and is skipped otherwise, saying why.
     """
-    path = REFERENCE.joinpath(*parts)
-    if not path.exists():
-        message = f"reference file {path} is missing: ../shared/reference must sit beside the project"
+    try:
+        return reference.locate("/".join(parts))
+    except reference.ReferenceUnavailable as err:
         if os.environ.get("GPU_EKS_REQUIRE_REFERENCE"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+            pytest.fail(str(err))
+        pytest.skip(str(err))
 
 
 def load_reference_yaml(*parts: str):

@@ -80,40 +80,46 @@ def test_a_problem_never_shows_an_outputs_str():
 
 
 def test_network_outputs_are_accepted_and_passed_through_unchanged():
-    vpc, subnet = pulumi.Output.from_input("vpc-1"), pulumi.Output.from_input("subnet-a")
-    whole = pulumi.Output.from_input(["subnet-a", "subnet-b"])
-    s = load_settings({"clusterName": "c", "network": {"vpcId": vpc, "privateSubnetIds": [subnet, "subnet-b"]}})
+    vpc, subnet = (
+        pulumi.Output.from_input("vpc-0aaaaaaaaaaaaaaa0"),
+        pulumi.Output.from_input("subnet-0aaaaaaaaaaaaaaa1"),
+    )
+    whole = pulumi.Output.from_input(["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"])
+    s = load_settings(
+        {"clusterName": "c", "network": {"vpcId": vpc, "privateSubnetIds": [subnet, "subnet-0aaaaaaaaaaaaaaa2"]}}
+    )
     assert s.network.vpc_id is vpc
-    assert s.network.private_subnet_ids[0] is subnet and s.network.private_subnet_ids[1] == "subnet-b"
+    assert s.network.private_subnet_ids[0] is subnet and s.network.private_subnet_ids[1] == "subnet-0aaaaaaaaaaaaaaa2"
     s = load_settings({"clusterName": "c", "network": {"vpcId": vpc, "privateSubnetIds": whole}})
     assert s.network.private_subnet_ids is whole
 
 
 def test_plain_parts_next_to_outputs_are_still_validated_without_str_of_outputs():
-    vpc = pulumi.Output.from_input("vpc-1")
+    vpc = pulumi.Output.from_input("vpc-0aaaaaaaaaaaaaaa0")
     with pytest.raises(ConfigError) as err:
         load_settings({"clusterName": "c", "network": {"vpcId": vpc, "privateSubnetIds": [vpc]}})
+    # The count of a list of Outputs is known now: reported at the list's own key.
     assert err.value.problems == [
         Problem(
-            "gpu-eks:network",
-            {"vpcId": vpc, "privateSubnetIds": [vpc]},
-            "with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)",
+            "gpu-eks:network.privateSubnetIds",
+            [vpc],
+            "with vpcId, at least 2 subnets (EKS needs two zones)",
         )
     ]
     assert str(err.value).splitlines()[1] == (
-        '  gpu-eks:network: received {"privateSubnetIds": ["<unresolved Output>"], "vpcId": "<unresolved Output>"};'
-        " expected with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)"
+        '  gpu-eks:network.privateSubnetIds: received ["<unresolved Output>"];'
+        " expected with vpcId, at least 2 subnets (EKS needs two zones)"
     )
     with pytest.raises(ConfigError) as err:
         load_settings({"clusterName": "c", "network": {"privateSubnetIds": vpc}})
     assert [p.expected for p in err.value.problems] == ["subnet ids only together with vpcId"]
 
 
-def _own_vpc_program(private_subnets: list[str], whole_list: bool = False):
+def _own_vpc_program(private_subnets: list[str], whole_list: bool = False, vpc: str = "vpc-0aaaaaaaaaaaaaaa0"):
     def program() -> None:
         # The consumer's own VPC, as Outputs of resources of its own program: each subnet id an
         # Output, or the whole list one Output (as from a StackReference).
-        vpc_id = pulumi.Output.from_input("vpc-own").apply(lambda v: v)
+        vpc_id = pulumi.Output.from_input(vpc).apply(lambda v: v)
         subnets: Any = [pulumi.Output.from_input(s).apply(lambda v: v) for s in private_subnets]
         if whole_list:
             subnets = pulumi.Output.from_input(private_subnets).apply(lambda v: v)
@@ -131,36 +137,60 @@ def _own_vpc_program(private_subnets: list[str], whole_list: bool = False):
 
 @pytest.mark.parametrize("whole_list", [False, True], ids=["each-id", "whole-list"])
 def test_gpu_cluster_in_the_consumers_own_vpc(whole_list: bool):
-    sim = run(_own_vpc_program(["subnet-own-a", "subnet-own-b"], whole_list))
+    sim = run(_own_vpc_program(["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"], whole_list))
     assert sim.by_type("awsx:ec2:Vpc") == []
     eks = sim.one("eks:index:Cluster").inputs
     assert (eks["vpcId"], eks["privateSubnetIds"], eks["publicSubnetIds"]) == (
-        "vpc-own",
-        ["subnet-own-a", "subnet-own-b"],
+        "vpc-0aaaaaaaaaaaaaaa0",
+        ["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"],
         [],
     )
     assert {ng.name: ng.inputs["subnetIds"] for ng in sim.by_type(NG)} == {
-        "ml-cluster-system": ["subnet-own-a", "subnet-own-b"],
-        "ml-t4": ["subnet-own-a", "subnet-own-b"],
+        "ml-cluster-system": ["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"],
+        "ml-t4": ["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"],
     }
 
 
 def test_outputs_are_validated_when_they_resolve_naming_the_key():
     # A whole-list Output cannot be counted at load time; it is when it resolves.
     with pytest.raises(Exception) as err:
-        run(_own_vpc_program(["subnet-own-a"], whole_list=True))
+        run(_own_vpc_program(["subnet-0aaaaaaaaaaaaaaa1"], whole_list=True))
     assert (
         "invalid stack configuration (1 problem):\n"
-        '  gpu-eks:network: received {"privateSubnetIds": ["subnet-own-a"], "publicSubnetIds": [], "vpcId": "vpc-own"};'
-        " expected with vpcId, privateSubnetIds naming at least 2 subnets (EKS needs two zones)"
+        '  gpu-eks:network.privateSubnetIds: received ["subnet-0aaaaaaaaaaaaaaa1"];'
+        " expected with vpcId, at least 2 subnets (EKS needs two zones)"
     ) in str(err.value)
     assert "Calling __str__" not in str(err.value)
 
 
 def test_a_single_output_subnet_is_counted_at_load_time():
     with pytest.raises(ConfigError) as err:
-        run(_own_vpc_program(["subnet-own-a"]))
-    assert [p.key for p in err.value.problems] == ["gpu-eks:network"]
+        run(_own_vpc_program(["subnet-0aaaaaaaaaaaaaaa1"]))
+    assert [p.key for p in err.value.problems] == ["gpu-eks:network.privateSubnetIds"]
+
+
+def test_a_plain_id_next_to_an_output_is_checked_at_load_time():
+    vpc = pulumi.Output.from_input("vpc-0aaaaaaaaaaaaaaa0")
+    with pytest.raises(ConfigError) as err:
+        load_settings({"clusterName": "c", "network": {"vpcId": vpc, "privateSubnetIds": [vpc, "subnet-b"]}})
+    assert [str(p) for p in err.value.problems] == [
+        'gpu-eks:network.privateSubnetIds[1]: received "subnet-b"; expected an id such as subnet-0123456789abcdef0'
+    ]
+
+
+@pytest.mark.parametrize("whole_list", [False, True], ids=["each-id", "whole-list"])
+def test_ids_from_outputs_get_the_ec2_id_rule_when_they_resolve(whole_list: bool):
+    # What a mock that answers "<name>-id" for the consumer's own aws.ec2.Vpc/Subnet resolves to;
+    # EKS CreateCluster would refuse these ids, so the deployment fails naming each key.
+    with pytest.raises(Exception) as err:
+        run(_own_vpc_program(["subnet-0aaaaaaaaaaaaaaa1", "own-private-b-id"], whole_list, vpc="own-vpc-id"))
+    assert (
+        "invalid stack configuration (2 problems):\n"
+        '  gpu-eks:network.vpcId: received "own-vpc-id"; expected an id such as vpc-0123456789abcdef0\n'
+        '  gpu-eks:network.privateSubnetIds[1]: received "own-private-b-id";'
+        " expected an id such as subnet-0123456789abcdef0"
+    ) in str(err.value)
+    assert "Calling __str__" not in str(err.value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,7 +210,7 @@ def _capacity_program(**overrides: Any):
         )
         args: dict[str, Any] = {
             "cluster_name": pulumi.Output.from_input("platform-cluster"),  # e.g. a StackReference output
-            "subnet_ids": ["subnet-p1", "subnet-p2"],
+            "subnet_ids": ["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
             "kubeconfig": pulumi.Output.from_input(EXISTING_KUBECONFIG),
             "settings": settings,
         }
@@ -209,7 +239,7 @@ def test_gpu_capacity_on_an_existing_cluster_declares_groups_operator_and_verifi
     }
     ng = sim.one(NG, "ml-gpu-t4").inputs
     assert ng["clusterName"] == "platform-cluster"
-    assert ng["subnetIds"] == ["subnet-p1", "subnet-p2"]
+    assert ng["subnetIds"] == ["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"]
     assert ng["nodeRoleArn"] == "arn:aws:iam::123456789012:role/ml-gpu-node-role"
     assert ng["amiType"] == "AL2023_x86_64_NVIDIA"
     assert ng["tags"] == {"team": "ml", "gpu-eks/node-group": "t4"}
@@ -298,7 +328,7 @@ def _own_group(cluster_name: pulumi.Input[str]) -> GpuNodeGroup:
             settings=load_capacity_settings({"gpuNodeGroups": [OWN_GROUP]}).gpu_node_groups[0],
             cluster_name=cluster_name,
             node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
-            subnet_ids=["subnet-p1", "subnet-p2"],
+            subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
         ),
     )
 
@@ -355,7 +385,7 @@ def test_groups_given_to_one_operator_must_agree_on_profiles():
                 settings=load_capacity_settings({"gpuNodeGroups": [clash]}).gpu_node_groups[0],
                 cluster_name="platform-cluster",
                 node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
-                subnet_ids=["subnet-p1", "subnet-p2"],
+                subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
             ),
         )
         _capacity_program(cluster_name="platform-cluster", node_groups=[own])()
@@ -443,7 +473,7 @@ class PlatformStack(FakeCloud):
         if args.typ == "pulumi:pulumi:StackReference":
             outputs = {
                 "clusterName": "platform-prod",
-                "privateSubnetIds": ["subnet-plat-a", "subnet-plat-b"],
+                "privateSubnetIds": ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb2"],
                 "kubeconfig": EXISTING_KUBECONFIG,
                 "nodeRoleArn": "arn:aws:iam::123456789012:role/platform-nodes",
             }
@@ -460,7 +490,7 @@ def test_readme_gpu_capacity_example_runs_under_mocks():
     ng = sim.one(NG, "ml-gpu-t4").inputs
     assert (ng["clusterName"], ng["subnetIds"], ng["nodeRoleArn"]) == (
         "platform-prod",
-        ["subnet-plat-a", "subnet-plat-b"],
+        ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb2"],
         "arn:aws:iam::123456789012:role/platform-nodes",
     )
     assert sim.by_type("aws:iam/role:Role") == []
@@ -511,3 +541,74 @@ def test_cluster_name_may_be_an_output():
     assert sim.one(NG, "c-system").inputs["clusterName"] == "named-elsewhere"
     assert sim.one("aws:eks/addon:Addon").inputs["clusterName"] == "named-elsewhere"
     assert sim.outputs["clusterName"] == "named-elsewhere"
+
+
+# ---------------------------------------------------------------------------------------------
+# GpuCapacity with the Cluster Autoscaler (opt-in on an existing cluster)
+# ---------------------------------------------------------------------------------------------
+
+OIDC_ARN = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/PLATFORM"
+OIDC_URL = "oidc.eks.us-west-2.amazonaws.com/id/PLATFORM"
+
+
+def _capacity_with_autoscaler(**overrides: Any):
+    def program() -> None:
+        settings = load_capacity_settings(
+            {"kubernetesVersion": "1.34", "gpuNodeGroups": [GROUP_T4], "autoscaler": {"enabled": True}}
+        )
+        args: dict[str, Any] = {
+            "cluster_name": "platform-cluster",
+            "subnet_ids": ["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
+            "kubeconfig": EXISTING_KUBECONFIG,
+            "settings": settings,
+            "oidc_provider_arn": OIDC_ARN,
+            "oidc_provider_url": OIDC_URL,
+        }
+        args.update(overrides)
+        GpuCapacity("ml-gpu", GpuCapacityArgs(**args))
+
+    return program
+
+
+def test_gpu_capacity_declares_the_autoscaler_and_tags_when_asked():
+    sim = run(_capacity_with_autoscaler())
+    autoscaler = sim.one("gpu-eks:autoscaler:ClusterAutoscaler")
+    assert autoscaler.name == "ml-gpu-autoscaler"
+    assert sim.by_urn(autoscaler.parent_urn).name == "ml-gpu"
+    release = sim.one(RELEASE, "ml-gpu-autoscaler-release").inputs
+    assert (release["chart"], release["version"], release["namespace"]) == (
+        "cluster-autoscaler",
+        "9.59.0",
+        "kube-system",
+    )
+    assert release["values"]["image"]["tag"] == "v1.34.5"  # the existing cluster's minor
+    trust = json.loads(sim.one("aws:iam/role:Role", "ml-gpu-autoscaler-role").inputs["assumeRolePolicy"])
+    assert trust["Statement"][0]["Principal"] == {"Federated": OIDC_ARN}
+    tags = {
+        r.inputs["tag"]["key"]: r.inputs["tag"]["value"]
+        for r in sim.by_type("aws:autoscaling/tag:Tag")
+        if r.name.startswith("ml-gpu-t4-asg-tag-")
+    }
+    assert tags["k8s.io/cluster-autoscaler/platform-cluster"] == "owned"
+    assert tags["k8s.io/cluster-autoscaler/enabled"] == "true"
+    # The node group follows the existing cluster's version.
+    assert sim.one(NG, "ml-gpu-t4").inputs["version"] == "1.34"
+
+
+def test_gpu_capacity_has_no_autoscaler_unless_asked():
+    sim = run(_capacity_program())
+    assert sim.by_type("gpu-eks:autoscaler:ClusterAutoscaler") == []
+    assert sim.by_type("aws:autoscaling/tag:Tag") == []
+
+
+def test_gpu_capacity_autoscaler_needs_a_plain_cluster_name_and_the_oidc_provider():
+    with pytest.raises(ValueError) as err:
+        _capacity_with_autoscaler(
+            cluster_name=pulumi.Output.from_input("platform-cluster"), oidc_provider_arn=None, oidc_provider_url=None
+        )()
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': autoscaler.enabled needs cluster_name as a plain string (it names the ASG discovery "
+        "tag k8s.io/cluster-autoscaler/<cluster name>); received an Output\n"
+        "GpuCapacity 'ml-gpu': autoscaler.enabled needs oidc_provider_arn and oidc_provider_url (the Cluster "
+        "Autoscaler gets AWS access through IRSA)"
+    )

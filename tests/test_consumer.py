@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from tests.support import ROOT, TESTS
@@ -54,3 +55,27 @@ def test_a_consumer_project_composes_the_installed_package(tmp_path: Path):
     # Installed, and without the repository's tooling (not shipped).
     assert (site / "components" / "capacity.py").is_file()
     assert not (site / "tooling").exists()
+
+
+def test_the_wheel_ships_only_the_library(tmp_path: Path):
+    """The built wheel holds components/ and nothing of the repository's tooling (tooling/, plugin/,
+    tests/, stacks/, the stack program): those need a checkout and are not importable API."""
+    source = tmp_path / "src"
+    skip = shutil.ignore_patterns(".git", ".venv", "venv", "__pycache__", "build", "*.egg-info", ".reference-cache")
+    shutil.copytree(ROOT, source, ignore=skip, symlinks=True)
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
+    done = subprocess.run(
+        [*pip_wheel, "-w", str(tmp_path), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (wheel,) = tmp_path.glob("gpu_eks_components-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/", 1)[0] for name in archive.namelist()}
+        names = archive.namelist()
+    assert tops == {"components", wheel.name.split("-py3")[0] + ".dist-info"}
+    assert "components/preflight/cli.py" in names and "components/multilang.py" in names
+    assert not [n for n in names if n.startswith(("tooling/", "plugin/", "tests/", "stacks/"))]

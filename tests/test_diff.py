@@ -3,6 +3,7 @@ by its own code in a temporary worktree."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -92,13 +93,76 @@ def test_replaced_report_names_urns_missing_from_the_new_render():
 def test_diff_dev_against_prod(capsys: pytest.CaptureFixture[str]):
     assert cli_main(["diff", "--stack", "dev", "--against", "prod"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("--- render/dev.yaml\n+++ render/prod.yaml\n")
+    # The impact summary comes first, in plain words, then the diff.
+    summary, _, rest = out.partition("\n\n")
+    assert summary.startswith("== stack dev -> prod (render/dev.yaml -> render/prod.yaml): what deploying it does ==\n")
+    lines = [" ".join(line.split()) for line in summary.splitlines()]
+    assert any(
+        line.startswith("replaced eks:index:Cluster gpu-eks-cluster-eks: `name`: an EKS cluster's name cannot change")
+        for line in lines
+    )
+    assert any(
+        line.startswith(
+            "replaced aws:eks/nodeGroup:NodeGroup gpu-eks-t4: `capacityType`, `clusterName`, `instanceTypes`"
+        )
+        for line in lines
+    )
+    assert any(line.startswith("GPU pods rescheduled node group gpu-eks-t4:") for line in lines)
+    assert "deleted kubernetes:batch/v1:Job gpu-eks-verify-t4-warmup" in lines
+    assert "deleted kubernetes:batch/v1:Job gpu-eks-verify-t4-concurrent" in lines
+    assert rest.startswith("\n--- render/dev.yaml\n+++ render/prod.yaml\n")
     lines = out.splitlines()
     assert "-    capacityType: SPOT" in lines and "+    capacityType: ON_DEMAND" in lines
     assert "+  protect: true\n" in out
     assert "+    - g4dn.2xlarge\n" in out
     # URNs embed the stack name: neutralised, they differ only where the resources do.
     assert "urn:pulumi:dev::" not in out and "urn:pulumi:prod::" not in out
+
+
+def test_diff_json_and_comment(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    comment = tmp_path / "comment.md"
+    assert cli_main(["diff", "--against", "prod", "--format", "json", "--comment", str(comment)]) == 1
+    data = json.loads(capsys.readouterr().out)
+    (stack,) = data["stacks"]
+    assert (stack["stack"], stack["old"], stack["new"], stack["changed"]) == (
+        "dev -> prod",
+        "render/dev.yaml",
+        "render/prod.yaml",
+        True,
+    )
+    assert stack["diff"].startswith("--- render/dev.yaml\n+++ render/prod.yaml\n")
+    summary = stack["summary"]
+    assert [r["name"] for r in summary["replaced"]] == [
+        "gpu-eks-cluster-eks",
+        "gpu-eks-cluster-system",
+        "gpu-eks-cluster-coredns",
+        "gpu-eks-t4",
+        # A new node group has a new Auto Scaling group: its autoscaler tags go with it.
+        "gpu-eks-t4-asg-tag-enabled",
+        "gpu-eks-t4-asg-tag-gpu-eks-prod",
+        "gpu-eks-t4-asg-tag-node-template/label/k8s.amazonaws.com/accelerator",
+        "gpu-eks-t4-asg-tag-node-template/label/gpu-eks.io/gpu-count",
+        "gpu-eks-t4-asg-tag-node-template/label/nvidia.com/device-plugin.config",
+        "gpu-eks-t4-asg-tag-node-template/label/gpu-eks.io/node-group",
+        "gpu-eks-t4-asg-tag-node-template/taint/nvidia.com/gpu",
+        "gpu-eks-t4-asg-tag-node-template/resources/nvidia.com/gpu",
+    ]
+    assert summary["gpuPodsRescheduled"] == ["gpu-eks-t4"]
+    text = comment.read_text()
+    assert text.startswith("### Stack `dev -> prod`: what deploying this change does\n\n- **replaced**: ")
+    assert text.index("**GPU pods rescheduled**") < text.index("<details><summary>Render diff</summary>")
+    assert "```diff\n--- render/dev.yaml\n" in text and text.endswith("```\n\n</details>\n")
+
+
+def test_comment_cuts_a_long_diff_but_keeps_every_summary():
+    old = diff.Side("a", OLD)
+    new = diff.Side("b", OLD.replace("maxSize: 1", "maxSize: 3"))
+    result = diff.compare("dev", old, new)
+    text = diff.comment_markdown([result, result], limit=800)
+    assert text.count("### Stack `dev`: what deploying this change does") == 2
+    assert "(cut to fit a comment" in text
+    assert len(text) < 800 + 200
+    assert "```diff\n" in text and "\n```\n" in text, "the fence is closed even when the diff is cut"
 
 
 def test_diff_of_a_stack_against_itself_is_empty(capsys: pytest.CaptureFixture[str]):
@@ -153,6 +217,23 @@ def test_diff_base_shows_config_and_code_changes_and_warns_of_replacements(repo:
     done = run_diff(repo, "--base", "main")
     assert done.returncode == 1, done.stderr
     out = done.stdout
+    # First the impact of each stack, in plain words; then the diffs.
+    first_diff = out.index("--- main/render/dev.yaml")
+    assert out.startswith(
+        "== stack dev (main/render/dev.yaml -> work-tree/render/dev.yaml): what deploying it does ==\n"
+    )
+    summaries = [" ".join(line.split()) for line in out[:first_diff].splitlines()]
+    assert "deleted aws:eks/nodeGroup:NodeGroup gpu-eks-t4" in summaries
+    assert "created aws:eks/nodeGroup:NodeGroup gpu-eks-t4b" in summaries
+    assert "nodes rolled node group gpu-eks-t4: deleted with its nodes (up to 1 node (its max size))" in summaries
+    assert "== stack prod (main/render/prod.yaml -> work-tree/render/prod.yaml): what deploying it does ==" in summaries
+    # maxSize changes in place, and rolls nothing.
+    assert "updated in place aws:eks/nodeGroup:NodeGroup gpu-eks-t4: `scalingConfig.maxSize`" in summaries
+    assert not any(line.startswith("nodes rolled node group gpu-eks-t4: up to") for line in summaries)
+    assert (
+        "== stack staging (main/render/staging.yaml -> work-tree/render/staging.yaml): what deploying it does =="
+        in summaries
+    )
     assert "--- main/render/dev.yaml\n+++ work-tree/render/dev.yaml\n" in out
     assert "-  name: gpu-eks-t4-lt\n+  name: gpu-eks-t4b-lt\n" in out
     assert "-      maxSize: 6\n+      maxSize: 8\n" in out

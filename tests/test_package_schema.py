@@ -504,11 +504,17 @@ def test_existing_vpc_ids_may_be_outputs():
             "clusterName": "ml",
             "network": {
                 "vpcId": pulumi.Output.from_input("vpc-0123456789abcdef0"),
-                "privateSubnetIds": [pulumi.Output.from_input("subnet-a"), pulumi.Output.from_input("subnet-b")],
+                "privateSubnetIds": [
+                    pulumi.Output.from_input("subnet-0aaaaaaaaaaaaaaa1"),
+                    pulumi.Output.from_input("subnet-0aaaaaaaaaaaaaaa2"),
+                ],
             },
         }
         captured["state"] = multilang.provider().construct("ml", TOKEN, inputs, pulumi.ResourceOptions()).state
 
     sim = run_program(program, {}, project="gpu-eks", stack="dev")
     assert sim.one("eks:index:Cluster").inputs["vpcId"] == "vpc-0123456789abcdef0"
-    assert sim.one("eks:index:Cluster").inputs["privateSubnetIds"] == ["subnet-a", "subnet-b"]
+    assert sim.one("eks:index:Cluster").inputs["privateSubnetIds"] == [
+        "subnet-0aaaaaaaaaaaaaaa1",
+        "subnet-0aaaaaaaaaaaaaaa2",
+    ]

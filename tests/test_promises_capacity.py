@@ -195,6 +195,8 @@ def test_node_role_and_its_four_policies(sim: Simulation):
 def test_node_group_goes_to_the_given_cluster(sim: Simulation):
     assert sim.one("aws:eks/nodeGroup:NodeGroup", "ml-gpu-t4").inputs == {
         "clusterName": "platform-cluster",
+        # The kubernetesVersion of the capacity settings (the cluster's minor).
+        "version": "1.35",
         "nodeRoleArn": NODE_ROLE_ARN,
         "subnetIds": ["subnet-p1", "subnet-p2"],
         "amiType": "AL2023_x86_64_NVIDIA",

@@ -16,6 +16,7 @@ from tests.promised import (
     ACCELERATOR,
     CLUSTER_NAME,
     GPU_GROUPS,
+    KUBERNETES_VERSION,
     NODE_ROLE_ARN,
     PRIVATE_SUBNETS,
     PROFILE,
@@ -101,6 +102,7 @@ def node_group_inputs(run: str, name: str) -> dict[str, Any]:
     tags = TAGS[run] if name == "gpu-eks-cluster-system" else {**TAGS[run], "gpu-eks/node-group": group}
     inputs = {
         "clusterName": CLUSTER_NAME[run],
+        "version": KUBERNETES_VERSION[run],
         "nodeRoleArn": NODE_ROLE_ARN,
         "subnetIds": PRIVATE_SUBNETS[run],
         "amiType": ami,
@@ -264,6 +266,14 @@ def test_node_group_scaling(run: tuple[str, Simulation]):
     name, sim = run
     for ng_name, (_, _, _, (lo, want, hi), _) in NODE_GROUPS[name].items():
         assert sim.one(NG, ng_name).inputs["scalingConfig"] == {"minSize": lo, "desiredSize": want, "maxSize": hi}
+
+
+def test_node_groups_follow_the_clusters_kubernetes_version(run: tuple[str, Simulation]):
+    """aws.eks.NodeGroup keeps its creation-time version unless told: a control-plane upgrade
+    would leave every node behind."""
+    name, sim = run
+    for ng in sim.by_type(NG):
+        assert ng.inputs["version"] == KUBERNETES_VERSION[name], ng.name
 
 
 def test_node_group_release_versions_pass_through(run: tuple[str, Simulation]):

@@ -4,6 +4,7 @@ real stacks (NodeConfig flags, masked secrets, unknowns, determinism) and the co
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -175,6 +176,7 @@ def test_resource_item_shows_optional_fields_only_when_set():
         dependencies=[prov.urn, comp.urn, prov.urn],
         options={"ignoreChanges": ["metadata"], "deletedWith": comp.urn},
         wire_inputs={"metadata": {"name": "x"}},
+        property_dependencies={"metadata": [comp.urn], "spec": []},
     )
     by_urn = {r.urn: r for r in (comp, prov, ns)}
     ids = render_urns.engine_identities([comp, prov, ns], "dev", "p")
@@ -189,6 +191,7 @@ def test_resource_item_shows_optional_fields_only_when_set():
         "deletedWith": "my:index:Comp::c",
         "ignoreChanges": ["metadata"],
         "dependsOn": ["my:index:Comp::c", "pulumi:providers:kubernetes::k8s"],
+        "inputDependencies": {"metadata": ["my:index:Comp::c"]},
         "inputs": {"metadata": {"name": "x"}},
     }
     bare = render.resource_item(comp, ids[comp.urn], by_urn)
@@ -366,6 +369,40 @@ def test_scripts_run_prints_the_render_of_a_stack(texts: dict[str, str]):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == texts["prod"]
+
+
+def test_render_names_the_resources_each_input_comes_from(docs: dict[str, dict[str, Any]]):
+    group = item(docs["dev"], "aws:eks/nodeGroup:NodeGroup", "gpu-eks-t4")
+    sources = group["inputDependencies"]
+    assert sources["launchTemplate"] == ["aws:ec2/launchTemplate:LaunchTemplate::gpu-eks-t4-lt"]
+    assert "aws:iam/role:Role::gpu-eks-cluster-node-role" in sources["nodeRoleArn"]
+    assert "instanceTypes" not in sources, "a plain value comes from no resource"
+
+
+def test_cli_renders_json_for_other_tools(tmp_path: Path, docs: dict[str, dict[str, Any]]):
+    out = tmp_path / "dev.json"
+    done = cli("render", "--format", "json", "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert (data["project"], data["stack"]) == ("gpu-eks", "dev")
+    assert [(r["type"], r["name"]) for r in data["resources"]] == [
+        (r["type"], r["name"]) for r in docs["dev"]["resources"]
+    ]
+    lt = next(r for r in data["resources"] if r["name"] == "gpu-eks-t4-lt")
+    user_data = lt["inputs"]["userData"]
+    assert user_data["encoding"] == "base64-mime"
+    (part,) = user_data["decoded"]["parts"]
+    assert part["contentType"] == "application/node.eks.aws"
+    assert part["content"]["encoding"] == "yaml"
+    assert part["content"]["decoded"]["kind"] == "NodeConfig"
+    assert data["outputs"]["kubeconfig"] == SECRET
+    assert isinstance(data["notes"], list)
+
+
+def test_update_snapshots_takes_no_format():
+    done = cli("render", "--update-snapshots", "--format", "json")
+    assert done.returncode == 2
+    assert "takes no --output or --format" in done.stderr
 
 
 def test_cli_unknown_stack_exits_2_with_the_known_stacks():

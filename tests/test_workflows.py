@@ -1,14 +1,17 @@
 """The GitHub Actions workflows: valid against GitHub's workflow schema (check-jsonschema's vendored
-copy, offline), and doing what docs/render.md promises (what runs when, with which credentials)."""
+copy, offline), clean under zizmor (a static analyser for GitHub Actions, run offline), and doing
+what docs/ci.md promises (what runs when, with which credentials)."""
 
 from __future__ import annotations
 
 import importlib.resources
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +104,9 @@ def test_pull_requests_run_tests_render_diff_and_previews(pr: dict[str, Any]):
     (checkout,) = steps_using(render_diff, "actions/checkout")
     assert checkout["with"]["fetch-depth"] == 0
     diff_step = next(s for s in render_diff["steps"] if s.get("id") == "diff")
-    assert '-m tooling diff --base "origin/${BASE_REF}"' in diff_step["run"]
+    assert '-m tooling diff --base "origin/${BASE_REF}" --comment render-impact.md' in diff_step["run"]
+    # The comment starts with the impact summary of each stack (written by --comment).
+    assert "cat render-impact.md" in diff_step["run"]
     assert diff_step["env"]["BASE_REF"] == "${{ github.base_ref }}"
     assert "GITHUB_STEP_SUMMARY" in diff_step["run"]
     assert steps_using(render_diff, "actions/github-script"), "the diff is also posted as a PR comment"
@@ -110,7 +115,9 @@ def test_pull_requests_run_tests_render_diff_and_previews(pr: dict[str, Any]):
     assert preview["strategy"]["matrix"]["stack"] == ["dev", "prod"]
     assert preview["permissions"]["id-token"] == "write"
     (aws,) = steps_using(preview, "aws-actions/configure-aws-credentials")
-    assert aws["with"]["role-to-assume"] == "${{ vars.AWS_ROLE_ARN }}"
+    # The read-only preview role, never the deploy role.
+    assert aws["with"]["role-to-assume"] == "${{ vars.AWS_PREVIEW_ROLE_ARN }}"
+    assert preview["env"]["AWS_ROLE_ARN"] == "${{ vars.AWS_PREVIEW_ROLE_ARN }}"
     (pulumi,) = steps_using(preview, "pulumi/actions")
     assert pulumi["with"]["command"] == "preview"
     assert pulumi["with"]["comment-on-pr"] is True and pulumi["with"]["diff"] is True
@@ -131,7 +138,7 @@ def test_cloud_jobs_skip_with_a_note_without_credentials(workflow: str, pr: dict
         assert job["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
         assert job["env"]["PULUMI_BACKEND_URL"] == "${{ vars.PULUMI_BACKEND_URL }}"
         for step in job["steps"][1:]:
-            assert step.get("if") == "steps.credentials.outputs.configured == 'true'", (name, step)
+            assert str(step.get("if", "")).startswith("steps.credentials.outputs.configured == 'true'"), (name, step)
 
 
 def test_credentials_check_decides_as_documented(pr: dict[str, Any], tmp_path: Path):
@@ -157,7 +164,7 @@ def test_credentials_check_decides_as_documented(pr: dict[str, Any], tmp_path: P
     assert decide(AWS_ROLE_ARN="arn:aws:iam::1:role/r", PULUMI_BACKEND_URL="s3://b")[0] == "configured=true"
     decision, summary = decide()  # a fork: no secrets, no variables
     assert decision == "configured=false"
-    assert "skipped" in summary and "AWS_ROLE_ARN" in summary and "PULUMI_ACCESS_TOKEN" in summary
+    assert "skipped" in summary and "AWS_PREVIEW_ROLE_ARN" in summary and "PULUMI_ACCESS_TOKEN" in summary
     assert decide(AWS_ROLE_ARN="arn:aws:iam::1:role/r")[0] == "configured=false"
 
 
@@ -167,16 +174,183 @@ def test_pushes_to_main_deploy_dev_then_prod_behind_an_environment(deploy: dict[
     assert jobs["dev"]["needs"] == "test"
     assert jobs["prod"]["needs"] == "dev"
     assert jobs["prod"]["environment"] == "prod"
+    groups = set()
     for stack in ("dev", "prod"):
-        (pulumi,) = steps_using(jobs[stack], "pulumi/actions")
+        job = jobs[stack]
+        (pulumi,) = steps_using(job, "pulumi/actions")
         assert pulumi["with"]["command"] == "up"
         assert f"'{stack}'" in pulumi["with"]["stack-name"]
-        assert jobs[stack]["permissions"]["id-token"] == "write"
-        assert jobs[stack]["env"]["STACK"] == stack
-    assert deploy["concurrency"]["cancel-in-progress"] is False
+        assert job["permissions"]["id-token"] == "write"
+        assert job["env"]["STACK"] == stack
+        assert job["environment"] == stack, "the deploy role trusts only the environments"
+        (aws,) = steps_using(job, "aws-actions/configure-aws-credentials")
+        assert aws["with"]["role-to-assume"] == "${{ vars.AWS_DEPLOY_ROLE_ARN }}"
+        # Serialized per stack: a second `pulumi up` of the stack waits; none is cancelled halfway.
+        assert job["concurrency"]["cancel-in-progress"] is False
+        groups.add(job["concurrency"]["group"])
+    assert len(groups) == 2, "one concurrency group per stack"
     # The required reviewers live in the repository settings: the file must say so.
     assert "Required reviewers" in (ROOT / ".github" / "workflows" / "deploy.yml").read_text()
 
 
 def test_yaml_loader_keeps_on_as_a_key():
     assert "on" in json.loads(json.dumps(YAML(typ="safe", pure=True).load(io.StringIO("on: push\n"))))
+
+
+# ---------------------------------------------------------------------------------------------
+# Safe to run on a real account
+# ---------------------------------------------------------------------------------------------
+
+PINNED = re.compile(r"^([\w.-]+/[\w./-]+)@([0-9a-f]{40})$")
+VERSION_COMMENT = re.compile(r"uses: (\S+) # v\d+\.\d+\.\d+$")
+
+
+def all_steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for job in workflow["jobs"].values() for s in job.get("steps", [])]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_actions_are_pinned_to_commits_with_their_version(path: Path):
+    workflow = load_workflow(path)
+    uses = [s["uses"] for s in all_steps(workflow) if "uses" in s]
+    assert uses
+    unpinned = [u for u in uses if not PINNED.match(u)]
+    assert unpinned == [], f"{path.name}: pin these to a full commit SHA: {unpinned}"
+    lines = [line.strip() for line in path.read_text().splitlines() if line.strip().startswith(("uses:", "- uses:"))]
+    without_version = [line for line in lines if not VERSION_COMMENT.search(line)]
+    assert without_version == [], f"{path.name}: say the version after the SHA (# vX.Y.Z): {without_version}"
+
+
+def test_each_action_is_pinned_to_one_commit_everywhere():
+    pins: dict[str, set[str]] = {}
+    for path in WORKFLOWS:
+        for line in path.read_text().splitlines():
+            if match := re.search(r"uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (v[\d.]+)", line):
+                pins.setdefault(match.group(1), set()).add(f"{match.group(2)} {match.group(3)}")
+    assert {action: len(p) for action, p in pins.items() if len(p) != 1} == {}
+    assert sorted(pins) == [
+        "actions/checkout",
+        "actions/github-script",
+        "actions/setup-python",
+        "aws-actions/configure-aws-credentials",
+        "pulumi/actions",
+    ]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_checkouts_do_not_persist_credentials(path: Path):
+    for step in all_steps(load_workflow(path)):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step.get("with", {}).get("persist-credentials") is False, (path.name, step)
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflows_grant_nothing_by_default(path: Path):
+    workflow = load_workflow(path)
+    assert workflow["permissions"] == {}
+    for name, job in workflow["jobs"].items():
+        assert "permissions" in job, f"{path.name}: job {name} states its permissions"
+
+
+def test_the_deploy_role_is_never_used_for_previews_and_the_preview_role_never_deploys(
+    pr: dict[str, Any], deploy: dict[str, Any]
+):
+    pr_text = (ROOT / ".github" / "workflows" / "pull-request.yml").read_text()
+    deploy_text = (ROOT / ".github" / "workflows" / "deploy.yml").read_text()
+    assert "AWS_DEPLOY_ROLE_ARN" not in pr_text
+    assert "AWS_PREVIEW_ROLE_ARN" not in deploy_text
+    assert "vars.AWS_ROLE_ARN" not in pr_text + deploy_text, "the single shared role is gone"
+
+
+def test_contract_tests_are_required_in_every_test_job(pr: dict[str, Any], deploy: dict[str, Any]):
+    for workflow in (pr, deploy):
+        job = workflow["jobs"]["test"]
+        assert job["env"]["GPU_EKS_REQUIRE_REFERENCE"] == "1"
+        assert any("./scripts/test" in s.get("run", "") for s in job["steps"])
+
+
+def test_a_failing_preflight_still_previews_then_fails_the_job(pr: dict[str, Any]):
+    steps = pr["jobs"]["preview"]["steps"]
+    names = [s.get("id") or s.get("name") or s.get("uses") for s in steps]
+    preflight = next(i for i, s in enumerate(steps) if s.get("id") == "preflight")
+    preview = next(i for i, s in enumerate(steps) if str(s.get("uses", "")).startswith("pulumi/actions@"))
+    final = len(steps) - 1
+    assert preflight < preview < final, names
+    assert steps[preflight]["continue-on-error"] is True
+    assert "GITHUB_STEP_SUMMARY" in steps[preflight]["run"], "the preflight's report is in the job summary"
+    assert steps[final]["if"] == (
+        "steps.credentials.outputs.configured == 'true' && steps.preflight.outcome == 'failure'"
+    )
+    assert "exit 1" in steps[final]["run"]
+
+
+def test_preflight_step_reports_and_keeps_the_exit_status(pr: dict[str, Any], tmp_path: Path):
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    step = next(s for s in pr["jobs"]["preview"]["steps"] if s.get("id") == "preflight")
+    # scripts/_bootstrap.sh is replaced by a stub that makes $PY a fake preflight.
+    (tmp_path / "scripts").mkdir()
+    fake = tmp_path / "fake-python"
+    fake.write_text('#!/bin/sh\necho "quota: 0 of 4 vCPUs left for G instances"\nexit 3\n')
+    fake.chmod(0o755)
+    (tmp_path / "scripts" / "_bootstrap.sh").write_text(f"PY={fake}\n")
+    summary = tmp_path / "summary"
+    done = subprocess.run(
+        [bash, "-e", "-c", step["run"]],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "STACK": "prod", "GITHUB_STEP_SUMMARY": str(summary)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 3
+    text = summary.read_text()
+    assert "### preflight (prod): FAILED (exit 3)" in text
+    assert "quota: 0 of 4 vCPUs left for G instances" in text
+
+
+def zizmor_or_skip() -> list[str]:
+    """The zizmor command (requirements.txt pins it); skipped without it, except in CI."""
+    found = shutil.which("zizmor") or shutil.which("zizmor", path=str(Path(sys.executable).parent))
+    if found is None:
+        message = "zizmor is not installed (pip install -r requirements.txt)"
+        if os.environ.get("CI") or os.environ.get("GPU_EKS_REQUIRE_REFERENCE"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return [found]
+
+
+def zizmor(target: Path) -> tuple[int, list[dict[str, Any]]]:
+    """Run zizmor offline (no GitHub API: deterministic) with its default persona."""
+    done = subprocess.run(
+        [*zizmor_or_skip(), "--offline", "--format", "json", "--no-progress", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 1, f"zizmor failed to run:\n{done.stderr}"
+    return done.returncode, json.loads(done.stdout or "[]")
+
+
+def severity(finding: dict[str, Any]) -> str:
+    return str(finding["determinations"]["severity"]).lower()
+
+
+def test_zizmor_reports_nothing_at_medium_or_above():
+    _, findings = zizmor(ROOT / ".github" / "workflows")
+    serious = [f"{f['ident']} ({severity(f)}): {f['desc']}" for f in findings if severity(f) in {"medium", "high"}]
+    assert serious == []
+
+
+def test_zizmor_check_can_fail(tmp_path: Path):
+    bad = tmp_path / ".github" / "workflows" / "bad.yml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(
+        "on: pull_request\npermissions: {}\njobs:\n  x:\n    runs-on: ubuntu-latest\n    permissions: {}\n"
+        "    steps:\n      - uses: actions/checkout@v4\n"
+    )
+    _, findings = zizmor(bad.parent)
+    idents = {f["ident"] for f in findings if severity(f) in {"medium", "high"}}
+    assert {"unpinned-uses", "artipacked"} <= idents

@@ -9,6 +9,12 @@
 With ``--base``, URNs of the base that the work tree neither declares nor aliases are reported on
 stderr: ``pulumi up`` would delete or replace those resources (see tooling.render_urns).
 
+Output: first the change-impact summary of each stack (tooling.impact: what deploying the change
+does: replacements and why, node rolls, GPU pods rescheduled, device-plugin DaemonSet rolls), then
+the unified diffs. ``--format json`` gives both as one JSON document for other tools;
+``--comment FILE`` also writes the pull request comment (Markdown: the summaries first, then the
+diff, cut to fit a GitHub comment).
+
 Exit status: 0 no difference, 1 differences, 2 errors (unknown stack or ref, a render failed).
 """
 
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import re
 import shutil
@@ -26,10 +33,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from components import stackconfig
 
-from . import REPO_ROOT, render, render_urns, render_values
+from . import REPO_ROOT, impact, render, render_urns, render_values
 
 #: A base render is one program run: generous, but a hung base must not hang CI.
 BASE_RENDER_TIMEOUT_SECONDS = 300
@@ -212,16 +220,42 @@ def without_stack_in_urns(text: str, stack: str) -> str:
     return text.replace(f"urn:pulumi:{stack}::", f"urn:pulumi:{STACK_PLACEHOLDER}::")
 
 
-def diff_stacks(stack: str, against: str, context: int = 3) -> str:
-    return unified(
-        Side(f"render/{stack}.yaml", without_stack_in_urns(render_here(stack), stack)),
-        Side(f"render/{against}.yaml", without_stack_in_urns(render_here(against), against)),
-        context,
-    )
+@dataclass(frozen=True)
+class StackDiff:
+    """One comparison: the unified diff of two renders, its impact summary and any guard warning."""
+
+    stack: str
+    old: Side
+    new: Side
+    diff: str
+    impact: impact.Impact | None
+    warning: str = ""
+
+    @property
+    def title(self) -> str:
+        return f"{self.old.label} -> {self.new.label}"
 
 
-def diff_base(ref: str, stacks: Sequence[str] | None, context: int = 3) -> tuple[str, str]:
-    """(unified diff, replacement warnings) of the work tree against ``ref``, stack by stack."""
+def _document(text: str) -> dict[str, Any]:
+    loaded = render_values.load(text) if text else None
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def compare(stack: str, old: Side, new: Side, context: int = 3, warning: str = "") -> StackDiff:
+    """The diff of two renders and, when they differ, what deploying the new one does."""
+    text = unified(old, new, context)
+    summary = impact.summarize(stack, _document(old.text), _document(new.text)) if text else None
+    return StackDiff(stack, old, new, text, summary, warning)
+
+
+def diff_stacks(stack: str, against: str, context: int = 3) -> list[StackDiff]:
+    old = Side(f"render/{stack}.yaml", without_stack_in_urns(render_here(stack), stack))
+    new = Side(f"render/{against}.yaml", without_stack_in_urns(render_here(against), against))
+    return [compare(f"{stack} -> {against}", old, new, context)]
+
+
+def diff_base(ref: str, stacks: Sequence[str] | None, context: int = 3) -> list[StackDiff]:
+    """The work tree against ``ref``, stack by stack."""
     root = REPO_ROOT
     here = stackconfig.available_stacks(root)
     for stack in stacks or ():
@@ -229,18 +263,78 @@ def diff_base(ref: str, stacks: Sequence[str] | None, context: int = 3) -> tuple
             raise DiffError(
                 f"unknown stack {stack!r}: there is no stacks/Pulumi.{stack}.yaml (stacks: {', '.join(here)})"
             )
-    diffs: list[str] = []
-    warnings: list[str] = []
+    results: list[StackDiff] = []
     with worktree(ref, root) as base_root:
         chosen = list(stacks) if stacks else sorted(set(here) | set(stackconfig.available_stacks(base_root)))
         for stack in chosen:
             old = render_base(stack, base_root, ref)
             new = render_here(stack) if stack in here else ""
-            diffs.append(
-                unified(Side(f"{ref}/render/{stack}.yaml", old), Side(f"work-tree/render/{stack}.yaml", new), context)
+            results.append(
+                compare(
+                    stack,
+                    Side(f"{ref}/render/{stack}.yaml", old),
+                    Side(f"work-tree/render/{stack}.yaml", new),
+                    context,
+                    replaced_report(stack, old, new),
+                )
             )
-            warnings.append(replaced_report(stack, old, new))
-    return "".join(diffs), "".join(warnings)
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# Output: text, JSON, the pull request comment
+# ---------------------------------------------------------------------------------------------
+
+#: GitHub refuses comments over 65536 characters; the diff is cut to leave room for the summaries.
+COMMENT_LIMIT = 60_000
+
+
+def text_output(results: Sequence[StackDiff]) -> str:
+    """The summaries of every stack that changed, then the unified diffs."""
+    summaries = [impact.text(r.impact, f"stack {r.stack} ({r.title})") for r in results if r.impact]
+    return "".join(summaries) + ("\n" if summaries else "") + "".join(r.diff for r in results)
+
+
+def json_output(results: Sequence[StackDiff]) -> str:
+    document = {
+        "stacks": [
+            {
+                "stack": r.stack,
+                "old": r.old.label,
+                "new": r.new.label,
+                "changed": bool(r.diff),
+                "summary": r.impact.to_json() if r.impact else None,
+                "diff": r.diff,
+                "replacementWarning": r.warning,
+            }
+            for r in results
+        ]
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def comment_markdown(results: Sequence[StackDiff], limit: int = COMMENT_LIMIT) -> str:
+    """The pull request comment: per stack the impact summary first, then the render diff."""
+    parts: list[str] = []
+    for r in results:
+        if not r.impact:
+            parts.append(f"### Stack `{r.stack}`: no change\n\n")
+            continue
+        parts.append(f"### Stack `{r.stack}`: what deploying this change does\n\n{impact.markdown(r.impact)}\n")
+        if r.warning:
+            parts.append("> [!WARNING]\n> " + r.warning.strip().replace("\n", "\n> ") + "\n\n")
+    head = "".join(parts)
+    diff = "".join(r.diff for r in results)
+    room = max(limit - len(head) - 200, 0)
+    cut = len(diff) > room
+    shown = diff[:room]
+    body = head
+    if diff:
+        body += "<details><summary>Render diff</summary>\n\n```diff\n" + shown
+        body += ("" if shown.endswith("\n") else "\n") + "```\n\n</details>\n"
+        if cut:
+            body += "\n(cut to fit a comment: the job summary and `python -m tooling diff` show all of it)\n"
+    return body
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,19 +348,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--against", metavar="STACK", help="compare the render of --stack with this stack's")
     which.add_argument("--base", metavar="REF", help="compare the work tree with this git ref (e.g. origin/main)")
     parser.add_argument("--context", type=int, default=3, metavar="N", help="lines of context (default: 3)")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: impact summaries, then the unified diff (default); json: both, for other tools",
+    )
+    parser.add_argument(
+        "--comment",
+        type=Path,
+        metavar="FILE",
+        help="also write the pull request comment (Markdown: summaries first, then the diff) to FILE",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         if args.against is not None:
-            text, warnings = diff_stacks(args.stack or render.DEFAULT_STACK, args.against, args.context), ""
+            results = diff_stacks(args.stack or render.DEFAULT_STACK, args.against, args.context)
         else:
-            text, warnings = diff_base(args.base, [args.stack] if args.stack else None, args.context)
+            results = diff_base(args.base, [args.stack] if args.stack else None, args.context)
     except DiffError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    sys.stdout.write(text)
+    changed = any(r.diff for r in results)
+    sys.stdout.write(json_output(results) if args.format == "json" else text_output(results))
     sys.stdout.flush()
+    if args.comment is not None:
+        render.write_text(args.comment, comment_markdown(results))
+    warnings = "".join(r.warning for r in results)
     if warnings:
         print(warnings, end="", file=sys.stderr)
-    return 1 if text else 0
+    return 1 if changed else 0

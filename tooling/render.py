@@ -108,6 +108,14 @@ def resource_item(
     depends_on = sorted({_ref_for(u, by_urn) for u in reg.dependencies})
     if depends_on:
         item["dependsOn"] = depends_on
+    # Where each input comes from: what a change of another resource can change here (tooling.impact).
+    sources = {
+        key: sorted({_ref_for(u, by_urn) for u in urns})
+        for key, urns in sorted(reg.property_dependencies.items())
+        if urns
+    }
+    if sources:
+        item["inputDependencies"] = sources
     item["inputs"] = render_values.display(reg.wire_inputs, reg.type, urns=engine_urns)
     return item
 
@@ -214,11 +222,23 @@ def simulate(stack: str, root: Path = REPO_ROOT) -> tuple[Simulation, list[str]]
     return sim, notes
 
 
-def render_stack(stack: str, root: Path = REPO_ROOT) -> str:
-    """The render of ``stack`` as text (raises RenderError)."""
+def render_stack_document(stack: str, root: Path = REPO_ROOT) -> tuple[dict[str, Any], list[str]]:
+    """The render document of ``stack`` and the notes of its header (raises RenderError)."""
     sim, notes = simulate(stack, root)
     stack_name, project = stack_and_project(sim.stack_urn)
-    return render_text(render_document(sim.resources, sim.wire_outputs, stack_name, project), notes)
+    return render_document(sim.resources, sim.wire_outputs, stack_name, project), notes
+
+
+def render_stack(stack: str, root: Path = REPO_ROOT) -> str:
+    """The render of ``stack`` as text (raises RenderError)."""
+    return render_text(*render_stack_document(stack, root))
+
+
+def render_json(stack: str, root: Path = REPO_ROOT) -> str:
+    """The render of ``stack`` as JSON, for other tools: the same document, the header's notes
+    under ``notes``, decoded strings as ``{"encoding": "yaml", "decoded": ...}``."""
+    document, notes = render_stack_document(stack, root)
+    return render_values.dump_json({**document, "notes": list(notes)})
 
 
 def write_text(path: Path, text: str) -> None:
@@ -256,6 +276,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", default=DEFAULT_STACK, help=f"stack to render (default: {DEFAULT_STACK})")
     parser.add_argument("--output", type=Path, metavar="FILE", help="write the render to FILE instead of stdout")
     parser.add_argument(
+        "--format",
+        choices=("yaml", "json"),
+        default="yaml",
+        help="yaml: the reviewable render (default, the snapshots' format); json: the same document for other tools",
+    )
+    parser.add_argument(
         "--update-snapshots",
         action="store_true",
         help=f"render every stack into {SNAPSHOT_DIR}/<stack>.yaml (the golden snapshots the tests compare)",
@@ -264,12 +290,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.update_snapshots:
-        if args.output is not None:
-            print("error: --update-snapshots writes every stack's snapshot; it takes no --output", file=sys.stderr)
+        if args.output is not None or args.format != "yaml":
+            print(
+                "error: --update-snapshots writes every stack's YAML snapshot; it takes no --output or --format",
+                file=sys.stderr,
+            )
             return 2
         return update_snapshots()
     try:
-        text = render_stack(args.stack)
+        text = render_json(args.stack) if args.format == "json" else render_stack(args.stack)
     except RenderError as err:
         print(err, file=sys.stderr)
         return err.status

@@ -290,5 +290,17 @@ def load(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decoded):
+        # How the real value is encoded, and what it says.
+        return {"encoding": value.tag.lstrip("!"), "decoded": value.value}
+    return str(value)  # a date or another scalar a decoded YAML document may hold
+
+
+def dump_json(data: Any) -> str:
+    """A render as JSON (``render --format json``): decoded strings as {"encoding", "decoded"}."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+
+
 def sorted_unique(values: Iterable[str]) -> list[str]:
     return sorted(set(values))

@@ -75,7 +75,7 @@ class FakeCloud(pulumi_mocks.Mocks):
       return only the outputs listed here.
     * ``eks:index:Cluster`` (remote component, children never built under mocks): ``kubeconfig``,
       ``kubeconfigJson``, an OIDC provider ARN/URL and security group ids, from the ``name`` input.
-    * ``awsx:ec2:Vpc`` (remote): ``vpcId`` and one private and one public subnet per zone.
+    * ``awsx:ec2:Vpc`` (remote): ``vpcId`` and one private and one public subnet per zone (EC2-style ids).
     * ``aws:iam/role:Role``: an ARN in account 123456789012. ``aws:ec2/launchTemplate``:
       ``latestVersion`` 1. ``aws:eks/nodeGroup``: ``nodeGroupName`` = resource name, one ASG
       ``eks-<name>-00000000-…``.
@@ -104,9 +104,11 @@ class FakeCloud(pulumi_mocks.Mocks):
         elif typ == "awsx:ec2:Vpc":
             zones = FAKE_ZONES[: int(args.inputs.get("numberOfAvailabilityZones", 2))]
             outputs.update(
-                vpcId="vpc-0fa4e0000000000000",
-                privateSubnetIds=[f"subnet-private-{z}" for z in zones],
-                publicSubnetIds=[f"subnet-public-{z}" for z in zones],
+                # EC2-style ids (vpc-/subnet- + 17 hex digits), the zone's letter last: private
+                # subnets subnet-0a…, public subnet-0b….
+                vpcId="vpc-0fa4e000000000000",
+                privateSubnetIds=[f"subnet-0a{'0' * 14}{z[-1]}" for z in zones],
+                publicSubnetIds=[f"subnet-0b{'0' * 14}{z[-1]}" for z in zones],
             )
         elif typ == "aws:iam/role:Role":
             outputs.update(arn=f"arn:aws:iam::{FAKE_ACCOUNT_ID}:role/{name}", name=name)
@@ -178,6 +180,8 @@ class Registration:
     protect: bool
     dependencies: list[str]
     aliases: list[Any]
+    #: For each input, the resources its value comes from (the engine's propertyDependencies).
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
     outputs: dict[str, Any] = field(default_factory=dict)
     #: A remote component (pulumi-eks, awsx): built by its plugin, so its children are not simulated.
     remote: bool = False
@@ -218,6 +222,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 provider=request.provider or None,
                 protect=bool(request.protect),
                 dependencies=list(request.dependencies),
+                property_dependencies={
+                    key: list(deps.urns) for key, deps in request.propertyDependencies.items() if deps.urns
+                },
                 aliases=[json_format.MessageToDict(a) for a in request.aliases] + [str(a) for a in request.aliasURNs],
                 outputs=dict(self.resources[urn].state),
                 remote=bool(request.remote),

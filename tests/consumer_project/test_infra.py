@@ -10,7 +10,7 @@ from gpu_mocks import GpuEksMocks, set_gpu_eks_mocks
 
 PLATFORM_OUTPUTS = {
     "clusterName": "platform-prod",
-    "privateSubnetIds": ["subnet-plat-a", "subnet-plat-b"],
+    "privateSubnetIds": ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb2"],
     "nodeRoleArn": "arn:aws:iam::123456789012:role/platform-nodes",
     "kubeconfig": '{"apiVersion": "v1", "kind": "Config"}',
 }
@@ -45,10 +45,12 @@ def test_the_cluster_goes_into_our_own_vpc():
 
     def check(_):
         eks = MOCKS.inputs["research-cluster-eks"]
-        assert eks["vpcId"] == "own-vpc-id"
-        assert eks["privateSubnetIds"] == ["own-private-a-id", "own-private-b-id"]
+        # The ids the guide's mocks give our own aws.ec2.Vpc and Subnets (EC2-style, as the
+        # library requires of network ids).
+        assert eks["vpcId"] == "vpc-5131e692ac84c80bc"
+        assert eks["privateSubnetIds"] == ["subnet-80aa6b2248ce26d78", "subnet-7956fcfd9d7fc37f2"]
         assert "research-cluster-vpc" not in MOCKS.inputs  # no VPC created
-        assert MOCKS.inputs["research-t4"]["subnetIds"] == ["own-private-a-id", "own-private-b-id"]
+        assert MOCKS.inputs["research-t4"]["subnetIds"] == ["subnet-80aa6b2248ce26d78", "subnet-7956fcfd9d7fc37f2"]
 
     return pulumi.Output.all(research.cluster.eks.urn, research.gpu_node_groups["t4"].node_group.urn).apply(check)
 
@@ -62,7 +64,7 @@ def test_the_existing_cluster_gets_gpu_nodes_and_an_operator_covering_our_group(
         own = MOCKS.inputs["vision-t4x4"]
         for group in (shared, own):
             assert group["clusterName"] == "platform-prod"
-            assert group["subnetIds"] == ["subnet-plat-a", "subnet-plat-b"]
+            assert group["subnetIds"] == ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb2"]
             assert group["nodeRoleArn"] == "arn:aws:iam::123456789012:role/platform-nodes"
             assert group["amiType"] == "AL2023_x86_64_NVIDIA"
         values = MOCKS.inputs["platform-gpu-gpu-operator-release"]["values"]
