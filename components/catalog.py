@@ -39,10 +39,6 @@ class GpuInstanceType:
     #: ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py checks both.
     max_pods: int
 
-    @property
-    def total_gpu_memory_mib(self) -> int:
-        return self.gpus * self.gpu_memory_mib_per_gpu
-
 
 def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int, max_pods: int) -> GpuInstanceType:
     # Every g4dn size carries NVIDIA T4 GPUs with 16 GiB each. The T4 (Turing) has no MIG.

@@ -37,8 +37,6 @@ GPU_COUNT_LABELS: tuple[str, ...] = (
     AUTO_MODE_GPU_COUNT_LABEL,
 )
 
-TAINT_EFFECTS: tuple[str, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-
 # ---------------------------------------------------------------------------------------------
 # Syntax
 # ---------------------------------------------------------------------------------------------

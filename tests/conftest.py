@@ -1,25 +1,36 @@
-"""Shared fixtures: the upstream reference data and simulated runs of each stack."""
+"""Shared fixtures. The plumbing (paths, the fake-AWS environment, cached stack runs, copy and
+subprocess helpers) lives in tests/support.py; this file only exposes it to pytest."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
-import yaml
 
-from components import catalog, stackconfig
-from tests import reference
-from tooling.simulation import Simulation, run_stack
+from components import catalog
+from tests import support
+from tests.support import (  # re-exported: older test modules import these from tests.conftest
+    CHART_VERSIONS,
+    REFERENCE,
+    ROOT,
+    STACKS,
+    load_reference_yaml,
+    reference_path,
+    simulate,
+)
+from tooling.simulation import Simulation
 
-ROOT = Path(__file__).resolve().parent.parent
-#: Upstream contracts (byte-for-byte copies), kept beside the project: ../shared/reference.
-REFERENCE = reference.LOCAL
-CHART_VERSIONS = ("v25.3.1", "v25.10.1", "v26.7.0")
-STACKS = tuple(stackconfig.available_stacks(ROOT))
+__all__ = ["CHART_VERSIONS", "REFERENCE", "ROOT", "STACKS", "load_reference_yaml", "reference_path", "simulate"]
 #: A separate consumer project, run by tests/test_consumer.py against the installed package.
 collect_ignore = ["consumer_project"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test module is imported: a user's AWS_PROFILE (or other AWS_* variables) must
+    neither reach moto nor stop boto3 sessions created at import time."""
+    support.fake_aws_environ(os.environ)
 
 
 #: The date the suite judges Kubernetes versions against (EKS support calendar): fixed, so that a
@@ -33,24 +44,16 @@ def _fixed_today(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(catalog, "today", lambda: TODAY)
 
 
-def reference_path(*parts: str) -> Path:
-    """A file of the upstream reference data.
-
-    ../shared/reference when it sits beside the project (here, .ci/run); otherwise the pinned
-    upstream copy, downloaded once and verified by sha256 (tests/reference.py, GitHub Actions).
-    When neither is available the test fails if GPU_EKS_REQUIRE_REFERENCE is set (.ci/run and
-    the workflows set it) and is skipped otherwise, saying why.
-    """
-    try:
-        return reference.locate("/".join(parts))
-    except reference.ReferenceUnavailable as err:
-        if os.environ.get("GPU_EKS_REQUIRE_REFERENCE"):
-            pytest.fail(str(err))
-        pytest.skip(str(err))
-
-
-def load_reference_yaml(*parts: str):
-    return yaml.safe_load(reference_path(*parts).read_text())
+@pytest.fixture(autouse=True)
+def fake_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts in the fake-AWS environment, whatever an earlier test changed."""
+    for key in [k for k in os.environ if k.startswith("AWS_")]:
+        monkeypatch.delenv(key)
+    environ: dict[str, str] = {}
+    support.fake_aws_environ(environ)
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    yield
 
 
 @pytest.fixture(scope="session")
@@ -60,18 +63,8 @@ def nodeconfig_schema() -> dict:
     return version["schema"]["openAPIV3Schema"]
 
 
-_SIMULATIONS: dict[str, Simulation] = {}
-
-
-def simulate(stack: str) -> Simulation:
-    """One simulated run per stack per test session (runs are deterministic)."""
-    if stack not in _SIMULATIONS:
-        _SIMULATIONS[stack] = run_stack(stack, ROOT)
-    return _SIMULATIONS[stack]
-
-
 @pytest.fixture(params=STACKS)
-def stack_sim(request) -> tuple[str, Simulation]:
+def stack_sim(request: pytest.FixtureRequest) -> tuple[str, Simulation]:
     return request.param, simulate(request.param)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ssm.models import Parameter, ssm_backends
 
 from components import catalog
+from tests.support import ROOT, subprocess_env
 
 REGION = "us-west-2"
 VERSION = "1.35"
@@ -152,3 +155,48 @@ def write_stack(root: Path, stack: str, config: Mapping[str, Any]) -> Path:
     path = root / "stacks" / f"Pulumi.{stack}.yaml"
     path.write_text(yaml.safe_dump({"config": dict(config)}, sort_keys=False))
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# `python -m components preflight` as a subprocess (tests/test_preflight_cli.py, _replies.py)
+# ---------------------------------------------------------------------------------------------
+
+
+def preflight_config(**extra: Any) -> dict[str, Any]:
+    """A small valid stack config for the preflight CLI (one t4 group), plus ``extra`` keys."""
+    return {
+        "aws:region": REGION,
+        "gpu-eks:kubernetesVersion": VERSION,
+        "gpu-eks:systemNodeGroup": {
+            "instanceTypes": ["t3.large"],
+            "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2},
+        },
+        "gpu-eks:gpuNodeGroups": [
+            {
+                "name": "t4",
+                "instanceTypes": ["g4dn.xlarge"],
+                "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2},
+            }
+        ],
+        **extra,
+    }
+
+
+def preflight_env(tmp_path: Path, endpoint: str | None, credentials: bool = True, **extra: str) -> dict[str, str]:
+    """A clean environment: no inherited AWS_* variables, no ~/.aws files; ``endpoint`` as
+    AWS_ENDPOINT_URL (a moto server, or a server that does not answer like AWS)."""
+    if endpoint:
+        extra = {"AWS_ENDPOINT_URL": endpoint, **extra}
+    return subprocess_env(tmp_path, credentials=credentials, **extra)
+
+
+def run_preflight(root: Path, stack: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m components preflight --stack <stack> --root <root>`` with exactly ``env``."""
+    return subprocess.run(
+        [sys.executable, "-m", "components", "preflight", "--stack", stack, "--root", str(root), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

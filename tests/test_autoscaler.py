@@ -22,7 +22,7 @@ import yaml
 from components import autoscaling, catalog, nodeconfig, placement, verification
 from components.settings import ConfigError, load_settings, settings_warnings
 from components.stackconfig import settings_for_stack
-from tests.conftest import ROOT, load_reference_yaml, reference_path
+from tests.support import ROOT, load_reference_yaml, reference_path
 from tooling.simulation import Simulation, run_stack
 
 TAG = "aws:autoscaling/tag:Tag"

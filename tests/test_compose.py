@@ -482,7 +482,7 @@ class PlatformStack(FakeCloud):
 
 
 def test_readme_gpu_capacity_example_runs_under_mocks():
-    from tests.conftest import ROOT
+    from tests.support import ROOT
 
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
     (example,) = [b for b in blocks if "GpuCapacity(" in b]

@@ -17,9 +17,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support import ROOT, TESTS
 
-PROJECT = Path(__file__).parent / "consumer_project"
+PROJECT = TESTS / "consumer_project"
 
 
 def readme_gpu_mocks() -> str:

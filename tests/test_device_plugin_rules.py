@@ -17,7 +17,7 @@ import yaml
 
 from components import catalog, helm_values, nodeconfig, placement, sharing
 from components.settings import ConfigError, load_settings, settings_warnings
-from tests.conftest import CHART_VERSIONS, ROOT, load_reference_yaml, reference_path
+from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml, reference_path
 from tooling.simulation import Simulation, run_stack
 
 #: The k8s-device-plugin (and GFD) release each validated chart deploys.

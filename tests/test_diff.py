@@ -4,19 +4,14 @@ by its own code in a temporary worktree."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_render import copy_project
+from tests.support import copy_project, git, tooling_cli
 from tooling import diff, render
 from tooling.__main__ import main as cli_main
-
-ROOT = Path(__file__).resolve().parent.parent
-
 
 # ---------------------------------------------------------------------------------------------
 # Pure pieces
@@ -193,17 +188,6 @@ def test_diff_against_an_unknown_ref_exits_2(capsys: pytest.CaptureFixture[str])
 # ---------------------------------------------------------------------------------------------
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     if subprocess.run(["git", "--version"], capture_output=True, check=False).returncode != 0:
@@ -216,16 +200,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def run_diff(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [sys.executable, "-m", "tooling", "diff", *args],
-        cwd=repo,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return tooling_cli("diff", *args, cwd=repo, timeout=300)
 
 
 def test_diff_base_shows_config_and_code_changes_and_warns_of_replacements(repo: Path):

@@ -13,7 +13,7 @@ import yaml
 
 from components import chart, helm_values, nodeconfig, placement, sharing
 from components.settings import load_settings
-from tests.conftest import CHART_VERSIONS, load_reference_yaml, reference_path
+from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path
 
 #: Keys whose values are free-form maps/lists in the chart (Kubernetes objects, ConfigMap data):
 #: paths below them are not chart options and need not exist in values.yaml.

@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.test_render import copy_project
+from tests.support import ROOT, copy_project
 from tooling import impact, render, render_values
 
-ROOT = Path(__file__).resolve().parent.parent
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 RELEASE = "kubernetes:helm.sh/v3:Release"

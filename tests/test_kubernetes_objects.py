@@ -9,7 +9,7 @@ import pytest
 from components import verification
 from components.settings import load_settings
 from components.stackconfig import settings_for_stack
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 KINDS = {
     "kubernetes:core/v1:Namespace": ("v1", "Namespace"),

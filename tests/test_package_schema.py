@@ -32,7 +32,7 @@ from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 from pydantic import BaseModel
 
 from components import multilang, settings, stackconfig
-from tests.conftest import ROOT, reference_path, simulate
+from tests.support import ROOT, reference_path, run_python, simulate
 from tooling.simulation import run_program
 
 GOLDEN = ROOT / "tests" / "golden" / "schema.json"
@@ -52,9 +52,8 @@ def schema_text() -> str:
     descriptions with inspect.getsource and caches them by class name, so inferring it inside a
     test session that already imported and ran other code gave order-dependent results.
     """
-    done = subprocess.run(
-        [sys.executable, "-c", _SCHEMA_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
-    )
+    done = run_python("-c", _SCHEMA_SCRIPT)
+    assert done.returncode == 0, done.stderr
     return done.stdout
 
 

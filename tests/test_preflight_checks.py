@@ -15,7 +15,6 @@ import ast
 import dataclasses
 import datetime as dt
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,18 +53,15 @@ from tests.preflight_fixtures import (
     run_instance,
     seed_eks_amis,
 )
+from tests.support import ROOT
 
 TODAY = dt.date(2026, 11, 21)  # 1.35: standard support until 2027-03-27, 126 days later
 GPU_PARAM = catalog.AMI_SSM_PARAMETER[catalog.GPU_AMI_TYPE].format(version=VERSION)
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_REGION"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+def aws() -> Iterator[None]:
+    # The fake-AWS environment (no AWS_PROFILE, fake credentials) is conftest's autouse fixture.
     with mock_aws():
         yield
 
@@ -577,7 +573,7 @@ def test_run_checks_only_reads(aws: None) -> None:
 
 
 def test_preflight_package_has_no_pulumi_import() -> None:
-    package = Path(__file__).resolve().parent.parent / "components" / "preflight"
+    package = ROOT / "components" / "preflight"
     imported: dict[str, list[str]] = {}
     for path in sorted(package.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):

@@ -10,13 +10,11 @@ nothing here talks to AWS. Where moto's server cannot answer, the healthy run sh
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from moto.server import ThreadedMotoServer
@@ -29,11 +27,14 @@ from tests.preflight_fixtures import (
     VERSION,
     client,
     create_vpc,
+    preflight_config,
+    preflight_env,
+    run_preflight,
     seed_eks_amis,
     write_stack,
 )
+from tests.support import ROOT
 
-PROJECT = Path(__file__).resolve().parent.parent
 GPU_PARAM = catalog.AMI_SSM_PARAMETER[catalog.GPU_AMI_TYPE].format(version=VERSION)
 # moto's server answers an unimplemented route with an HTML 404 page; the reason keeps its title.
 EKS_NOT_IMPLEMENTED = "could not check: DescribeClusterVersions answered 404 Not Found"
@@ -55,63 +56,12 @@ def moto_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def server(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+def server(moto_url: str) -> str:
     """The moto server, emptied: every test seeds what it needs (with fake credentials)."""
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     request = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 200
     return moto_url
-
-
-def _base_config(**extra: Any) -> dict[str, Any]:
-    return {
-        "aws:region": REGION,
-        "gpu-eks:kubernetesVersion": VERSION,
-        "gpu-eks:systemNodeGroup": {
-            "instanceTypes": ["t3.large"],
-            "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2},
-        },
-        "gpu-eks:gpuNodeGroups": [
-            {
-                "name": "t4",
-                "instanceTypes": ["g4dn.xlarge"],
-                "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2},
-            }
-        ],
-        **extra,
-    }
-
-
-def _env(tmp_path: Path, endpoint: str | None, credentials: bool = True, **extra: str) -> dict[str, str]:
-    """A clean environment: no inherited AWS_* variables, no ~/.aws files."""
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path),
-        "AWS_CONFIG_FILE": str(tmp_path / "no-such-config"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-such-credentials"),
-        # No instance-metadata probe for credentials: nothing to find there, and it costs seconds.
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-    if endpoint:
-        env["AWS_ENDPOINT_URL"] = endpoint
-    if credentials:
-        env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_SESSION_TOKEN="testing")
-    env.update(extra)
-    return env
-
-
-def _preflight(root: Path, stack: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "components", "preflight", "--stack", stack, "--root", str(root), *args],
-        cwd=PROJECT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def _rows(stdout: str) -> dict[str, tuple[str, str]]:
@@ -121,9 +71,9 @@ def _rows(stdout: str) -> dict[str, tuple[str, str]]:
 def test_healthy_account_exits_0_with_warn_rows_only_where_moto_cannot_answer(server: str, tmp_path: Path) -> None:
     seed_eks_amis()  # moto's in-process SSM backend, which the threaded server serves
     assert client("ssm", server).get_parameter(Name=GPU_PARAM)["Parameter"]["Value"] == GPU_AMI_ID
-    write_stack(tmp_path, "ok", _base_config())
+    write_stack(tmp_path, "ok", preflight_config())
 
-    result = _preflight(tmp_path, "ok", _env(tmp_path, server), "--json")
+    result = run_preflight(tmp_path, "ok", preflight_env(tmp_path, server), "--json")
 
     assert result.returncode == 0, result.stderr
     rows = _rows(result.stdout)
@@ -148,7 +98,7 @@ def test_healthy_account_exits_0_with_warn_rows_only_where_moto_cannot_answer(se
 def test_healthy_existing_vpc_with_spot_group(server: str, tmp_path: Path) -> None:
     seed_eks_amis()
     vpc_id, private, public = create_vpc(client("ec2", server), ["us-west-2a", "us-west-2b"], ["us-west-2a"])
-    config = _base_config(
+    config = preflight_config(
         **{
             "gpu-eks:network": {"vpcId": vpc_id, "privateSubnetIds": private, "publicSubnetIds": public},
             "gpu-eks:gpuNodeGroups": [
@@ -163,7 +113,7 @@ def test_healthy_existing_vpc_with_spot_group(server: str, tmp_path: Path) -> No
     )
     write_stack(tmp_path, "byo", config)
 
-    result = _preflight(tmp_path, "byo", _env(tmp_path, server), "--json")
+    result = run_preflight(tmp_path, "byo", preflight_env(tmp_path, server), "--json")
 
     assert result.returncode == 0, result.stderr
     rows = _rows(result.stdout)
@@ -183,9 +133,11 @@ def test_healthy_existing_vpc_with_spot_group(server: str, tmp_path: Path) -> No
 def test_failing_account_exits_1_naming_the_failed_rows(server: str, tmp_path: Path) -> None:
     seed_eks_amis(ami_types=[catalog.SYSTEM_AMI_TYPE])  # no NVIDIA AMI parameter
     vpc_id, private, _ = create_vpc(client("ec2", server), ["us-west-2a", "us-west-2a"], tag_private=False)
-    write_stack(tmp_path, "bad", _base_config(**{"gpu-eks:network": {"vpcId": vpc_id, "privateSubnetIds": private}}))
+    write_stack(
+        tmp_path, "bad", preflight_config(**{"gpu-eks:network": {"vpcId": vpc_id, "privateSubnetIds": private}})
+    )
 
-    result = _preflight(tmp_path, "bad", _env(tmp_path, server))
+    result = run_preflight(tmp_path, "bad", preflight_env(tmp_path, server))
 
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
@@ -199,10 +151,10 @@ def test_failing_account_exits_1_naming_the_failed_rows(server: str, tmp_path: P
 
 
 def test_invalid_config_exits_2_without_traceback(tmp_path: Path) -> None:
-    config = _base_config(**{"gpu-eks:gpuNodeGroups": [{"name": "t4", "instanceTypes": ["p3.2xlarge"]}]})
+    config = preflight_config(**{"gpu-eks:gpuNodeGroups": [{"name": "t4", "instanceTypes": ["p3.2xlarge"]}]})
     write_stack(tmp_path, "broken", config)
 
-    result = _preflight(tmp_path, "broken", _env(tmp_path, None))
+    result = run_preflight(tmp_path, "broken", preflight_env(tmp_path, None))
 
     assert result.returncode == 2
     assert result.stdout == ""
@@ -212,9 +164,9 @@ def test_invalid_config_exits_2_without_traceback(tmp_path: Path) -> None:
 
 
 def test_unknown_stack_exits_2(tmp_path: Path) -> None:
-    write_stack(tmp_path, "dev", _base_config())
+    write_stack(tmp_path, "dev", preflight_config())
 
-    result = _preflight(tmp_path, "nope", _env(tmp_path, None))
+    result = run_preflight(tmp_path, "nope", preflight_env(tmp_path, None))
 
     assert result.returncode == 2
     assert "unknown stack 'nope'" in result.stderr
@@ -223,10 +175,10 @@ def test_unknown_stack_exits_2(tmp_path: Path) -> None:
 
 
 def test_no_credentials_exits_2_without_traceback(server: str, tmp_path: Path) -> None:
-    write_stack(tmp_path, "ok", _base_config())
+    write_stack(tmp_path, "ok", preflight_config())
 
     # Endpoint still set: had credentials been found anyway, the calls would reach moto, not AWS.
-    result = _preflight(tmp_path, "ok", _env(tmp_path, server, credentials=False))
+    result = run_preflight(tmp_path, "ok", preflight_env(tmp_path, server, credentials=False))
 
     assert result.returncode == 2
     assert result.stdout == ""
@@ -235,11 +187,11 @@ def test_no_credentials_exits_2_without_traceback(server: str, tmp_path: Path) -
 
 
 def test_no_region_anywhere_exits_2(tmp_path: Path) -> None:
-    config = _base_config()
+    config = preflight_config()
     del config["aws:region"]
     write_stack(tmp_path, "noregion", config)
 
-    result = _preflight(tmp_path, "noregion", _env(tmp_path, None))
+    result = run_preflight(tmp_path, "noregion", preflight_env(tmp_path, None))
 
     assert result.returncode == 2
     assert "no AWS region for stack 'noregion'" in result.stderr
@@ -260,5 +212,5 @@ def test_region_comes_from_the_stack_then_the_environment(monkeypatch: pytest.Mo
 def test_preflight_imports_no_pulumi() -> None:
     # `python -m components preflight` should not load Pulumi (see components/__main__.py).
     code = "import sys, components.preflight.cli; print(sorted(m for m in sys.modules if m.startswith('pulumi')))"
-    result = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr

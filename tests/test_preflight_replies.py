@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from components.preflight.checks import AwsAccessError, access_error, is_unparseable_reply
-from tests.preflight_fixtures import write_stack
-from tests.test_preflight_cli import _base_config, _env, _preflight
+from tests.preflight_fixtures import preflight_config, preflight_env, run_preflight, write_stack
 
 REPLIES: dict[str, tuple[int, str, bytes]] = {
     "html-200": (200, "text/html", b"<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>"),
@@ -72,8 +71,8 @@ EXPECTED = {
 
 def test_a_reply_that_is_not_aws_exits_2_with_a_clear_message(wrong_endpoint: tuple[str, str], tmp_path: Path):
     kind, url = wrong_endpoint
-    write_stack(tmp_path, "dev", _base_config())
-    result = _preflight(tmp_path, "dev", _env(tmp_path, url, AWS_MAX_ATTEMPTS="1"))
+    write_stack(tmp_path, "dev", preflight_config())
+    result = run_preflight(tmp_path, "dev", preflight_env(tmp_path, url, AWS_MAX_ATTEMPTS="1"))
     assert (result.returncode, result.stdout) == (2, "")
     assert "Traceback" not in result.stderr
     assert EXPECTED[kind] in result.stderr
@@ -81,17 +80,17 @@ def test_a_reply_that_is_not_aws_exits_2_with_a_clear_message(wrong_endpoint: tu
 
 
 def test_connection_refused_exits_2(tmp_path: Path):
-    write_stack(tmp_path, "dev", _base_config())
+    write_stack(tmp_path, "dev", preflight_config())
     # Port 9 (discard) on loopback: nothing listens there in the test environment.
-    result = _preflight(tmp_path, "dev", _env(tmp_path, "http://127.0.0.1:9", AWS_MAX_ATTEMPTS="1"))
+    result = run_preflight(tmp_path, "dev", preflight_env(tmp_path, "http://127.0.0.1:9", AWS_MAX_ATTEMPTS="1"))
     assert (result.returncode, result.stdout) == (2, "")
     assert "could not reach AWS (EndpointConnectionError" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_an_endpoint_that_is_not_a_url_exits_2(tmp_path: Path):
-    write_stack(tmp_path, "dev", _base_config())
-    result = _preflight(tmp_path, "dev", _env(tmp_path, "not-a-url"))
+    write_stack(tmp_path, "dev", preflight_config())
+    result = run_preflight(tmp_path, "dev", preflight_env(tmp_path, "not-a-url"))
     assert (result.returncode, result.stdout) == (2, "")
     assert "Invalid endpoint: not-a-url: expected a URL such as https://sts.us-west-2.amazonaws.com" in result.stderr
     assert "Traceback" not in result.stderr
@@ -99,18 +98,18 @@ def test_an_endpoint_that_is_not_a_url_exits_2(tmp_path: Path):
 
 @pytest.mark.parametrize("region", ["mars-1", "us west 2", "us-wset-2"])
 def test_a_region_without_eks_from_the_environment_exits_2(region: str, tmp_path: Path):
-    config = _base_config()
+    config = preflight_config()
     del config["aws:region"]
     write_stack(tmp_path, "dev", config)
-    result = _preflight(tmp_path, "dev", _env(tmp_path, None, AWS_REGION=region))
+    result = run_preflight(tmp_path, "dev", preflight_env(tmp_path, None, AWS_REGION=region))
     assert (result.returncode, result.stdout) == (2, "")
     assert f"aws:region: received {region!r}; expected a region where EKS runs" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_a_region_without_eks_in_the_stack_file_is_a_config_error(tmp_path: Path):
-    write_stack(tmp_path, "dev", {**_base_config(), "aws:region": "mars-1"})
-    result = _preflight(tmp_path, "dev", _env(tmp_path, None))
+    write_stack(tmp_path, "dev", {**preflight_config(), "aws:region": "mars-1"})
+    result = run_preflight(tmp_path, "dev", preflight_env(tmp_path, None))
     assert result.returncode == 2
     assert 'aws:region: received "mars-1"; expected' in result.stderr
     assert "Traceback" not in result.stderr

@@ -7,7 +7,7 @@ import re
 from pydantic import BaseModel
 
 from components.settings import Settings
-from tests.conftest import ROOT
+from tests.support import ROOT
 from tooling.simulation import run_program
 
 README = (ROOT / "README.md").read_text()

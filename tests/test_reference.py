@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests import reference
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
 
 
 @pytest.fixture

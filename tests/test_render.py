@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,11 +15,11 @@ import pytest
 import yaml
 
 from components import nodeconfig, stackconfig
+from tests.support import ROOT, copy_project, tooling_cli
 from tooling import render, render_urns, render_values
 from tooling.render_values import SECRET, UNKNOWN, Decoded
 from tooling.simulation import Registration
 
-ROOT = Path(__file__).resolve().parent.parent
 SECRET_WIRE = {render_values.SIG_KEY: render_values.SECRET_SIG, "value": "s3cr3t"}
 
 
@@ -346,30 +345,8 @@ def test_preflight_is_never_run_by_a_render(tmp_path: Path, monkeypatch: pytest.
 # ---------------------------------------------------------------------------------------------
 
 
-def copy_project(dest: Path) -> Path:
-    """The program, its components, tooling and stacks, copied (tests add stacks to the copy, never here)."""
-    root = dest / "project"
-    root.mkdir()
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy2(ROOT / name, root / name)
-    ignore = shutil.ignore_patterns("__pycache__")
-    for folder in ("components", "tooling", "stacks"):
-        shutil.copytree(ROOT / folder, root / folder, ignore=ignore)
-    return root
-
-
 def cli(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "tooling", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return tooling_cli(*args, cwd=cwd, env=env)
 
 
 def test_cli_writes_the_render_to_a_file(tmp_path: Path, texts: dict[str, str]):

@@ -7,7 +7,7 @@ import pytest
 
 from components import catalog, chart
 from components.settings import ConfigError, load_settings
-from tests.conftest import ROOT
+from tests.support import ROOT
 from tooling.simulation import run_stack
 
 

@@ -26,7 +26,7 @@ from components.settings import (
     settings_from_config,
     settings_warnings,
 )
-from tests.conftest import ROOT
+from tests.support import ROOT
 from tooling.simulation import run_stack
 
 

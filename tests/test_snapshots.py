@@ -9,6 +9,9 @@
 
 from __future__ import annotations
 
+import ast
+import base64
+import hashlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,12 +21,11 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import capacity, stackconfig
+from components import capacity
+from tests.support import ROOT, STACKS, simulate
 from tooling import diff, render, render_urns, render_values
 
-ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOTS = ROOT / render.SNAPSHOT_DIR
-STACKS = stackconfig.available_stacks(ROOT)
 #: How much of a snapshot diff a failure shows (the rest: run the refresh command and git diff).
 MAX_DIFF_LINES = 200
 
@@ -40,7 +42,7 @@ def renders() -> dict[str, str]:
 
 def test_every_stack_has_a_snapshot_and_every_snapshot_a_stack():
     snapshots = sorted(p.stem for p in SNAPSHOTS.glob("*.yaml"))
-    assert snapshots == STACKS, (
+    assert snapshots == sorted(STACKS), (
         f"snapshots {snapshots} do not match the stacks {STACKS}; refresh with: {render.REFRESH_COMMAND}"
     )
 
@@ -77,14 +79,57 @@ def test_no_committed_resource_would_be_replaced(stack: str, renders: dict[str, 
         pytest.fail(render_urns.guard_report(stack, missing, render.REFRESH_COMMAND), pytrace=False)
 
 
+def test_the_snapshot_holds_the_exact_user_data_bytes():
+    """The snapshots are the one golden home of the user data: the decoded parts for review and
+    the sha256 of the raw MIME, so a change to any byte (headers, boundary, encoding) fails."""
+    committed = render_values.load((SNAPSHOTS / "dev.yaml").read_text())
+    (lt,) = [r for r in committed["resources"] if r["name"] == "gpu-eks-t4-lt"]
+    raw = base64.b64decode(
+        simulate("dev").one("aws:ec2/launchTemplate:LaunchTemplate", "gpu-eks-t4-lt").inputs["userData"]
+    )
+    shown = lt["inputs"]["userData"]
+    assert shown["sha256"] == hashlib.sha256(raw).hexdigest()[:16]
+    assert [p["contentType"] for p in shown["parts"]] == ["application/node.eks.aws"]
+
+
+def _update_branches_that_do_not_fail(path: Path) -> list[int]:
+    """Lines of ``if ... UPDATE_*`` branches in ``path`` whose body does not call pytest.fail."""
+    tree = ast.parse(path.read_text())
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "UPDATE_" in ast.unparse(node.test):
+            fails = any(
+                isinstance(call, ast.Call) and ast.unparse(call.func) == "pytest.fail"
+                for stmt in node.body
+                for call in ast.walk(stmt)
+            )
+            if not fails:
+                bad.append(node.lineno)
+    return bad
+
+
+def test_no_update_mode_passes_inside_the_test_run():
+    """A test that rewrites its own expectation when an environment variable is set must fail in
+    that run (tests/test_package_schema.py's UPDATE_GOLDEN does), or the run passes trivially.
+    Snapshots are refreshed only by the render CLI, outside pytest."""
+    offenders = {
+        p.name: lines
+        for p in sorted((ROOT / "tests").glob("*.py"))
+        if p.name != Path(__file__).name and (lines := _update_branches_that_do_not_fail(p))
+    }
+    assert offenders == {}
+    # The user data bytes live in tests/snapshots/ only; tests/golden/ holds the package schema.
+    assert sorted(p.name for p in (ROOT / "tests" / "golden").iterdir()) == ["schema.json"]
+
+
 def test_update_snapshots_renders_every_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from tests.test_render import copy_project
+    from tests.support import copy_project
 
     root = copy_project(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))  # runpy adds the copy's folder
     assert render.update_snapshots(root) == 0
     written = sorted((root / render.SNAPSHOT_DIR).glob("*.yaml"))
-    assert [p.stem for p in written] == STACKS
+    assert [p.stem for p in written] == sorted(STACKS)
     for path in written:
         assert path.read_text() == render.render_stack(path.stem, root)
 

@@ -20,9 +20,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from components.__main__ import COMMANDS
+from tests.support import ROOT
 from tooling.__main__ import COMMANDS as TOOLING_COMMANDS
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 
 
