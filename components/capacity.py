@@ -34,6 +34,7 @@ from .settings import (
     GpuNodeGroupSettings,
     GpuOperatorSettings,
     VerificationSettings,
+    ec2_id_problem,
 )
 from .verification import TimeSlicingVerification, TimeSlicingVerificationArgs
 
@@ -283,6 +284,13 @@ def _args_problems(name: str, args: GpuCapacityArgs) -> list[str]:
         problems.append(f"GpuCapacity {name!r}: give exactly one of k8s_provider and kubeconfig")
     if not args.settings.gpu_node_groups and not args.node_groups:
         problems.append(f"GpuCapacity {name!r}: no GPU node group (settings gpuNodeGroups or node_groups)")
+    # Plain subnet ids are checked now, by the rule of network.privateSubnetIds (EKS CreateNodegroup
+    # refuses anything else); an Output, or a list that is one, reaches EKS as it resolves.
+    if isinstance(args.subnet_ids, (list, tuple)):
+        for i, subnet in enumerate(args.subnet_ids):
+            problem = ec2_id_problem("subnet", subnet)
+            if problem:
+                problems.append(f"GpuCapacity {name!r}: subnet_ids[{i}]: received {subnet!r}; expected {problem}")
     if args.settings.autoscaler.enabled:
         if not isinstance(args.cluster_name, str):
             problems.append(

@@ -280,12 +280,17 @@ def _tag_count(tags: dict[str, str]) -> dict[str, str]:
     return tags
 
 
-#: EC2 resource ids: ``vpc-`` / ``subnet-`` and 8 or 17 hex digits (EC2 API reference, "Resource IDs").
+def ec2_id_problem(prefix: str, value: Any) -> str | None:
+    """Why ``value`` is not an EC2 ``<prefix>-`` id (8 or 17 hex digits: EC2 API reference,
+    "Resource IDs"), or None. Values that are not plain strings (Outputs) are not judged here."""
+    if isinstance(value, str) and not re.fullmatch(rf"{prefix}-([0-9a-f]{{8}}|[0-9a-f]{{17}})", value):
+        return f"an id such as {prefix}-0123456789abcdef0"
+    return None
+
+
 def _ec2_id(prefix: str) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
-        if isinstance(value, str) and not re.fullmatch(rf"{prefix}-([0-9a-f]{{8}}|[0-9a-f]{{17}})", value):
-            raise ValueError(f"an id such as {prefix}-0123456789abcdef0")
-        return value
+        return _check(ec2_id_problem(prefix, value), value)
 
     return check
 

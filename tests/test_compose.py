@@ -612,3 +612,13 @@ def test_gpu_capacity_autoscaler_needs_a_plain_cluster_name_and_the_oidc_provide
         "GpuCapacity 'ml-gpu': autoscaler.enabled needs oidc_provider_arn and oidc_provider_url (the Cluster "
         "Autoscaler gets AWS access through IRSA)"
     )
+
+
+def test_gpu_capacity_checks_plain_subnet_ids_now():
+    """EKS CreateNodegroup refuses a subnet that is not an EC2 subnet id; the same rule as
+    network.privateSubnetIds (EC2 API reference, "Resource IDs"), checked at declaration."""
+    with pytest.raises(ValueError) as err:
+        _capacity_program(subnet_ids=["subnet-0ccccccccccccccc1", "subnet-p2"])()
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': subnet_ids[1]: received 'subnet-p2'; expected an id such as subnet-0123456789abcdef0"
+    )

@@ -73,7 +73,7 @@ def capacity_program(autoscaler: bool) -> Any:
             "ml-gpu",
             GpuCapacityArgs(
                 cluster_name="platform-cluster",
-                subnet_ids=["subnet-p1", "subnet-p2"],
+                subnet_ids=["subnet-0ddddddddddddddd1", "subnet-0ddddddddddddddd2"],
                 kubeconfig=EXISTING_KUBECONFIG,
                 settings=settings,
                 oidc_provider_arn=OIDC_ARN,
@@ -198,7 +198,7 @@ def test_node_group_goes_to_the_given_cluster(sim: Simulation):
         # The kubernetesVersion of the capacity settings (the cluster's minor).
         "version": "1.35",
         "nodeRoleArn": NODE_ROLE_ARN,
-        "subnetIds": ["subnet-p1", "subnet-p2"],
+        "subnetIds": ["subnet-0ddddddddddddddd1", "subnet-0ddddddddddddddd2"],
         "amiType": "AL2023_x86_64_NVIDIA",
         "instanceTypes": ["g4dn.xlarge"],
         "capacityType": "ON_DEMAND",
