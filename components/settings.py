@@ -858,6 +858,24 @@ def _own_namespace(value: str) -> str:
 OwnNamespace = Annotated[ResourceName, AfterValidator(_own_namespace)]
 
 
+def _pinned_chart_version(value: str, info: ValidationInfo, validated: Iterable[str], what: str, example: str) -> str:
+    """A Helm chart version: one of ``validated``, or (with ``allowUnvalidatedChartVersion``, a field
+    declared before ``chartVersion`` so that ``info.data`` holds it) any version shaped like
+    ``example`` (``v`` prefix or not, as the chart repository spells its versions)."""
+    versions = list(validated)
+    if value in versions:
+        return value
+    if not info.data.get("allow_unvalidated_chart_version"):
+        raise ValueError(
+            f"one of {', '.join(versions)} ({what} versions this library is validated against), or set "
+            "allowUnvalidatedChartVersion: true"
+        )
+    prefix = "v" if example.startswith("v") else ""
+    if not re.fullmatch(rf"{prefix}\d+\.\d+\.\d+([-+][\w.]+)?", value):
+        raise ValueError(f"a chart version such as {example}")
+    return value
+
+
 class GpuOperatorSettings(_Model):
     #: Allow a chart version this library was not validated against (its values paths unchecked).
     #: Declared before chart_version so the chart_version validator can read it.
@@ -872,16 +890,7 @@ class GpuOperatorSettings(_Model):
     @field_validator("chart_version")
     @classmethod
     def _known_chart(cls, value: str, info: ValidationInfo) -> str:
-        if value in chart.SUPPORTED_CHART_VERSIONS:
-            return value
-        if not info.data.get("allow_unvalidated_chart_version"):
-            raise ValueError(
-                f"one of {', '.join(chart.SUPPORTED_CHART_VERSIONS)} (the versions this library is "
-                "validated against), or set allowUnvalidatedChartVersion: true"
-            )
-        if not re.fullmatch(r"v\d+\.\d+\.\d+([-+][\w.]+)?", value):
-            raise ValueError("a chart version such as v26.7.0")
-        return value
+        return _pinned_chart_version(value, info, chart.SUPPORTED_CHART_VERSIONS, "the", "v26.7.0")
 
 
 _GO_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -919,16 +928,9 @@ class AutoscalerSettings(_Model):
     @field_validator("chart_version")
     @classmethod
     def _known_chart(cls, value: str, info: ValidationInfo) -> str:
-        if value in catalog.AUTOSCALER_CHART_VERSIONS:
-            return value
-        if not info.data.get("allow_unvalidated_chart_version"):
-            raise ValueError(
-                f"one of {', '.join(catalog.AUTOSCALER_CHART_VERSIONS)} (the cluster-autoscaler chart "
-                "versions this library is validated against), or set allowUnvalidatedChartVersion: true"
-            )
-        if not re.fullmatch(r"\d+\.\d+\.\d+([-+][\w.]+)?", value):
-            raise ValueError("a chart version such as 9.59.0")
-        return value
+        return _pinned_chart_version(
+            value, info, catalog.AUTOSCALER_CHART_VERSIONS, "the cluster-autoscaler chart", "9.59.0"
+        )
 
 
 class VerificationSettings(_Model):
