@@ -12,6 +12,7 @@ Every default is written next to its field and repeated in the README's configur
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import inspect
 import ipaddress
@@ -1425,8 +1426,11 @@ def unknown_config_problems(config: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
+@functools.cache
 def eks_regions() -> frozenset[str]:
-    """Regions with EKS, from botocore's endpoint data (offline) for the partitions EKS runs in."""
+    """Regions with EKS, from botocore's endpoint data (offline) for the partitions EKS runs in.
+
+    Read once per process: the data is the installed botocore's, and reading it costs ~40 ms."""
     import boto3
 
     session = boto3.session.Session()
