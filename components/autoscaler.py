@@ -16,7 +16,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from . import autoscaling, catalog
+from . import autoscaling, catalog, chart
+from .cluster import partition_of
 from .settings import AutoscalerSettings
 
 TYPE_NAME = "gpu-eks:autoscaler:ClusterAutoscaler"
@@ -50,13 +51,12 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
-        if s.chart_version not in catalog.AUTOSCALER_CHART_VERSIONS:
-            pulumi.log.warn(
-                f"cluster-autoscaler chart {s.chart_version} is not one this library was validated against "
-                f"({', '.join(catalog.AUTOSCALER_CHART_VERSIONS)}); its values paths are unchecked.",
-                resource=self,
-            )
-        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        warning = chart.unvalidated_chart_warning(
+            catalog.AUTOSCALER_CHART_NAME, s.chart_version, catalog.AUTOSCALER_CHART_VERSIONS
+        )
+        if warning:
+            pulumi.log.warn(warning, resource=self)
+        partition = partition_of(self)
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
 

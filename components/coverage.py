@@ -29,7 +29,6 @@ class HalfWiredError(ValueError):
 class _Operator:
     name: str
     clusters: set[Any]
-    groups: list[Any]
 
 
 @dataclass
@@ -93,4 +92,4 @@ def register_operator(name: str, groups: Sequence[Any]) -> None:
             f"GpuOperator {name!r} does not cover GpuNodeGroup(s) {missing} of the same cluster "
             f"(no sharing profile, no toleration for their taints): {HOW_TO_COVER}"
         )
-    run.operators.append(_Operator(name, clusters, list(groups)))
+    run.operators.append(_Operator(name, clusters))

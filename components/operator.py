@@ -58,12 +58,9 @@ class GpuOperator(pulumi.ComponentResource):
         coverage.register_operator(name, args.gpu_node_groups)
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
-        if s.chart_version not in chart.SUPPORTED_CHART_VERSIONS:
-            pulumi.log.warn(
-                f"gpu-operator chart {s.chart_version} is not one this library was validated against "
-                f"({', '.join(chart.SUPPORTED_CHART_VERSIONS)}); its values paths are unchecked.",
-                resource=self,
-            )
+        warning = chart.unvalidated_chart_warning(chart.CHART_NAME, s.chart_version, chart.SUPPORTED_CHART_VERSIONS)
+        if warning:
+            pulumi.log.warn(warning, resource=self)
         self.values = helm_values.gpu_operator_values(groups, s.chart_version, s.cdi_enabled)
 
         self.namespace = k8s.core.v1.Namespace(

@@ -446,10 +446,6 @@ def reserved_group_name_problem(name: str) -> str | None:
 
 
 Count = Annotated[int, Field(strict=True)]
-#: A string that may also be a ``pulumi.Output[str]`` (from another resource or a StackReference).
-InputStr = Annotated[str, WrapValidator(_plain_only)]
-#: A list of such strings, or an Output of the whole list.
-InputStrList = Annotated[list[InputStr], WrapValidator(_plain_only)]
 LabelKey = Annotated[str, AfterValidator(_kubelet_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]
 QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
@@ -468,6 +464,9 @@ SubnetId = Annotated[str, AfterValidator(_ec2_id("subnet"))]
 InputVpcId = Annotated[VpcId, WrapValidator(_plain_only)]
 InputSubnetIdList = Annotated[list[Annotated[SubnetId, WrapValidator(_plain_only)]], WrapValidator(_plain_only)]
 InputTagValue = Annotated[TagValue, WrapValidator(_plain_only)]
+#: AWS tags the importer adds to every resource: keys and values by the AWS rules, a value may be a
+#: ``pulumi.Output[str]``, at most ``MAX_USER_TAGS`` (room for the library's own).
+Tags = Annotated[dict[TagKey, InputTagValue], AfterValidator(_tag_count)]
 ImageReference = Annotated[str, AfterValidator(_image_reference)]
 
 
@@ -976,7 +975,7 @@ class Settings(_Model):
     preflight: bool = False
     #: Tags on every AWS resource the library creates (at most ``MAX_USER_TAGS``); a value may be
     #: a ``pulumi.Output[str]``.
-    tags: Annotated[dict[TagKey, InputTagValue], AfterValidator(_tag_count)] = {}
+    tags: Tags = {}
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -1162,7 +1161,7 @@ class GpuCapacitySettings(_Model):
     #: A Cluster Autoscaler for these groups. Off unless ``enabled: true``: an existing cluster
     #: may run its own (two autoscalers resizing the same groups fight).
     autoscaler: AutoscalerSettings = AutoscalerSettings()
-    tags: dict[str, InputStr] = {}
+    tags: Tags = {}
 
     @field_validator("kubernetes_version")
     @classmethod

@@ -622,3 +622,13 @@ def test_gpu_capacity_checks_plain_subnet_ids_now():
     assert str(err.value) == (
         "GpuCapacity 'ml-gpu': subnet_ids[1]: received 'subnet-p2'; expected an id such as subnet-0123456789abcdef0"
     )
+
+
+def test_gpu_capacity_tags_follow_the_stack_tag_rules():
+    """GpuCapacitySettings.tags is the same type as Settings.tags: the AWS tag rules (aws: prefix
+    reserved, AWS General Reference "Tagging AWS resources") apply to both."""
+    with pytest.raises(ConfigError) as err:
+        load_capacity_settings({"tags": {"aws:team": "ml"}})
+    assert [str(p) for p in err.value.problems] == [
+        "gpu-eks:tags.aws:team: received \"aws:team\"; expected no tag key starting with 'aws:' (reserved for AWS)"
+    ]

@@ -242,3 +242,11 @@ def test_sharing_config_round_trips_as_yaml():
         "a": 4,
         "b": 2,
     }
+
+
+def test_an_unvalidated_chart_version_is_named_in_a_warning():
+    assert chart.unvalidated_chart_warning("gpu-operator", "v26.7.0", chart.SUPPORTED_CHART_VERSIONS) is None
+    assert chart.unvalidated_chart_warning("gpu-operator", "v27.1.0", chart.SUPPORTED_CHART_VERSIONS) == (
+        "gpu-operator chart v27.1.0 is not one this library was validated against (v25.3.1, v25.10.1, "
+        "v26.7.0); its values paths are unchecked."
+    )
