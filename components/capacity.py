@@ -268,7 +268,7 @@ class GpuCapacity(pulumi.ComponentResource):
             verification=s.verification,
             tags=tags,
             node_groups=args.node_groups,
-            autoscaler=AutoscalerTarget(s.autoscaler, args.cluster_name) if s.autoscaler.enabled else None,
+            autoscaler=AutoscalerTarget(s.autoscaler, args.cluster_name) if s.autoscaler_enabled else None,
         )
         self.gpu_node_groups = parts.gpu_node_groups
         self.operator = parts.operator
@@ -291,7 +291,7 @@ def _args_problems(name: str, args: GpuCapacityArgs) -> list[str]:
             problem = ec2_id_problem("subnet", subnet)
             if problem:
                 problems.append(f"GpuCapacity {name!r}: subnet_ids[{i}]: received {subnet!r}; expected {problem}")
-    if args.settings.autoscaler.enabled:
+    if args.settings.autoscaler_enabled:
         if not isinstance(args.cluster_name, str):
             problems.append(
                 f"GpuCapacity {name!r}: autoscaler.enabled needs cluster_name as a plain string (it names the "

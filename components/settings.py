@@ -553,7 +553,7 @@ class TimeSlicing(_Model):
         # With replicas 1 the config file has no sharing block: these options would be dropped.
         if self.shared:
             return self
-        problems: list[tuple[tuple[str | int, ...], Any, str]] = []
+        problems: list[KeyedProblem] = []
         if self.rename_by_default:
             problems.append(
                 (
@@ -596,7 +596,7 @@ def _unique_taints(taints: tuple[TaintSpec, ...]) -> tuple[TaintSpec, ...]:
     # and kubelet's ParseTaints refuses the flag ("duplicated taints with the same key and
     # effect", pkg/util/taints/taints.go): the node would never join.
     first: dict[tuple[str, str], int] = {}
-    problems: list[tuple[tuple[str | int, ...], Any, str]] = []
+    problems: list[KeyedProblem] = []
     for i, t in enumerate(taints):
         seen = first.setdefault((t.key, t.effect), i)
         if seen != i:
@@ -812,10 +812,6 @@ class NetworkSettings(_Model):
         return self.vpc_id is not None and self.vpc_id != ""
 
 
-#: The network keys whose values may be Outputs, in config-key form.
-NETWORK_INPUT_KEYS = ("vpcId", "privateSubnetIds", "publicSubnetIds")
-
-
 def check_resolved_network(resolved: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> NetworkSettings:
     """Validate ``network`` once its Outputs resolved (``resolved`` in config-key form).
 
@@ -1022,8 +1018,9 @@ class Settings(_Model):
         return any(g.scaling.min_size < g.scaling.max_size for g in self.gpu_node_groups)
 
 
-def autoscaler_problems(settings: Settings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:
-    """What the Cluster Autoscaler could not handle (checked after the models parse)."""
+def autoscaler_problems(settings: Settings | GpuCapacitySettings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:
+    """What the Cluster Autoscaler could not handle (checked after the models parse), for a
+    GpuCluster's settings and a GpuCapacity's alike."""
     if not settings.autoscaler_enabled:
         return []
     problems = []
@@ -1039,7 +1036,8 @@ def autoscaler_problems(settings: Settings, namespace: str = CONFIG_NAMESPACE) -
     from . import autoscaling  # it builds on these models
 
     for i, group in enumerate(settings.gpu_node_groups):
-        count = len(autoscaling.asg_tags(group, settings.cluster_name)) + catalog.EKS_OWN_ASG_TAGS
+        # How many tags, not their values: any cluster name gives the same count.
+        count = len(autoscaling.asg_tags(group, "cluster")) + catalog.EKS_OWN_ASG_TAGS
         if count > catalog.ASG_TAG_LIMIT:
             problems.append(
                 Problem(
@@ -1076,9 +1074,6 @@ def autoscaler_problems(settings: Settings, namespace: str = CONFIG_NAMESPACE) -
                 )
             )
     return problems
-
-
-KeyedProblem = tuple[tuple[str | int, ...], Any, str]
 
 
 def gpu_groups_problems(
@@ -1167,6 +1162,11 @@ class GpuCapacitySettings(_Model):
     @classmethod
     def _kubernetes_version(cls, value: str) -> str:
         return Settings._kubernetes_version(value)  # one rule for both models
+
+    @property
+    def autoscaler_enabled(self) -> bool:
+        """``autoscaler.enabled``: off unless set to true (see the field)."""
+        return self.autoscaler.enabled is True
 
     @model_validator(mode="after")
     def _consistent_groups(self) -> GpuCapacitySettings:
@@ -1375,9 +1375,13 @@ def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMES
     Raises ConfigError listing every problem.
     """
     try:
-        return GpuCapacitySettings.model_validate(dict(raw))
+        settings = GpuCapacitySettings.model_validate(dict(raw))
     except ValidationError as err:
         raise ConfigError(_problems(err, namespace)) from None
+    problems = autoscaler_problems(settings, namespace)
+    if problems:
+        raise ConfigError(problems)
+    return settings
 
 
 def decode_config_value(value: Any) -> Any:

@@ -632,3 +632,22 @@ def test_gpu_capacity_tags_follow_the_stack_tag_rules():
     assert [str(p) for p in err.value.problems] == [
         "gpu-eks:tags.aws:team: received \"aws:team\"; expected no tag key starting with 'aws:' (reserved for AWS)"
     ]
+
+
+def test_gpu_capacity_with_the_autoscaler_gets_the_autoscaler_rules():
+    """The autoscaler's rules are the same for GpuCapacity as for GpuCluster (settings.autoscaler_problems):
+    no renamed resource (CA's GPU readiness check, processors/customresources/gpu_processor.go,
+    cluster-autoscaler-1.35.2) and a Kubernetes minor with a CA release."""
+    raw = {
+        "kubernetesVersion": "1.31",
+        "autoscaler": {"enabled": True},
+        "gpuNodeGroups": [{"name": "t4", "timeSlicing": {"renameByDefault": True}}],
+    }
+    with pytest.raises(ConfigError) as err:
+        load_capacity_settings(raw)
+    assert [p.key for p in err.value.problems] == [
+        "gpu-eks:kubernetesVersion",
+        "gpu-eks:gpuNodeGroups[0].timeSlicing.renameByDefault",
+    ]
+    # Without the autoscaler (GpuCapacity's default) both are accepted.
+    assert load_capacity_settings({**raw, "autoscaler": {}}).autoscaler_enabled is False
