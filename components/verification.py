@@ -63,9 +63,9 @@ VECTOR_ADD_ONCE = "/cuda-samples/vectorAdd"
 def hold_script(seconds: int) -> str:
     """vectorAdd first (fail fast), then again every 5 s until ``seconds`` have passed."""
     return (
-        "set -e; /cuda-samples/vectorAdd; "
+        f"set -e; {VECTOR_ADD_ONCE}; "
         f"end=$(( $(date +%s) + {seconds} )); "
-        'while [ "$(date +%s)" -lt "$end" ]; do /cuda-samples/vectorAdd >/dev/null; sleep 5; done'
+        f'while [ "$(date +%s)" -lt "$end" ]; do {VECTOR_ADD_ONCE} >/dev/null; sleep 5; done'
     )
 
 
