@@ -140,9 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.floor_once:
         run_floor()
         return 0
-    from components import stackconfig
+    from components.config import stackfile
 
-    stacks = args.stack or stackconfig.available_stacks()
+    stacks = args.stack or stackfile.available_stacks()
     (as_subprocesses if args.subprocess else in_process)(stacks, args.runs)
     return 0
 

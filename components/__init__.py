@@ -15,28 +15,28 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "Cluster": "cluster",
-    "ClusterAutoscaler": "autoscaler",
-    "ClusterAutoscalerArgs": "autoscaler",
-    "ClusterArgs": "cluster",
-    "GpuCapacity": "capacity",
-    "GpuCapacityArgs": "capacity",
-    "GpuCluster": "gpu_cluster",
-    "GpuClusterArgs": "gpu_cluster",
-    "GpuNodeGroup": "nodegroup",
-    "GpuNodeGroupArgs": "nodegroup",
-    "GpuOperator": "operator",
-    "GpuOperatorArgs": "operator",
-    "TimeSlicingVerification": "verification",
-    "TimeSlicingVerificationArgs": "verification",
-    "ConfigError": "settings",
-    "GpuCapacitySettings": "settings",
-    "GpuNodeGroupSettings": "settings",
-    "GpuOperatorSettings": "settings",
-    "Settings": "settings",
-    "load_capacity_settings": "settings",
-    "load_settings": "settings",
-    "settings_from_pulumi_config": "settings",
+    "Cluster": "cluster.component",
+    "ClusterAutoscaler": "autoscaler.component",
+    "ClusterAutoscalerArgs": "autoscaler.component",
+    "ClusterArgs": "cluster.component",
+    "GpuCapacity": "composites.gpu_capacity",
+    "GpuCapacityArgs": "composites.gpu_capacity",
+    "GpuCluster": "composites.gpu_cluster",
+    "GpuClusterArgs": "composites.gpu_cluster",
+    "GpuNodeGroup": "nodegroups.component",
+    "GpuNodeGroupArgs": "nodegroups.component",
+    "GpuOperator": "gpu_operator.component",
+    "GpuOperatorArgs": "gpu_operator.component",
+    "TimeSlicingVerification": "verification.component",
+    "TimeSlicingVerificationArgs": "verification.component",
+    "ConfigError": "config.errors",
+    "GpuCapacitySettings": "config.settings",
+    "GpuNodeGroupSettings": "config.groups",
+    "GpuOperatorSettings": "config.addons",
+    "Settings": "config.settings",
+    "load_capacity_settings": "config.loading",
+    "load_settings": "config.loading",
+    "settings_from_pulumi_config": "config.loading",
 }
 
 __all__ = [
@@ -65,23 +65,18 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
-    from .capacity import GpuCapacity, GpuCapacityArgs
-    from .cluster import Cluster, ClusterArgs
-    from .gpu_cluster import GpuCluster, GpuClusterArgs
-    from .nodegroup import GpuNodeGroup, GpuNodeGroupArgs
-    from .operator import GpuOperator, GpuOperatorArgs
-    from .settings import (
-        ConfigError,
-        GpuCapacitySettings,
-        GpuNodeGroupSettings,
-        GpuOperatorSettings,
-        Settings,
-        load_capacity_settings,
-        load_settings,
-        settings_from_pulumi_config,
-    )
-    from .verification import TimeSlicingVerification, TimeSlicingVerificationArgs
+    from .autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
+    from .cluster.component import Cluster, ClusterArgs
+    from .composites.gpu_capacity import GpuCapacity, GpuCapacityArgs
+    from .composites.gpu_cluster import GpuCluster, GpuClusterArgs
+    from .config.addons import GpuOperatorSettings
+    from .config.errors import ConfigError
+    from .config.groups import GpuNodeGroupSettings
+    from .config.loading import load_capacity_settings, load_settings, settings_from_pulumi_config
+    from .config.settings import GpuCapacitySettings, Settings
+    from .gpu_operator.component import GpuOperator, GpuOperatorArgs
+    from .nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
+    from .verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 
 def __getattr__(name: str) -> Any:

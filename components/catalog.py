@@ -223,38 +223,6 @@ def today() -> dt.date:
 #: starts with "g" (g4dn, g5, g6, gr6, ...) or "vt" (vt1).
 VCPU_QUOTA_G_FAMILY_PREFIXES = ("g", "vt")
 
-# ---------------------------------------------------------------------------------------------
-# Cluster Autoscaler (kubernetes/autoscaler)
-# ---------------------------------------------------------------------------------------------
-
-#: The Helm repository and chart (``helm repo add autoscaler https://kubernetes.github.io/autoscaler``),
-#: always installed from here with a pinned version.
-AUTOSCALER_CHART_REPOSITORY = "https://kubernetes.github.io/autoscaler"
-AUTOSCALER_CHART_NAME = "cluster-autoscaler"
-#: Chart versions whose values.yaml this library's values are checked against
-#: (tests/test_autoscaler.py, ../shared/reference/cluster-autoscaler/<version>/values.yaml).
-AUTOSCALER_CHART_VERSIONS: tuple[str, ...] = ("9.59.0",)
-DEFAULT_AUTOSCALER_CHART_VERSION = "9.59.0"
-
-#: Cluster Autoscaler image tag per Kubernetes minor: the newest patch of the matching CA minor
-#: (kubernetes/autoscaler tags ``cluster-autoscaler-1.xx.y``; CA's README asks for the CA minor
-#: that matches the cluster's). Chart 9.59.0 defaults to v1.35.0 for every cluster, so the tag is
-#: always set from this table. Tested against ../shared/reference/cluster-autoscaler/SOURCE.md.
-AUTOSCALER_IMAGE_TAGS: dict[str, str] = {
-    "1.32": "v1.32.7",
-    "1.33": "v1.33.6",
-    "1.34": "v1.34.5",
-    "1.35": "v1.35.2",
-    "1.36": "v1.36.1",
-}
-
-#: Tags per EC2 Auto Scaling group (Amazon EC2 Auto Scaling quota, "Tags per Auto Scaling group").
-ASG_TAG_LIMIT = 50
-#: Tags EKS puts on a managed node group's ASG besides CA's discovery tags: ``eks:cluster-name``,
-#: ``eks:nodegroup-name`` and ``kubernetes.io/cluster/<cluster>`` (CA reads the ``eks:`` ones,
-#: cloudprovider/aws/aws_manager.go ``extractLabelsFromAsg``).
-EKS_OWN_ASG_TAGS = 3
-
 #: Value of the ``k8s.amazonaws.com/accelerator`` node label per GPU model: the GPU types
 #: Cluster Autoscaler's AWS provider knows (cloudprovider/aws/aws_cloud_provider.go
 #: ``availableGPUTypes``, tag cluster-autoscaler-1.35.2; README "Special note on GPU instances").

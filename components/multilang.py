@@ -37,8 +37,11 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.util import camel_case
 from pulumi.resource import ComponentResource
 
-from . import gpu_cluster
-from .settings import CONFIG_NAMESPACE, ConfigError, Problem, Settings, load_settings, settings_warnings
+from .composites import gpu_cluster
+from .config.errors import CONFIG_NAMESPACE, ConfigError, Problem
+from .config.loading import load_settings
+from .config.settings import Settings
+from .config.warnings import settings_warnings
 
 #: The package name other languages see (``pulumi package add`` → ``@<sdk>/gpu-eks``); also the
 #: config namespace and the first part of every type token.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pulumi
 
-from .gpu_cluster import GpuCluster, GpuClusterArgs
-from .settings import Settings, settings_from_pulumi_config, settings_warnings
+from .composites.gpu_cluster import GpuCluster, GpuClusterArgs
+from .config.loading import settings_from_pulumi_config
+from .config.settings import Settings
+from .config.warnings import settings_warnings
 
 #: Name of the top-level component. Resource names are public API: changing this would
 #: replace every resource of every stack, so it needs an alias (see README, "Upgrading").

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import stackconfig
+from components.config import stackfile
 from tests import reference
 from tooling.simulation import Simulation, program_from_file, run_program, run_stack
 
@@ -33,7 +33,7 @@ SNAPSHOTS = TESTS / "snapshots"
 #: (tests/reference.py finds them there, or downloads the pinned copies).
 REFERENCE = reference.LOCAL
 CHART_VERSIONS = ("v25.3.1", "v25.10.1", "v26.7.0")
-STACKS = tuple(stackconfig.available_stacks(ROOT))
+STACKS = tuple(stackfile.available_stacks(ROOT))
 
 
 def reference_path(*parts: str) -> Path:
@@ -278,8 +278,8 @@ def simulate_run(name: str) -> Simulation:
         else:
             _SIMULATIONS[name] = run_program(
                 program_from_file(ROOT / "__main__.py"),
-                stackconfig.cli_config({"aws:region": "us-west-2"}),
-                project=stackconfig.project_name(ROOT),
+                stackfile.cli_config({"aws:region": "us-west-2"}),
+                project=stackfile.project_name(ROOT),
                 stack=DEFAULTS,
             )
     return _SIMULATIONS[name]

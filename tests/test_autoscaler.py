@@ -19,9 +19,16 @@ from typing import Any
 import pytest
 import yaml
 
-from components import autoscaling, catalog, nodeconfig, placement, verification
-from components.settings import ConfigError, load_settings, settings_warnings
-from components.stackconfig import settings_for_stack
+from components import catalog
+from components.autoscaler import asg, iam
+from components.autoscaler import chart as ca_chart
+from components.autoscaler import values as ca_values
+from components.config.errors import ConfigError
+from components.config.loading import load_settings
+from components.config.stackfile import settings_for_stack
+from components.config.warnings import settings_warnings
+from components.nodegroups import placement, userdata
+from components.verification import jobs
 from tests.support import ROOT, load_reference_yaml, reference_path
 from tooling.simulation import Simulation, run_stack
 
@@ -84,7 +91,7 @@ def pod_from_outputs(outputs: dict[str, Any], slots: int = 1, tolerate: bool = T
 def nodeconfig_of(sim: Simulation, group: str) -> tuple[dict[str, str], list[placement.Taint]]:
     """Labels and taints from the group's launch template user data, parsed back from kubelet flags."""
     mime = base64.b64decode(sim.one(LT, f"gpu-eks-{group}-lt").inputs["userData"]).decode()
-    ((_, body),) = nodeconfig.parse_mime(mime)
+    ((_, body),) = userdata.parse_mime(mime)
     labels: dict[str, str] = {}
     taints: list[placement.Taint] = []
     for flag in yaml.safe_load(body)["spec"]["kubelet"]["flags"]:
@@ -228,9 +235,9 @@ def test_builder_agrees_with_the_nodeconfig_for_many_groups():
                     ],
                 }
             ).gpu_node_groups[0]
-            flags = nodeconfig.gpu_node_config(g)["spec"]["kubelet"]["flags"]
+            flags = userdata.gpu_node_config(g)["spec"]["kubelet"]["flags"]
             labels = dict(kv.split("=", 1) for kv in flags[0].removeprefix("--node-labels=").split(","))
-            node = template_node(autoscaling.asg_tags(g, "c"), size)
+            node = template_node(asg.asg_tags(g, "c"), size)
             assert {k: node["labels"][k] for k in labels} == labels
             assert flags[1] == "--register-with-taints=x=y:PreferNoSchedule"
             assert node["taints"] == [placement.Taint(key="x", value="y", effect="PreferNoSchedule")]
@@ -293,18 +300,18 @@ def test_slot_and_asg_outputs(dev: Simulation, prod: Simulation, variants: Simul
 def test_image_tags_match_the_reference_table():
     text = reference_path("cluster-autoscaler", "SOURCE.md").read_text()
     rows = dict(re.findall(r"^\| (1\.\d+) \| (v1\.\d+\.\d+) \| cluster-autoscaler-", text, flags=re.M))
-    assert rows == catalog.AUTOSCALER_IMAGE_TAGS
+    assert rows == ca_chart.AUTOSCALER_IMAGE_TAGS
     assert rows["1.35"] == "v1.35.2"
 
 
 def test_chart_versions_exist_in_the_chart_repository():
     index = load_reference_yaml("cluster-autoscaler", "gh-pages-index.yaml")
     published = {e["version"] for e in index["entries"]["cluster-autoscaler"]}
-    assert set(catalog.AUTOSCALER_CHART_VERSIONS) <= published
-    for version in catalog.AUTOSCALER_CHART_VERSIONS:
+    assert set(ca_chart.AUTOSCALER_CHART_VERSIONS) <= published
+    for version in ca_chart.AUTOSCALER_CHART_VERSIONS:
         chart = load_reference_yaml("cluster-autoscaler", version, "Chart.yaml")
         assert (chart["name"], chart["version"]) == ("cluster-autoscaler", version)
-    assert catalog.AUTOSCALER_CHART_REPOSITORY == "https://kubernetes.github.io/autoscaler"
+    assert ca_chart.AUTOSCALER_CHART_REPOSITORY == "https://kubernetes.github.io/autoscaler"
 
 
 def _check_paths(ours: Any, theirs: Any, path: str, problems: list[str]) -> None:
@@ -321,11 +328,11 @@ def _check_paths(ours: Any, theirs: Any, path: str, problems: list[str]) -> None
         problems.append(f"{path}: {type(ours).__name__} where the chart has {type(theirs).__name__}")
 
 
-@pytest.mark.parametrize("version", catalog.AUTOSCALER_CHART_VERSIONS)
+@pytest.mark.parametrize("version", ca_chart.AUTOSCALER_CHART_VERSIONS)
 def test_values_paths_exist_in_the_chart_values(version):
     reference = load_reference_yaml("cluster-autoscaler", version, "values.yaml")
     s = load_settings({"clusterName": "c"})
-    values = autoscaling.autoscaler_values(
+    values = ca_values.autoscaler_values(
         s.autoscaler, cluster_name="c", kubernetes_version="1.35", region="us-west-2", role_arn="arn"
     )
     problems: list[str] = []
@@ -378,7 +385,7 @@ def test_release_in_each_stack(stack_sim):
     system = {"kubernetes.io/os": "linux", "eks.amazonaws.com/nodegroup": "system"}
     assert placement.node_matches_affinity(system, v["affinity"])
     for g in s.gpu_node_groups:
-        assert not placement.node_matches_affinity({**system, **nodeconfig.gpu_node_labels(g)}, v["affinity"])
+        assert not placement.node_matches_affinity({**system, **userdata.gpu_node_labels(g)}, v["affinity"])
     assert not placement.node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, v["affinity"])
     # It waits for the untainted system node group and for its IAM policy.
     assert sim.one("aws:eks/nodeGroup:NodeGroup", "gpu-eks-cluster-system").urn in rel.dependencies
@@ -450,7 +457,7 @@ def test_policy_scopes_mutations_to_this_clusters_asgs(stack_sim):
 
 
 def test_policy_arns_follow_the_partition():
-    doc = json.loads(autoscaling.autoscaler_policy("c", "aws-cn", "cn-north-1", "210987654321"))
+    doc = json.loads(iam.autoscaler_policy("c", "aws-cn", "cn-north-1", "210987654321"))
     resources = [s["Resource"] for s in doc["Statement"]]
     assert resources[1:] == [
         "arn:aws-cn:eks:cn-north-1:210987654321:nodegroup/c/*/*",
@@ -541,10 +548,10 @@ def test_disabled_autoscaler_declares_no_release_and_no_tags():
 
 def test_concurrency_cannot_be_faked_by_sequential_pods():
     # Concurrent: every pod holds its slot HOLD seconds and all start within the allowance.
-    assert verification.CONCURRENT_DEADLINE_SECONDS == 180 + 120 == 300
+    assert jobs.CONCURRENT_DEADLINE_SECONDS == 180 + 120 == 300
     # With one slot fewer than pods, some pod starts only after another's HOLD: >= 2 x HOLD.
-    assert verification.CONCURRENT_DEADLINE_SECONDS < 2 * verification.HOLD_SECONDS
-    assert verification.START_ALLOWANCE_SECONDS < verification.HOLD_SECONDS
+    assert jobs.CONCURRENT_DEADLINE_SECONDS < 2 * jobs.HOLD_SECONDS
+    assert jobs.START_ALLOWANCE_SECONDS < jobs.HOLD_SECONDS
 
 
 def test_verification_jobs_in_dev(dev: Simulation):
@@ -584,13 +591,13 @@ def test_verification_jobs_in_dev(dev: Simulation):
 def test_job_names_change_with_what_is_verified():
     def name(**ts: Any) -> str:
         g = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "timeSlicing": ts}]}).gpu_node_groups[0]
-        return verification.job_name("ts-check", g, verification.concurrent_job_spec(g, "img"))
+        return jobs.job_name("ts-check", g, jobs.concurrent_job_spec(g, "img"))
 
     assert name(replicas=4) == name(replicas=4)
     assert re.fullmatch(r"ts-check-g-[0-9a-f]{8}", name(replicas=4))
     assert len({name(replicas=4), name(replicas=3), name(replicas=4, failRequestsGreaterThanOne=False)}) == 3
     g = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "x" * 40}]}).gpu_node_groups[0]
-    assert len(verification.job_name("ts-warmup", g, verification.warmup_job_spec(g, "img"))) == 59  # <= 63
+    assert len(jobs.job_name("ts-warmup", g, jobs.warmup_job_spec(g, "img"))) == 59  # <= 63
 
 
 def test_group_at_zero_without_autoscaler_is_not_verified():

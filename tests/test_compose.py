@@ -25,8 +25,8 @@ from components import (
     load_capacity_settings,
     load_settings,
 )
-from components.coverage import HalfWiredError
-from components.settings import ConfigError, Problem, is_plain
+from components.config.errors import ConfigError, Problem, is_plain
+from components.gpu_operator.coverage import HalfWiredError
 from tooling.simulation import FakeCloud, Simulation, run_program
 
 NG = "aws:eks/nodeGroup:NodeGroup"
@@ -521,7 +521,8 @@ def test_tag_values_may_be_outputs():
 
 def test_cluster_name_may_be_an_output():
     from components import Cluster, ClusterArgs
-    from components.settings import NetworkSettings, SystemNodeGroupSettings
+    from components.config.groups import SystemNodeGroupSettings
+    from components.config.network import NetworkSettings
 
     def program() -> None:
         name = pulumi.Output.from_input("named-elsewhere").apply(lambda v: v)

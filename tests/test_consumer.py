@@ -53,7 +53,7 @@ def test_a_consumer_project_composes_the_installed_package(tmp_path: Path):
     assert result.returncode == 0, output
     assert re.search(r"\b4 passed\b", output), output
     # Installed, and without the repository's tooling (not shipped).
-    assert (site / "components" / "capacity.py").is_file()
+    assert (site / "components" / "composites" / "gpu_capacity.py").is_file()
     assert not (site / "tooling").exists()
 
 

@@ -15,8 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
-from components import catalog, helm_values, nodeconfig, placement, sharing
-from components.settings import ConfigError, load_settings, settings_warnings
+from components import catalog
+from components.config.errors import ConfigError
+from components.config.loading import load_settings
+from components.config.warnings import settings_warnings
+from components.gpu_operator import values as operator_values
+from components.nodegroups import labels, userdata
+from components.sharing import device_plugin
 from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml, reference_path
 from tooling.simulation import Simulation, run_stack
 
@@ -88,7 +93,7 @@ def test_the_checker_refuses_what_the_plugin_refuses():
 def test_every_generated_config_file_loads_in_the_device_plugin(version, replicas):
     # Rule source: k8s-device-plugin api/config/v1/replicas.go at DEVICE_PLUGIN_OF_CHART[version].
     (g,) = groups({"name": "t4", "timeSlicing": {"replicas": replicas}})
-    data = helm_values.gpu_operator_values([g], version)["devicePlugin"]["config"]["data"]
+    data = operator_values.gpu_operator_values([g], version)["devicePlugin"]["config"]["data"]
     assert list(data) == ["t4"]
     assert plugin_config_problems(data["t4"]) == []
 
@@ -109,7 +114,7 @@ RESOURCE_FIELDS = {"name", "rename", "devices", "replicas"}
 @pytest.mark.parametrize("replicas", [1, 4])
 def test_every_key_we_write_is_a_field_the_plugin_reads(replicas):
     (g,) = groups({"name": "t4", "timeSlicing": {"replicas": replicas}})
-    config = yaml.safe_load(helm_values.gpu_operator_values([g], "v26.7.0")["devicePlugin"]["config"]["data"]["t4"])
+    config = yaml.safe_load(operator_values.gpu_operator_values([g], "v26.7.0")["devicePlugin"]["config"]["data"]["t4"])
     for path, fields in PLUGIN_FIELDS.items():
         node = config
         for key in path:
@@ -126,9 +131,12 @@ def test_replicas_one_is_an_unshared_profile():
         {"name": "exclusive", "instanceTypes": ["g4dn.12xlarge"], "timeSlicing": {"replicas": 1}},
         {"name": "shared", "timeSlicing": {"replicas": 4}},
     )
-    assert sharing.device_plugin_config(exclusive.time_slicing) == {"version": "v1", "flags": {"migStrategy": "none"}}
+    assert device_plugin.device_plugin_config(exclusive.time_slicing) == {
+        "version": "v1",
+        "flags": {"migStrategy": "none"},
+    }
     assert (exclusive.advertised_gpus_per_node, exclusive.time_slicing.resource_name) == (4, "nvidia.com/gpu")
-    data = helm_values.gpu_operator_values([exclusive, shared], "v26.7.0")["devicePlugin"]["config"]["data"]
+    data = operator_values.gpu_operator_values([exclusive, shared], "v26.7.0")["devicePlugin"]["config"]["data"]
     assert yaml.safe_load(data["exclusive"]) == {"version": "v1", "flags": {"migStrategy": "none"}}
     assert yaml.safe_load(data["shared"])["sharing"]["timeSlicing"]["resources"] == [
         {"name": "nvidia.com/gpu", "replicas": 4}
@@ -248,12 +256,12 @@ def test_stacks_pin_the_profile_name_their_nodes_already_carry(stack):
 def test_default_profile_is_the_group_name():
     a, b = groups({"name": "small", "timeSlicing": {"replicas": 2}}, {"name": "big"})
     assert (a.profile_name, b.profile_name) == ("small", "big")
-    assert nodeconfig.gpu_node_labels(a)[placement.DEVICE_PLUGIN_CONFIG_LABEL] == "small"
+    assert userdata.gpu_node_labels(a)[labels.DEVICE_PLUGIN_CONFIG_LABEL] == "small"
 
 
 def test_two_groups_may_share_a_profile_with_the_same_settings():
     a, b = groups({"name": "a"}, {"name": "b", "timeSlicing": {"profile": "a"}})
-    data = helm_values.gpu_operator_values([a, b], "v26.7.0")["devicePlugin"]["config"]["data"]
+    data = operator_values.gpu_operator_values([a, b], "v26.7.0")["devicePlugin"]["config"]["data"]
     assert list(data) == ["a"]
 
 
@@ -282,7 +290,7 @@ def test_mig_strategy_reaches_the_chart_and_the_config_file(version):
     file (api/config/v1/flags.go UpdateFromCLIFlags). The chart's default is "single"."""
     values_yaml = load_reference_yaml("gpu-operator", version, "values.yaml")
     assert values_yaml["mig"] == {"strategy": "single"}
-    values = helm_values.gpu_operator_values(
+    values = operator_values.gpu_operator_values(
         groups({"name": "a"}, {"name": "b", "timeSlicing": {"replicas": 2}}), version
     )
     assert values["mig"] == {"strategy": "none"}
@@ -292,7 +300,7 @@ def test_mig_strategy_reaches_the_chart_and_the_config_file(version):
 
 def test_mig_strategy_of_groups_must_agree():
     with pytest.raises(ValueError, match="disagree on migStrategy"):
-        helm_values.mig_strategy([type("G", (), {"mig_strategy": m})() for m in ("none", "single")])  # type: ignore[misc]
+        operator_values.mig_strategy([type("G", (), {"mig_strategy": m})() for m in ("none", "single")])  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,8 +321,8 @@ def kubelet_parse_node_labels(flag: str) -> dict[str, str]:
 
 def test_node_labels_flag_parses_back_to_the_labels():
     (g,) = groups({"name": "gpu", "labels": {"team.example.com/owner": "ml", "node.kubernetes.io/pool": "a.b_c-1"}})
-    flags = nodeconfig.gpu_node_config(g)["spec"]["kubelet"]["flags"]
-    assert kubelet_parse_node_labels(flags[0]) == nodeconfig.gpu_node_labels(g)
+    flags = userdata.gpu_node_config(g)["spec"]["kubelet"]["flags"]
+    assert kubelet_parse_node_labels(flags[0]) == userdata.gpu_node_labels(g)
 
 
 @pytest.mark.parametrize(
@@ -405,7 +413,7 @@ def test_taints_must_be_unique_by_key_and_effect():
         {"name": "g", "taints": [{"key": "spot", "effect": "NoSchedule"}, {"key": "spot", "effect": "NoExecute"}]},
         autoscaler={"enabled": False},
     )
-    assert nodeconfig.gpu_node_config(g)["spec"]["kubelet"]["flags"][1] == (
+    assert userdata.gpu_node_config(g)["spec"]["kubelet"]["flags"][1] == (
         "--register-with-taints=spot:NoSchedule,spot:NoExecute"
     )
 
@@ -440,7 +448,7 @@ def test_daemonset_pods_on_a_gpu_node_follow_from_the_chart_values(version):
     gpuStateLabels, container workload config; assets/state-*/ nodeSelectors). With our
     values exactly four run on a T4 node; plus the NFD worker, aws-node and kube-proxy."""
     chart = load_reference_yaml("gpu-operator", version, "values.yaml")
-    ours = helm_values.gpu_operator_values(groups({"name": "a"}), version)
+    ours = operator_values.gpu_operator_values(groups({"name": "a"}), version)
 
     def enabled(component: str) -> bool:
         return ours.get(component, {}).get("enabled", chart[component].get("enabled", True))

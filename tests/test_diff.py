@@ -209,7 +209,7 @@ def test_diff_base_shows_config_and_code_changes_and_warns_of_replacements(repo:
     prod = repo / "stacks" / "Pulumi.prod.yaml"
     prod.write_text(prod.read_text().replace("desiredSize: 3, maxSize: 6", "desiredSize: 3, maxSize: 8"))
     # A change to the library itself: only visible if the base is rendered by the base's code.
-    operator = repo / "components" / "operator.py"
+    operator = repo / "components" / "gpu_operator" / "component.py"
     operator.write_text(operator.read_text().replace("RELEASE_TIMEOUT_SECONDS = 900", "RELEASE_TIMEOUT_SECONDS = 1200"))
     # A new stack: nothing to compare it with in the base, so all of it is new.
     (repo / "stacks" / "Pulumi.staging.yaml").write_text(dev.read_text())

@@ -11,8 +11,12 @@ import jsonschema
 import pytest
 import yaml
 
-from components import chart, helm_values, nodeconfig, placement, sharing
-from components.settings import load_settings
+from components.config import charts
+from components.config.loading import load_settings
+from components.gpu_operator import chart
+from components.gpu_operator import values as operator_values
+from components.nodegroups import labels, placement, userdata
+from components.sharing import device_plugin
 from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path
 
 #: Keys whose values are free-form maps/lists in the chart (Kubernetes objects, ConfigMap data):
@@ -70,7 +74,7 @@ CUSTOM_GROUPS = groups(
 @pytest.mark.parametrize("version", CHART_VERSIONS)
 @pytest.mark.parametrize("node_groups", [DEFAULT_GROUPS, CUSTOM_GROUPS], ids=["default", "custom"])
 def test_every_values_path_exists_in_the_chart(version, node_groups):
-    values = helm_values.gpu_operator_values(node_groups, version)
+    values = operator_values.gpu_operator_values(node_groups, version)
     paths = list(leaf_paths(values))
     assert ("devicePlugin", "config", "data") in paths and (NFD, "worker", "affinity") in paths
     for path in paths:
@@ -102,15 +106,15 @@ def test_supported_versions_are_published_in_the_chart_repository():
 
 @pytest.mark.parametrize("version", CHART_VERSIONS)
 def test_driver_and_toolkit_off_cdi_pinned(version):
-    values = helm_values.gpu_operator_values(DEFAULT_GROUPS, version)
+    values = operator_values.gpu_operator_values(DEFAULT_GROUPS, version)
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
     assert values["cdi"] == {"enabled": False}
-    assert helm_values.gpu_operator_values(DEFAULT_GROUPS, version, cdi_enabled=True)["cdi"] == {"enabled": True}
+    assert operator_values.gpu_operator_values(DEFAULT_GROUPS, version, cdi_enabled=True)["cdi"] == {"enabled": True}
 
 
 @pytest.mark.parametrize("version", CHART_VERSIONS)
 def test_tolerations_keep_chart_entries_and_tolerate_every_taint(version):
-    values = helm_values.gpu_operator_values(CUSTOM_GROUPS, version)
+    values = operator_values.gpu_operator_values(CUSTOM_GROUPS, version)
     row = chart.SUPPORTED_CHART_VERSIONS[version]
     taints = [t for g in CUSTOM_GROUPS for t in g.taint_list]
     assert {t.key for t in taints} == {"dedicated", "nvidia.com/gpu", "spot"}
@@ -145,18 +149,18 @@ SYSTEM_NODE = {
 
 
 def test_nfd_worker_runs_only_on_gpu_nodes():
-    affinity = helm_values.gpu_operator_values(CUSTOM_GROUPS, "v26.7.0")[NFD]["worker"]["affinity"]
+    affinity = operator_values.gpu_operator_values(CUSTOM_GROUPS, "v26.7.0")[NFD]["worker"]["affinity"]
     terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert terms == [
         {"matchExpressions": [{"key": key, "operator": "Gt", "values": ["0"]}]}
         for key in (
-            placement.GPU_COUNT_LABEL,
+            labels.GPU_COUNT_LABEL,
             "karpenter.k8s.aws/instance-gpu-count",
             "eks.amazonaws.com/instance-gpu-count",
         )
     ]
     for g in CUSTOM_GROUPS:
-        assert placement.node_matches_affinity({**SYSTEM_NODE, **nodeconfig.gpu_node_labels(g)}, affinity)
+        assert placement.node_matches_affinity({**SYSTEM_NODE, **userdata.gpu_node_labels(g)}, affinity)
     assert not placement.node_matches_affinity(SYSTEM_NODE, affinity)
     assert placement.node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, affinity)
     assert placement.node_matches_affinity({"eks.amazonaws.com/instance-gpu-count": "4"}, affinity)
@@ -169,7 +173,7 @@ def test_nfd_values_satisfy_the_subchart_schema():
     schema = json.loads(reference_path("gpu-operator", "v26.7.0", "charts", NFD, "values.schema.json").read_text())
     sub = load_reference_yaml("gpu-operator", "v26.7.0", "charts", NFD, "values.yaml")
     parent = load_reference_yaml("gpu-operator", "v26.7.0", "values.yaml")[NFD]
-    ours = helm_values.gpu_operator_values(CUSTOM_GROUPS, "v26.7.0")[NFD]
+    ours = operator_values.gpu_operator_values(CUSTOM_GROUPS, "v26.7.0")[NFD]
     merged = deep_merge(deep_merge(sub, parent), ours)
     jsonschema.validate(merged, schema)
     broken = deep_merge(
@@ -187,7 +191,7 @@ def deep_merge(base: Any, over: Any) -> Any:
 
 
 def test_device_plugin_config_has_one_profile_per_sharing_setting():
-    config = helm_values.gpu_operator_values(CUSTOM_GROUPS, "v26.7.0")["devicePlugin"]["config"]
+    config = operator_values.gpu_operator_values(CUSTOM_GROUPS, "v26.7.0")["devicePlugin"]["config"]
     assert config["create"] is True
     # Default profile names: the group names.
     assert sorted(config["data"]) == ["a", "b"]
@@ -206,17 +210,17 @@ def test_device_plugin_config_has_one_profile_per_sharing_setting():
     }
     # Each node group's label names a profile that exists.
     for g in CUSTOM_GROUPS:
-        assert nodeconfig.gpu_node_labels(g)[placement.DEVICE_PLUGIN_CONFIG_LABEL] in config["data"]
+        assert userdata.gpu_node_labels(g)[labels.DEVICE_PLUGIN_CONFIG_LABEL] in config["data"]
 
 
 def test_config_map_name_follows_the_sharing_settings():
     """A changed sharing setting renames the ConfigMap, which rolls the device plugin
-    (sharing.config_map_name explains why); unchanged settings keep the name."""
+    (device_plugin.config_map_name explains why); unchanged settings keep the name."""
 
     def name(**ts):
         # renameByDefault is refused with the Cluster Autoscaler (its GPU readiness check).
         g = groups({"name": "t4", "timeSlicing": ts}, autoscaler=False)
-        return helm_values.gpu_operator_values(g, "v26.7.0")["devicePlugin"]["config"]["name"]
+        return operator_values.gpu_operator_values(g, "v26.7.0")["devicePlugin"]["config"]["name"]
 
     assert name(replicas=4) == name(replicas=4)
     assert len({name(replicas=4), name(replicas=8), name(replicas=4, renameByDefault=True)}) == 3
@@ -225,18 +229,18 @@ def test_config_map_name_follows_the_sharing_settings():
 
 def test_values_need_a_gpu_node_group():
     with pytest.raises(ValueError, match="at least one GPU node group, received none"):
-        helm_values.gpu_operator_values([], "v26.7.0")
+        operator_values.gpu_operator_values([], "v26.7.0")
 
 
 def test_unvalidated_chart_version_uses_newest_known_defaults():
-    values = helm_values.gpu_operator_values(DEFAULT_GROUPS, "v27.0.0")
+    values = operator_values.gpu_operator_values(DEFAULT_GROUPS, "v27.0.0")
     assert values["daemonsets"]["tolerations"][:1] == list(
         chart.SUPPORTED_CHART_VERSIONS["v26.7.0"].daemonset_tolerations
     )
 
 
 def test_sharing_config_round_trips_as_yaml():
-    data = sharing.device_plugin_config_data(helm_values.sharing_profiles(CUSTOM_GROUPS))
+    data = device_plugin.device_plugin_config_data(operator_values.sharing_profiles(CUSTOM_GROUPS))
     assert all(isinstance(v, str) for v in data.values())
     assert {k: yaml.safe_load(v)["sharing"]["timeSlicing"]["resources"][0]["replicas"] for k, v in data.items()} == {
         "a": 4,
@@ -245,8 +249,8 @@ def test_sharing_config_round_trips_as_yaml():
 
 
 def test_an_unvalidated_chart_version_is_named_in_a_warning():
-    assert chart.unvalidated_chart_warning("gpu-operator", "v26.7.0", chart.SUPPORTED_CHART_VERSIONS) is None
-    assert chart.unvalidated_chart_warning("gpu-operator", "v27.1.0", chart.SUPPORTED_CHART_VERSIONS) == (
+    assert charts.unvalidated_chart_warning("gpu-operator", "v26.7.0", chart.SUPPORTED_CHART_VERSIONS) is None
+    assert charts.unvalidated_chart_warning("gpu-operator", "v27.1.0", chart.SUPPORTED_CHART_VERSIONS) == (
         "gpu-operator chart v27.1.0 is not one this library was validated against (v25.3.1, v25.10.1, "
         "v26.7.0); its values paths are unchecked."
     )

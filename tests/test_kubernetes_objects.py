@@ -6,9 +6,9 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from components import verification
-from components.settings import load_settings
-from components.stackconfig import settings_for_stack
+from components.config.loading import load_settings
+from components.config.stackfile import settings_for_stack
+from components.verification import jobs
 from tests.support import ROOT
 
 KINDS = {
@@ -33,7 +33,7 @@ def test_every_kubernetes_object_validates(stack_sim):
 
 def test_validation_catches_a_broken_job():
     group = load_settings({"clusterName": "c"}).gpu_node_groups[0]
-    spec = verification.concurrent_job_spec(group, "img")
+    spec = jobs.concurrent_job_spec(group, "img")
     obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": spec}
     kubernetes_validate.validate(obj, "1.35.0", strict=True)
     spec["template"]["spec"]["containers"][0]["resource"] = spec["template"]["spec"]["containers"][0].pop("resources")

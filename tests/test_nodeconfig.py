@@ -13,8 +13,9 @@ import jsonschema
 import pytest
 import yaml
 
-from components import catalog, nodeconfig, placement
-from components.settings import load_settings
+from components import catalog
+from components.config.loading import load_settings
+from components.nodegroups import labels, placement, userdata
 from tests.support import STACKS, simulate
 from tooling.simulation import Simulation
 
@@ -55,8 +56,8 @@ def user_data_of(sim: Simulation) -> dict[str, str]:
 @pytest.mark.parametrize("size", sorted(catalog.GPU_INSTANCE_TYPES))
 def test_gpu_count_label_per_g4dn_size(size):
     expected = {"g4dn.12xlarge": "4", "g4dn.metal": "8"}.get(size, "1")
-    labels = nodeconfig.gpu_node_labels(settings_group(instanceTypes=[size]))
-    assert labels[placement.GPU_COUNT_LABEL] == expected
+    node_labels = userdata.gpu_node_labels(settings_group(instanceTypes=[size]))
+    assert node_labels[labels.GPU_COUNT_LABEL] == expected
 
 
 def test_labels_and_taints_become_kubelet_flags():
@@ -68,7 +69,7 @@ def test_labels_and_taints_become_kubelet_flags():
         ],
         timeSlicing={"replicas": 8},
     )
-    flags = nodeconfig.gpu_node_config(g)["spec"]["kubelet"]["flags"]
+    flags = userdata.gpu_node_config(g)["spec"]["kubelet"]["flags"]
     assert flags == [
         "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=gpu,"
         "k8s.amazonaws.com/accelerator=nvidia-tesla-t4,node.kubernetes.io/pool=t4,"
@@ -79,22 +80,22 @@ def test_labels_and_taints_become_kubelet_flags():
 
 
 def test_no_taints_means_no_taint_flag():
-    flags = nodeconfig.gpu_node_config(settings_group(taints=[]))["spec"]["kubelet"]["flags"]
+    flags = userdata.gpu_node_config(settings_group(taints=[]))["spec"]["kubelet"]["flags"]
     assert [f.split("=")[0] for f in flags] == ["--node-labels"]
 
 
 def test_white_space_in_a_flag_is_refused():
     with pytest.raises(ValueError, match="white space"):
-        nodeconfig.kubelet_flags({"a": "b c"}, [])
+        userdata.kubelet_flags({"a": "b c"}, [])
 
 
 def test_strict_schema_rejects_a_misspelt_field(nodeconfig_schema):
-    doc = nodeconfig.node_config(["--node-labels=a=b"])
+    doc = userdata.node_config(["--node-labels=a=b"])
     jsonschema.validate(doc, strict(nodeconfig_schema))
     doc["spec"]["kubelet"]["flag"] = doc["spec"]["kubelet"].pop("flags")
     with pytest.raises(jsonschema.ValidationError, match="'flag' was unexpected"):
         jsonschema.validate(doc, strict(nodeconfig_schema))
-    bad = nodeconfig.node_config(["--x"])
+    bad = userdata.node_config(["--x"])
     bad["spec"]["kubelet"]["flags"] = "--not-a-list"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, nodeconfig_schema)
@@ -102,11 +103,11 @@ def test_strict_schema_rejects_a_misspelt_field(nodeconfig_schema):
 
 def test_mime_round_trips_through_the_email_parser():
     docs = [
-        nodeconfig.node_config(["--node-labels=a=b"]),
-        nodeconfig.node_config(["--register-with-taints=k:NoSchedule"]),
+        userdata.node_config(["--node-labels=a=b"]),
+        userdata.node_config(["--register-with-taints=k:NoSchedule"]),
     ]
-    text = nodeconfig.render_mime(docs)
-    parts = nodeconfig.parse_mime(text)
+    text = userdata.render_mime(docs)
+    parts = userdata.parse_mime(text)
     assert [ct for ct, _ in parts] == ["application/node.eks.aws"] * 2
     assert [yaml.safe_load(body) for _, body in parts] == docs
     # Structure nodeadm depends on: the declared boundary delimits the parts, and a blank line
@@ -119,9 +120,9 @@ def test_mime_round_trips_through_the_email_parser():
 
 
 def test_mime_is_deterministic_and_content_addressed():
-    a = nodeconfig.render_mime([nodeconfig.node_config(["--node-labels=a=b"])])
-    assert a == nodeconfig.render_mime([nodeconfig.node_config(["--node-labels=a=b"])])
-    assert a != nodeconfig.render_mime([nodeconfig.node_config(["--node-labels=a=c"])])
+    a = userdata.render_mime([userdata.node_config(["--node-labels=a=b"])])
+    assert a == userdata.render_mime([userdata.node_config(["--node-labels=a=b"])])
+    assert a != userdata.render_mime([userdata.node_config(["--node-labels=a=c"])])
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -129,8 +130,8 @@ def test_every_emitted_node_config_satisfies_the_crd(stack, nodeconfig_schema):
     user_data = user_data_of(simulate(stack))
     assert user_data, "the GPU launch templates carry nodeadm user data"
     for name, mime in user_data.items():
-        parts = nodeconfig.parse_mime(mime)
-        assert [ct for ct, _ in parts] == [nodeconfig.NODECONFIG_CONTENT_TYPE], name
+        parts = userdata.parse_mime(mime)
+        assert [ct for ct, _ in parts] == [userdata.NODECONFIG_CONTENT_TYPE], name
         for _, body in parts:
             doc = yaml.safe_load(body)
             assert doc["apiVersion"] == "node.eks.aws/v1alpha1" and doc["kind"] == "NodeConfig"

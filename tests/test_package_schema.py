@@ -31,7 +31,12 @@ from pulumi.errors import InputPropertiesError
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 from pydantic import BaseModel
 
-from components import multilang, settings, stackconfig
+from components import multilang
+from components.config import stackfile
+from components.config.addons import AutoscalerSettings, GpuOperatorSettings, VerificationSettings
+from components.config.groups import GpuNodeGroupSettings, Scaling, SystemNodeGroupSettings, TaintSpec, TimeSlicing
+from components.config.network import NetworkSettings
+from components.config.settings import Settings
 from tests.support import ROOT, reference_path, run_python, simulate
 from tooling.simulation import run_program
 
@@ -217,16 +222,16 @@ def _typeddict_fields(td: type) -> dict[str, tuple[bool, str]]:
 
 
 PAIRS = [
-    (settings.Settings, multilang.GpuClusterInputs),
-    (settings.NetworkSettings, multilang.NetworkSettings),
-    (settings.SystemNodeGroupSettings, multilang.SystemNodeGroupSettings),
-    (settings.GpuNodeGroupSettings, multilang.GpuNodeGroupSettings),
-    (settings.Scaling, multilang.Scaling),
-    (settings.TaintSpec, multilang.TaintSpec),
-    (settings.TimeSlicing, multilang.TimeSlicing),
-    (settings.GpuOperatorSettings, multilang.GpuOperatorSettings),
-    (settings.VerificationSettings, multilang.VerificationSettings),
-    (settings.AutoscalerSettings, multilang.AutoscalerSettings),
+    (Settings, multilang.GpuClusterInputs),
+    (NetworkSettings, multilang.NetworkSettings),
+    (SystemNodeGroupSettings, multilang.SystemNodeGroupSettings),
+    (GpuNodeGroupSettings, multilang.GpuNodeGroupSettings),
+    (Scaling, multilang.Scaling),
+    (TaintSpec, multilang.TaintSpec),
+    (TimeSlicing, multilang.TimeSlicing),
+    (GpuOperatorSettings, multilang.GpuOperatorSettings),
+    (VerificationSettings, multilang.VerificationSettings),
+    (AutoscalerSettings, multilang.AutoscalerSettings),
 ]
 
 
@@ -247,7 +252,7 @@ def test_every_settings_model_has_a_multilang_type():
                 if isinstance(arg, type) and issubclass(arg, BaseModel) and arg not in reachable:
                     walk(arg)
 
-    walk(settings.Settings)
+    walk(Settings)
     assert {m.__name__ for m in reachable} == {m.__name__ for m, _ in PAIRS}
 
 
@@ -275,7 +280,7 @@ def test_the_kind_check_can_fail():
         max_size: int
 
     for wrong in (WrongKind, Missing, Optional):
-        assert _typeddict_fields(wrong) != _model_fields(settings.Scaling), wrong.__name__
+        assert _typeddict_fields(wrong) != _model_fields(Scaling), wrong.__name__
 
 
 def test_to_config_renames_schema_levels_only():
@@ -310,7 +315,7 @@ def _as_sent_by_engine(value: Any) -> Any:
 
 
 def _dev_inputs() -> tuple[dict[str, Any], dict[str, Any]]:
-    config = stackconfig.read_stack_config("dev", ROOT)
+    config = stackfile.read_stack_config("dev", ROOT)
     inputs = {k.removeprefix("gpu-eks:"): v for k, v in config.items() if k.startswith("gpu-eks:")}
     inputs["clusterName"] = "gpu-eks-dev"  # the program's default: <project>-<stack>
     return config, _as_sent_by_engine(inputs)
@@ -325,7 +330,7 @@ def _construct(inputs: dict[str, Any], config: dict[str, Any], name: str = "gpu-
             pulumi.export(key, value)
         result["urn"] = constructed.urn
 
-    sim = run_program(program, stackconfig.cli_config(config), project="gpu-eks", stack="dev")
+    sim = run_program(program, stackfile.cli_config(config), project="gpu-eks", stack="dev")
     return sim
 
 

@@ -22,6 +22,10 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from components import catalog
+from components.config.groups import GpuNodeGroupSettings, Scaling
+from components.config.loading import load_settings
+from components.config.network import NetworkSettings
+from components.config.settings import Settings
 from components.preflight import (
     FAIL,
     PASS,
@@ -39,7 +43,6 @@ from components.preflight import (
     run_checks,
 )
 from components.preflight.checks import gpu_mismatches, one_line, vcpus_needed
-from components.settings import GpuNodeGroupSettings, NetworkSettings, Scaling, Settings, load_settings
 from tests.preflight_fixtures import (
     GPU_AMI_ID,
     REGION,

@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel
 
-from components.settings import Settings
+from components.config.settings import Settings
 from tests.support import ROOT
 from tooling.simulation import run_program
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components import nodeconfig, stackconfig
+from components.config import stackfile
+from components.nodegroups import userdata
 from tests.support import ROOT, copy_project, tooling_cli
 from tooling import render, render_urns, render_values
 from tooling.render_values import SECRET, UNKNOWN, Decoded
@@ -79,8 +80,8 @@ def test_display_maps_simulator_urns_to_engine_urns():
 
 
 def test_user_data_is_shown_as_mime_parts_with_the_nodeconfig_parsed():
-    doc = nodeconfig.node_config(["--node-labels=a=b", "--register-with-taints=k=v:NoSchedule"])
-    user_data = nodeconfig.render_user_data([doc])
+    doc = userdata.node_config(["--node-labels=a=b", "--register-with-taints=k=v:NoSchedule"])
+    user_data = userdata.render_user_data([doc])
     shown = render_values.display({"userData": user_data}, "aws:ec2/launchTemplate:LaunchTemplate")["userData"]
     assert isinstance(shown, Decoded) and shown.tag == "!base64-mime"
     (part,) = shown.value["parts"]
@@ -410,7 +411,7 @@ def test_cli_unknown_stack_exits_2_with_the_known_stacks():
     assert done.returncode == 2
     assert done.stdout == ""
     assert "unknown stack 'staging'" in done.stderr
-    assert ", ".join(stackconfig.available_stacks(ROOT)) in done.stderr
+    assert ", ".join(stackfile.available_stacks(ROOT)) in done.stderr
     assert "Traceback" not in done.stderr
 
 

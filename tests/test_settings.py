@@ -5,8 +5,10 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components import catalog, chart
-from components.settings import ConfigError, load_settings
+from components import catalog
+from components.config.errors import ConfigError
+from components.config.loading import load_settings
+from components.gpu_operator import chart
 from tests.support import ROOT
 from tooling.simulation import run_stack
 

@@ -18,14 +18,15 @@ import pulumi
 import pytest
 import yaml
 
-from components import catalog, settings
-from components.settings import (
-    ConfigError,
-    access_entry_keys,
-    load_settings,
-    settings_from_config,
-    settings_warnings,
-)
+from components import catalog
+from components.cluster.iam import access_entry_keys
+from components.config.errors import ConfigError
+from components.config.fields import LIBRARY_TAG_ALLOWANCE, MAX_TAGS_PER_RESOURCE, MAX_USER_TAGS
+from components.config.loading import eks_regions, load_settings, settings_from_config
+from components.config.names import SYSTEM_SIDE_CHILDREN
+from components.config.network import created_subnet_netmask
+from components.config.settings import Settings
+from components.config.warnings import settings_warnings
 from tests.support import ROOT
 from tooling.simulation import run_stack
 
@@ -79,7 +80,7 @@ def test_tag_characters_follow_the_iam_rule():
 
 
 def test_at_most_40_user_tags_leaving_10_for_the_library():
-    assert (settings.MAX_TAGS_PER_RESOURCE, settings.LIBRARY_TAG_ALLOWANCE, settings.MAX_USER_TAGS) == (50, 10, 40)
+    assert (MAX_TAGS_PER_RESOURCE, LIBRARY_TAG_ALLOWANCE, MAX_USER_TAGS) == (50, 10, 40)
     forty = {f"t{i}": "x" for i in range(40)}
     assert len(load_settings({"clusterName": "c", "tags": forty}).tags) == 40
     (line,) = problems({"tags": {**forty, "t40": "x"}})
@@ -99,7 +100,7 @@ def test_the_library_adds_no_more_tags_than_it_reserves(prod):
                 most = max(most, len(r.inputs[key]))
         for spec in r.inputs.get("tagSpecifications") or []:
             most = max(most, len(spec.get("tags") or {}))
-    assert 0 < most - user <= settings.LIBRARY_TAG_ALLOWANCE
+    assert 0 < most - user <= LIBRARY_TAG_ALLOWANCE
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,8 +133,8 @@ def test_vpc_must_hold_the_subnets_awsx_carves(zones, largest_ok):
 
 def test_subnets_of_the_prod_vpc_are_the_ones_computed():
     # prod: 10.20.0.0/16 over 3 zones -> /18 per zone -> /19 subnets (awsx's layout).
-    assert settings.created_subnet_netmask(16, 3) == 19
-    assert settings.created_subnet_netmask(16, 2) == 18
+    assert created_subnet_netmask(16, 3) == 19
+    assert created_subnet_netmask(16, 2) == 18
 
 
 @pytest.mark.parametrize("value", ["203.0.113.7", "10.0.0.0"])
@@ -463,10 +464,10 @@ def test_a_version_newer_than_the_calendar_is_an_error():
 
 def test_the_stacks_are_valid_on_the_real_date(monkeypatch):
     monkeypatch.setattr(catalog, "today", dt.date.today)
-    from components import stackconfig
+    from components.config import stackfile
 
-    for stack in stackconfig.available_stacks(ROOT):
-        assert stackconfig.settings_for_stack(stack, ROOT).kubernetes_version == "1.35"
+    for stack in stackfile.available_stacks(ROOT):
+        assert stackfile.settings_for_stack(stack, ROOT).kubernetes_version == "1.35"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,7 +486,7 @@ def test_group_names_that_would_read_as_the_clusters_resources_are_errors(name):
 
 def test_the_reserved_names_are_those_the_program_declares(dev):
     """Every resource of a run that is not inside a GPU node group is named <component>-<child>[-...]
-    with a child from settings.SYSTEM_SIDE_CHILDREN: the rule above covers all of them."""
+    with a child from SYSTEM_SIDE_CHILDREN: the rule above covers all of them."""
     inside_groups = {r.urn for r in dev.resources if r.type == "gpu-eks:nodegroup:GpuNodeGroup"}
     changed = True
     while changed:
@@ -494,7 +495,7 @@ def test_the_reserved_names_are_those_the_program_declares(dev):
         changed = len(inside_groups) != before
     outside = [r.name for r in dev.resources if r.urn not in inside_groups and r.type != "gpu-eks:index:GpuCluster"]
     assert outside
-    stems = [f"gpu-eks-{child}" for child in settings.SYSTEM_SIDE_CHILDREN]
+    stems = [f"gpu-eks-{child}" for child in SYSTEM_SIDE_CHILDREN]
     assert [n for n in outside if not any(n == s or n.startswith(f"{s}-") for s in stems)] == []
 
 
@@ -578,7 +579,7 @@ def test_region_must_have_eks():
     settings_from_config({**base, "aws:region": "cn-north-1"}, "gpu-eks", "dev")
     assert config_problems({**base, "aws:region": "us-wset-2"}) == [
         f'aws:region: received "us-wset-2"; expected did you mean us-west-2? a region where EKS runs (botocore\'s '
-        f"endpoint data lists {len(settings.eks_regions())})"
+        f"endpoint data lists {len(eks_regions())})"
     ]
 
 
@@ -707,7 +708,7 @@ def _put(raw: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, An
 
 
 def test_no_pydantic_phrasing_leaks_for_any_field_or_shape():
-    paths = _paths(settings.Settings)
+    paths = _paths(Settings)
     assert ("gpuNodeGroups", 0, "timeSlicing", "replicas") in paths and ("network", "vpcId") in paths
     seen = 0
     for path in paths:

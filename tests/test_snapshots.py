@@ -21,7 +21,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import capacity
+from components.composites import declare
 from tests.support import ROOT, STACKS, simulate
 from tooling import diff, render, render_urns, render_values
 
@@ -272,8 +272,8 @@ GroupFactory = Callable[..., Any]
 
 
 def patch_group(monkeypatch: pytest.MonkeyPatch, wrap: Callable[[GroupFactory], GroupFactory]) -> None:
-    # GpuCluster declares its GPU node groups through capacity.declare_gpu_capacity.
-    monkeypatch.setattr(capacity, "GpuNodeGroup", wrap(capacity.GpuNodeGroup))
+    # GpuCluster declares its GPU node groups through declare.declare_gpu_capacity.
+    monkeypatch.setattr(declare, "GpuNodeGroup", wrap(declare.GpuNodeGroup))
 
 
 def test_baseline_declares_the_gpu_node_group(baseline: dict[str, Any]):

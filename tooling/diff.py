@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import stackconfig
+from components.config import stackfile
 
 from . import REPO_ROOT, impact, render, render_urns, render_values
 
@@ -175,7 +175,7 @@ def worktree(ref: str, project_root: Path) -> Iterator[Path]:
 
 def render_base(stack: str, base_root: Path, ref: str) -> str:
     """``stack`` rendered by the base's own code ("" when the base has no such stack)."""
-    if not stackconfig.stack_file(stack, base_root).is_file():
+    if not stackfile.stack_file(stack, base_root).is_file():
         return ""
     # The render command moved from components/ (up to 0.1.0) to tooling/: use whichever the base has.
     if (base_root / "tooling" / "render.py").is_file():
@@ -257,7 +257,7 @@ def diff_stacks(stack: str, against: str, context: int = 3) -> list[StackDiff]:
 def diff_base(ref: str, stacks: Sequence[str] | None, context: int = 3) -> list[StackDiff]:
     """The work tree against ``ref``, stack by stack."""
     root = REPO_ROOT
-    here = stackconfig.available_stacks(root)
+    here = stackfile.available_stacks(root)
     for stack in stacks or ():
         if stack not in here:
             raise DiffError(
@@ -265,7 +265,7 @@ def diff_base(ref: str, stacks: Sequence[str] | None, context: int = 3) -> list[
             )
     results: list[StackDiff] = []
     with worktree(ref, root) as base_root:
-        chosen = list(stacks) if stacks else sorted(set(here) | set(stackconfig.available_stacks(base_root)))
+        chosen = list(stacks) if stacks else sorted(set(here) | set(stackfile.available_stacks(base_root)))
         for stack in chosen:
             old = render_base(stack, base_root, ref)
             new = render_here(stack) if stack in here else ""

@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from components import stackconfig
-from components.settings import CONFIG_NAMESPACE, ConfigError, settings_warnings
+from components.config import stackfile
+from components.config.errors import CONFIG_NAMESPACE, ConfigError
+from components.config.warnings import settings_warnings
 
 from . import REPO_ROOT, render_urns, render_values
 
@@ -163,14 +164,14 @@ def render_text(document: Mapping[str, Any], notes: Sequence[str] = ()) -> str:
 def stack_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[str]]:
     """The config the program will get (CLI string form), the project name and notes for the header.
 
-    Validates first, exactly as the program will (stackconfig.load_stack), so that a bad
+    Validates first, exactly as the program will (stackfile.load_stack), so that a bad
     config is reported as the list of its problems rather than as a failed program run.
     """
     try:
-        config, settings = stackconfig.load_stack(stack, root)
-        project = stackconfig.project_name(root)
-    except stackconfig.StackNotFound:
-        known = ", ".join(stackconfig.available_stacks(root)) or "none"
+        config, settings = stackfile.load_stack(stack, root)
+        project = stackfile.project_name(root)
+    except stackfile.StackNotFound:
+        known = ", ".join(stackfile.available_stacks(root)) or "none"
         raise RenderError(
             f"error: unknown stack {stack!r}: there is no stacks/Pulumi.{stack}.yaml (stacks: {known})", 2
         ) from None
@@ -183,7 +184,7 @@ def stack_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[str]
         # Preflight calls AWS; a render must not (and its result would differ from machine to machine).
         config[f"{CONFIG_NAMESPACE}:preflight"] = False
         notes.append("preflight: true in the stack is skipped by render.")
-    return stackconfig.cli_config(config), project, notes
+    return stackfile.cli_config(config), project, notes
 
 
 def run_first_preview(config: dict[str, str], project: str, stack: str, root: Path) -> Simulation:
@@ -251,7 +252,7 @@ def update_snapshots(root: Path = REPO_ROOT) -> int:
     """Render every stack into tests/snapshots/<stack>.yaml."""
     directory = root / SNAPSHOT_DIR
     status = 0
-    stacks = stackconfig.available_stacks(root)
+    stacks = stackfile.available_stacks(root)
     for stack in stacks:
         try:
             text = render_stack(stack, root)

@@ -34,7 +34,7 @@ from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 
-from components import stackconfig
+from components.config import stackfile
 
 from . import REPO_ROOT
 
@@ -421,12 +421,12 @@ def run_stack(
     ``mocks`` defaults to ``FakeCloud()``; pass ``FirstPreviewCloud()`` with ``preview=True`` to
     see what a first ``pulumi preview`` would (computed values unknown).
     """
-    config = stackconfig.read_stack_config(stack, root)
+    config = stackfile.read_stack_config(stack, root)
     config.update(config_overrides or {})
     return run_program(
         program_from_file(root / "__main__.py"),
-        stackconfig.cli_config(config),
-        project=stackconfig.project_name(root),
+        stackfile.cli_config(config),
+        project=stackfile.project_name(root),
         stack=stack,
         preview=preview,
         mocks=mocks,

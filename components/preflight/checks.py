@@ -36,7 +36,9 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 from botocore.parsers import ResponseParserError
 
 from .. import catalog
-from ..settings import GpuNodeGroupSettings, NetworkSettings, Settings
+from ..config.groups import GpuNodeGroupSettings
+from ..config.network import NetworkSettings
+from ..config.settings import Settings
 
 Status = Literal["PASS", "WARN", "FAIL"]
 PASS: Status = "PASS"

@@ -18,8 +18,9 @@ import boto3
 import yaml
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..settings import ConfigError, eks_regions
-from ..stackconfig import StackNotFound, find_project_root, load_stack, region
+from ..config.errors import ConfigError
+from ..config.loading import eks_regions
+from ..config.stackfile import StackNotFound, find_project_root, load_stack, region
 from .checks import (
     FAIL,
     PASS,

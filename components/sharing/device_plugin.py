@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .settings import TimeSlicing
+from ..config.groups import TimeSlicing
 
 #: The extended resource the device plugin slices (renamed to ``<name>.shared`` if asked).
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -31,7 +31,7 @@ def device_plugin_config(profile: TimeSlicing, mig_strategy: str = "none") -> di
     api/config/v1/replicas.go, sharing.go; v0.17.2, v0.18.1, v0.20.0).
 
     ``flags.migStrategy`` must equal the chart's ``mig.strategy``: the operator passes that as
-    the MIG_STRATEGY env, which overrides the file (see helm_values.gpu_operator_values).
+    the MIG_STRATEGY env, which overrides the file (see values.gpu_operator_values).
     """
     config: dict[str, Any] = {"version": "v1", "flags": {"migStrategy": mig_strategy}}
     if profile.shared:

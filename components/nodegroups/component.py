@@ -13,106 +13,14 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from . import autoscaling, catalog, coverage, nodeconfig, placement
-from .settings import LAUNCH_TEMPLATE_SUFFIX, GpuNodeGroupSettings, Scaling
+from .. import catalog
+from ..autoscaler import asg
+from ..config.groups import GpuNodeGroupSettings
+from ..gpu_operator import coverage
+from . import placement, userdata
+from .managed import ManagedNodeGroupSpec, declare_managed_node_group
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
-
-#: AL2023 AMIs boot from /dev/xvda.
-ROOT_DEVICE = "/dev/xvda"
-#: IMDSv2 only. A hop limit of 1 keeps pods (one network hop further) away from the node's
-#: instance-role credentials, as the EKS best-practices guide recommends; host-network pods
-#: (VPC CNI, kube-proxy) are unaffected. Workloads get AWS access through IRSA / Pod Identity.
-IMDS_HOP_LIMIT = 1
-
-
-@dataclass
-class ManagedNodeGroupSpec:
-    """What a managed node group needs besides its cluster wiring."""
-
-    ami_type: str
-    instance_types: Sequence[str]
-    capacity_type: str
-    scaling: Scaling
-    disk_size_gib: int
-    release_version: str | None = None
-    #: Base64 MIME user data (nodeadm NodeConfig parts), or None for none.
-    user_data: str | None = None
-    #: The cluster's Kubernetes minor. Set, the node group follows a control-plane upgrade (EKS
-    #: UpdateNodegroupVersion, a rolling update, ``maxUnavailable`` at a time); None, EKS uses the
-    #: cluster's version at creation and never upgrades the nodes (aws_eks_node_group ``version``:
-    #: "Defaults to EKS Cluster Kubernetes version", drift detected only when set).
-    kubernetes_version: str | None = None
-
-
-def declare_managed_node_group(
-    name: str,
-    spec: ManagedNodeGroupSpec,
-    *,
-    parent: pulumi.Resource,
-    cluster_name: pulumi.Input[str],
-    node_role_arn: pulumi.Input[str],
-    subnet_ids: pulumi.Input[Sequence[str]],
-    tags: Mapping[str, pulumi.Input[str]],
-) -> tuple[aws.ec2.LaunchTemplate, aws.eks.NodeGroup]:
-    """Declare ``{name}-lt`` and ``{name}`` as children of ``parent`` (no other options)."""
-    launch_template = aws.ec2.LaunchTemplate(
-        f"{name}-{LAUNCH_TEMPLATE_SUFFIX}",
-        description=f"EKS managed node group {name}",
-        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-            http_endpoint="enabled",
-            http_tokens="required",
-            http_put_response_hop_limit=IMDS_HOP_LIMIT,
-        ),
-        block_device_mappings=[
-            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=ROOT_DEVICE,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=spec.disk_size_gib,
-                    volume_type="gp3",
-                    encrypted="true",
-                    delete_on_termination="true",
-                ),
-            )
-        ],
-        # No key pair: nodes are reached through SSM Session Manager, never SSH.
-        user_data=spec.user_data,
-        tag_specifications=[
-            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags={**tags, "Name": name})
-            for kind in ("instance", "volume")
-        ],
-        tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    node_group = aws.eks.NodeGroup(
-        name,
-        cluster_name=cluster_name,
-        node_role_arn=node_role_arn,
-        subnet_ids=subnet_ids,
-        ami_type=spec.ami_type,
-        version=spec.kubernetes_version,
-        release_version=spec.release_version,
-        instance_types=list(spec.instance_types),
-        capacity_type=spec.capacity_type,
-        scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-            min_size=spec.scaling.min_size,
-            desired_size=spec.scaling.desired_size,
-            max_size=spec.scaling.max_size,
-        ),
-        # Replace one node at a time: GPU capacity is scarce and each node carries N pods.
-        update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-        launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-            id=launch_template.id, version=launch_template.latest_version.apply(str)
-        ),
-        # Labels and taints are NOT set here: GPU nodes get them from kubelet via nodeadm.
-        tags=dict(tags),
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            # A cluster autoscaler owns desiredSize once the group exists.
-            ignore_changes=["scalingConfig.desiredSize"],
-        ),
-    )
-    return launch_template, node_group
 
 
 @dataclass
@@ -126,7 +34,7 @@ class GpuNodeGroupArgs:
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     #: Tag the group's Auto Scaling group for this EKS cluster's Cluster Autoscaler (discovery and
-    #: scale-from-zero template tags, ``autoscaling.asg_tags``). None: no CA tags.
+    #: scale-from-zero template tags, ``asg.asg_tags``). None: no CA tags.
     autoscaler_cluster_name: str | None = None
     #: The cluster's Kubernetes minor, so the nodes follow control-plane upgrades (see
     #: ManagedNodeGroupSpec.kubernetes_version). None: the cluster's version at creation only.
@@ -164,7 +72,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         coverage.register_node_group(name, self, args.cluster_name)
         super().__init__(f"{TYPE_PREFIX}:GpuNodeGroup", name, None, opts)
         s = self.settings = args.settings
-        self.node_selector = nodeconfig.gpu_node_labels(s)
+        self.node_selector = userdata.gpu_node_labels(s)
         self.tolerations = placement.tolerations_for(s.taint_list)
         self.gpus_per_node = s.gpus_per_node
         self.advertised_gpus_per_node = s.advertised_gpus_per_node
@@ -179,7 +87,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             disk_size_gib=s.disk_size_gib,
             release_version=s.ami_release_version,
             kubernetes_version=args.kubernetes_version,
-            user_data=nodeconfig.render_user_data([nodeconfig.gpu_node_config(s)]),
+            user_data=userdata.render_user_data([userdata.gpu_node_config(s)]),
         )
         self.launch_template, self.node_group = declare_managed_node_group(
             name,
@@ -198,9 +106,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
         # Named by tag key, so adding a label or taint adds one Tag and renames none.
         self.asg_tags = {}
         if args.autoscaler_cluster_name is not None:
-            for key, value in autoscaling.asg_tags(s, args.autoscaler_cluster_name).items():
+            for key, value in asg.asg_tags(s, args.autoscaler_cluster_name).items():
                 self.asg_tags[key] = aws.autoscaling.Tag(
-                    f"{name}-asg-tag-{key.removeprefix(autoscaling.TAG_PREFIX + '/')}",
+                    f"{name}-asg-tag-{key.removeprefix(asg.TAG_PREFIX + '/')}",
                     autoscaling_group_name=self.autoscaling_group_name,
                     tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
                     opts=pulumi.ResourceOptions(parent=self),

@@ -16,9 +16,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from . import autoscaling, catalog, chart
-from .cluster import partition_of
-from .settings import AutoscalerSettings
+from ..cluster.iam import partition_of
+from ..config import charts
+from ..config.addons import AutoscalerSettings
+from . import chart, iam, values
 
 TYPE_NAME = "gpu-eks:autoscaler:ClusterAutoscaler"
 #: Helm waits for the Deployment (one pod on the system node group).
@@ -51,8 +52,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
-        warning = chart.unvalidated_chart_warning(
-            catalog.AUTOSCALER_CHART_NAME, s.chart_version, catalog.AUTOSCALER_CHART_VERSIONS
+        warning = charts.unvalidated_chart_warning(
+            chart.AUTOSCALER_CHART_NAME, s.chart_version, chart.AUTOSCALER_CHART_VERSIONS
         )
         if warning:
             pulumi.log.warn(warning, resource=self)
@@ -64,7 +65,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             f"{name}-role",
             description=f"Cluster Autoscaler of EKS cluster {args.cluster_name} (IRSA)",
             assume_role_policy=pulumi.Output.all(args.oidc_provider_arn, args.oidc_provider_url).apply(
-                lambda a: autoscaling.irsa_trust_policy(a[0], a[1])
+                lambda a: iam.irsa_trust_policy(a[0], a[1])
             ),
             tags=dict(args.tags),
             opts=pulumi.ResourceOptions(parent=self),
@@ -73,14 +74,14 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             f"{name}-policy",
             role=self.role.name,
             policy=pulumi.Output.all(partition, region, account).apply(
-                lambda a: autoscaling.autoscaler_policy(args.cluster_name, a[0], a[1], a[2])
+                lambda a: iam.autoscaler_policy(args.cluster_name, a[0], a[1], a[2])
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
         # The pod must not start before its role can act (the role ARN alone would not wait
         # for the policy).
         role_arn = pulumi.Output.all(self.role.arn, self.policy.id).apply(lambda a: a[0])
-        self.values = autoscaling.autoscaler_values(
+        self.values = values.autoscaler_values(
             s,
             cluster_name=args.cluster_name,
             kubernetes_version=args.kubernetes_version,
@@ -89,11 +90,11 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         )
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
-            name=autoscaling.RELEASE_NAME,
-            chart=catalog.AUTOSCALER_CHART_NAME,
+            name=values.RELEASE_NAME,
+            chart=chart.AUTOSCALER_CHART_NAME,
             version=s.chart_version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=catalog.AUTOSCALER_CHART_REPOSITORY),
-            namespace=autoscaling.NAMESPACE,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.AUTOSCALER_CHART_REPOSITORY),
+            namespace=values.NAMESPACE,
             create_namespace=False,
             values=self.values,
             atomic=True,
@@ -106,6 +107,6 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 "roleArn": self.role.arn,
                 "releaseName": self.release.name,
                 "chartVersion": s.chart_version,
-                "imageTag": autoscaling.image_tag(args.kubernetes_version),
+                "imageTag": values.image_tag(args.kubernetes_version),
             }
         )

@@ -9,7 +9,6 @@ row cannot go unnoticed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 #: The chart repository (``helm repo add nvidia https://helm.ngc.nvidia.com/nvidia``). The chart
@@ -79,15 +78,3 @@ FALLBACK_CHART_VERSION = DEFAULT_CHART_VERSION
 def chart_defaults(version: str) -> ChartVersion:
     """The chart facts for ``version``; for an unvalidated version, the newest validated ones."""
     return SUPPORTED_CHART_VERSIONS.get(version, SUPPORTED_CHART_VERSIONS[FALLBACK_CHART_VERSION])
-
-
-def unvalidated_chart_warning(chart_name: str, version: str, validated: Iterable[str]) -> str | None:
-    """The warning for a chart ``version`` outside ``validated`` (allowed only with
-    ``allowUnvalidatedChartVersion``), or None. The components log it on their resource."""
-    versions = list(validated)
-    if version in versions:
-        return None
-    return (
-        f"{chart_name} chart {version} is not one this library was validated against "
-        f"({', '.join(versions)}); its values paths are unchecked."
-    )

@@ -14,13 +14,14 @@ from typing import Any
 
 import pulumi
 
-from .autoscaler import ClusterAutoscaler
-from .capacity import AutoscalerTarget, ClusterTarget, declare_gpu_capacity, group_outputs
-from .cluster import Cluster, ClusterArgs
-from .nodegroup import GpuNodeGroup
-from .operator import GpuOperator
-from .settings import CLUSTER_CHILD, Settings
-from .verification import TimeSlicingVerification
+from ..autoscaler.component import ClusterAutoscaler
+from ..cluster.component import Cluster, ClusterArgs
+from ..config.names import CLUSTER_CHILD
+from ..config.settings import Settings
+from ..gpu_operator.component import GpuOperator
+from ..nodegroups.component import GpuNodeGroup
+from ..verification.component import TimeSlicingVerification
+from .declare import AutoscalerTarget, ClusterTarget, declare_gpu_capacity, group_outputs
 
 TYPE_NAME = "gpu-eks:index:GpuCluster"
 

@@ -23,8 +23,9 @@ from typing import Any
 
 import yaml
 
-from . import catalog, placement
-from .settings import GpuNodeGroupSettings
+from .. import catalog
+from ..config.groups import GpuNodeGroupSettings
+from . import labels, placement
 
 NODECONFIG_API_VERSION = "node.eks.aws/v1alpha1"
 NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
@@ -35,9 +36,9 @@ def gpu_node_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
     return {
         **group.labels,
         **accelerator_labels(group),
-        placement.GPU_COUNT_LABEL: str(group.gpus_per_node),
-        placement.DEVICE_PLUGIN_CONFIG_LABEL: group.profile_name,
-        placement.NODE_GROUP_LABEL: group.name,
+        labels.GPU_COUNT_LABEL: str(group.gpus_per_node),
+        labels.DEVICE_PLUGIN_CONFIG_LABEL: group.profile_name,
+        labels.NODE_GROUP_LABEL: group.name,
     }
 
 
@@ -52,7 +53,7 @@ def accelerator_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
     renamed resource (``nvidia.com/gpu.shared``) would leave a labelled node "not ready" to CA for
     good, settings refuse ``renameByDefault`` while the autoscaler is enabled.
     """
-    return {placement.ACCELERATOR_LABEL: catalog.ACCELERATOR_LABEL_VALUES[group.instance_spec.gpu_model]}
+    return {labels.ACCELERATOR_LABEL: catalog.ACCELERATOR_LABEL_VALUES[group.instance_spec.gpu_model]}
 
 
 def kubelet_flags(labels: Mapping[str, str], taints: Sequence[placement.Taint]) -> list[str]:

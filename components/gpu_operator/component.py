@@ -1,5 +1,5 @@
 """The NVIDIA gpu-operator: its namespace and the Helm release with values computed from the
-GPU node groups (see helm_values.gpu_operator_values)."""
+GPU node groups (see values.gpu_operator_values)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import chart, coverage, helm_values
-from .nodegroup import GpuNodeGroup
-from .settings import GpuOperatorSettings, describe_problems, gpu_groups_problems
+from ..config import charts
+from ..config.addons import GpuOperatorSettings
+from ..config.errors import describe_problems
+from ..config.settings import gpu_groups_problems
+from ..nodegroups.component import GpuNodeGroup
+from . import chart, coverage, values
 
 TYPE_NAME = "gpu-eks:operator:GpuOperator"
 
@@ -58,10 +61,10 @@ class GpuOperator(pulumi.ComponentResource):
         coverage.register_operator(name, args.gpu_node_groups)
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
-        warning = chart.unvalidated_chart_warning(chart.CHART_NAME, s.chart_version, chart.SUPPORTED_CHART_VERSIONS)
+        warning = charts.unvalidated_chart_warning(chart.CHART_NAME, s.chart_version, chart.SUPPORTED_CHART_VERSIONS)
         if warning:
             pulumi.log.warn(warning, resource=self)
-        self.values = helm_values.gpu_operator_values(groups, s.chart_version, s.cdi_enabled)
+        self.values = values.gpu_operator_values(groups, s.chart_version, s.cdi_enabled)
 
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",

@@ -1,4 +1,5 @@
-"""Where pods land: node labels, taints, tolerations and the NFD worker's node affinity.
+"""Node labels: the well-known keys the library sets and reads, and the syntax kubelet and the API
+server accept for label and taint keys and values.
 
 Pure functions, no Pulumi. Kubernetes syntax rules follow k8s.io/apimachinery validation
 (qualified names, label values) and kubelet's own restriction on ``--node-labels``
@@ -8,8 +9,6 @@ Pure functions, no Pulumi. Kubernetes syntax rules follow k8s.io/apimachinery va
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 # ---------------------------------------------------------------------------------------------
 # Well-known label keys
@@ -119,107 +118,3 @@ def kubelet_label_problem(key: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Taints and tolerations
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    effect: str
-    value: str = ""
-
-    def kubelet_form(self) -> str:
-        """``key=value:Effect`` (or ``key:Effect``), the syntax of ``--register-with-taints``."""
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
-
-#: The taint every GPU node group carries unless its config says otherwise.
-DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
-
-
-def toleration_for(taint: Taint) -> dict[str, str]:
-    """The toleration that tolerates exactly ``taint`` (key, value and effect)."""
-    if taint.value:
-        return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
-    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
-
-
-def tolerates(toleration: Mapping[str, str], taint: Taint) -> bool:
-    """Kubernetes' ToleratesTaint (k8s.io/api/core/v1 toleration.go)."""
-    if toleration.get("effect") and toleration["effect"] != taint.effect:
-        return False
-    if toleration.get("key") and toleration["key"] != taint.key:
-        return False
-    operator = toleration.get("operator", "Equal")
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and toleration.get("value", "") == taint.value
-
-
-def extend_tolerations(base: Iterable[Mapping[str, str]], taints: Iterable[Taint]) -> list[dict[str, str]]:
-    """``base`` (kept as is, in order) plus a toleration for each taint nothing in it tolerates.
-
-    Helm replaces lists, so callers pass the chart's own defaults as ``base``.
-    """
-    out = [dict(t) for t in base]
-    for taint in taints:
-        if not any(tolerates(t, taint) for t in out):
-            out.append(toleration_for(taint))
-    return out
-
-
-def tolerations_for(taints: Iterable[Taint]) -> list[dict[str, str]]:
-    """One toleration per taint (none twice), in first-seen order."""
-    return extend_tolerations([], taints)
-
-
-# ---------------------------------------------------------------------------------------------
-# Node affinity
-# ---------------------------------------------------------------------------------------------
-
-
-def gpu_node_affinity(label_keys: Sequence[str] = GPU_COUNT_LABELS) -> dict:
-    """A required node affinity matching nodes where any GPU-count label is > 0.
-
-    nodeSelectorTerms are ORed, matchExpressions inside one term are ANDed: so one term per
-    label key, each with a single ``Gt 0`` expression.
-    """
-    return {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": key, "operator": "Gt", "values": ["0"]}]} for key in label_keys
-                ]
-            }
-        }
-    }
-
-
-def node_matches_affinity(labels: Mapping[str, str], affinity: Mapping) -> bool:
-    """Evaluate a required node affinity against a node's labels (In/NotIn/Exists/
-    DoesNotExist/Gt/Lt), as the scheduler does. Used by tests and the verification checks."""
-    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    return any(all(_matches(labels, e) for e in term.get("matchExpressions", [])) for term in terms)
-
-
-def _matches(labels: Mapping[str, str], expr: Mapping) -> bool:
-    key, op, values = expr["key"], expr["operator"], expr.get("values", [])
-    present = key in labels
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op == "In":
-        return present and labels[key] in values
-    if op == "NotIn":
-        return not present or labels[key] not in values
-    if op in ("Gt", "Lt"):
-        if not present:
-            return False
-        try:
-            have, want = int(labels[key]), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    raise ValueError(f"unknown node selector operator {op!r}")

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import chart, placement, sharing
-from .settings import GpuNodeGroupSettings, TimeSlicing
+from ..config.groups import GpuNodeGroupSettings, TimeSlicing
+from ..nodegroups import placement
+from ..sharing import device_plugin
+from . import chart
 
 
 def gpu_taints(groups: Sequence[GpuNodeGroupSettings]) -> list[placement.Taint]:
@@ -49,7 +51,7 @@ def gpu_operator_values(
     defaults = chart.chart_defaults(chart_version)
     taints = gpu_taints(groups)
     mig = mig_strategy(groups)
-    data = sharing.device_plugin_config_data(sharing_profiles(groups), mig)
+    data = device_plugin.device_plugin_config_data(sharing_profiles(groups), mig)
     return {
         # The EKS AL2023 NVIDIA AMI ships the driver and the container toolkit, and nodeadm makes
         # `nvidia` containerd's default runtime: the operator must not install either (AWS docs).
@@ -65,8 +67,8 @@ def gpu_operator_values(
         "devicePlugin": {
             "config": {
                 "create": True,
-                # Content-addressed name: see sharing.config_map_name for why.
-                "name": sharing.config_map_name(data),
+                # Content-addressed name: see device_plugin.config_map_name for why.
+                "name": device_plugin.config_map_name(data),
                 # Nodes without the profile label (e.g. launched by Karpenter) get the first
                 # node group's profile; `default` must name a key of `data`.
                 "default": groups[0].profile_name,

@@ -3,7 +3,6 @@ the untainted system node group, and a Kubernetes provider for the cluster."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,111 +13,21 @@ import pulumi_awsx as awsx
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from .nodegroup import ManagedNodeGroupSpec, declare_managed_node_group
-from .settings import (
-    CONFIG_NAMESPACE,
-    CONTROL_PLANE_LOG_TYPES,
-    ConfigError,
-    NetworkSettings,
-    Problem,
-    SystemNodeGroupSettings,
+from ..config.errors import ConfigError, is_plain
+from ..config.fields import CONTROL_PLANE_LOG_TYPES
+from ..config.groups import SystemNodeGroupSettings
+from ..config.network import NetworkSettings, check_resolved_network
+from ..nodegroups.managed import ManagedNodeGroupSpec, declare_managed_node_group
+from .iam import (
+    _known,
     access_entry_keys,
-    check_resolved_network,
-    is_plain,
+    cluster_access_policy_arn,
+    declare_node_role,
+    partition_of,
+    principal_partition_problems,
 )
 
 TYPE_NAME = "gpu-eks:cluster:Cluster"
-
-#: AWS managed policies of the node role, by the suffix of their attachment's resource name.
-#: SSM lets operators reach nodes without SSH. ARNs: ``managed_policy_arn(partition, name)``.
-NODE_ROLE_POLICIES: dict[str, str] = {
-    "worker": "AmazonEKSWorkerNodePolicy",
-    "cni": "AmazonEKS_CNI_Policy",
-    "ecr": "AmazonEC2ContainerRegistryReadOnly",
-    "ssm": "AmazonSSMManagedInstanceCore",
-}
-#: The EKS access policy given to ``adminPrincipalArns``. ARN: ``cluster_access_policy_arn``.
-CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
-
-
-def managed_policy_arn(partition: str, policy_name: str) -> str:
-    """``arn:<partition>:iam::aws:policy/<name>``: AWS managed policies live in every partition
-    under the account alias ``aws`` (IAM User Guide, "AWS managed policies"; e.g.
-    ``arn:aws-us-gov:iam::aws:policy/AmazonEKSWorkerNodePolicy`` in GovCloud)."""
-    return f"arn:{_known(partition)}:iam::aws:policy/{policy_name}"
-
-
-def cluster_access_policy_arn(partition: str, policy_name: str = CLUSTER_ADMIN_POLICY) -> str:
-    """``arn:<partition>:eks::aws:cluster-access-policy/<name>`` (EKS User Guide, "Access
-    policy permissions": the ARNs have the partition of the cluster's region)."""
-    return f"arn:{_known(partition)}:eks::aws:cluster-access-policy/{policy_name}"
-
-
-def _known(partition: str) -> str:
-    # aws.getPartition always answers in a real deployment; a unit test's mocks may not.
-    if not partition:
-        raise ValueError(
-            "aws.getPartition returned no partition (under Pulumi mocks, answer the call "
-            "'aws:index/getPartition:getPartition' with {'partition': 'aws'}: see the README's testing guide)"
-        )
-    return partition
-
-
-def principal_partition_problems(arns: Sequence[str], partition: str) -> list[Problem]:
-    """Principals of another partition than the cluster's: EKS refuses their access entries."""
-    return [
-        Problem(
-            key=f"{CONFIG_NAMESPACE}:adminPrincipalArns[{i}]",
-            received=arn,
-            expected=f"an ARN of the provider's partition, arn:{partition}:...",
-        )
-        for i, arn in enumerate(arns)
-        if arn.split(":")[1:2] != [partition]
-    ]
-
-
-def partition_of(parent: pulumi.Resource) -> pulumi.Output[str]:
-    """The partition (``aws``, ``aws-us-gov``, ``aws-cn``) of ``parent``'s AWS provider."""
-    return aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=parent)).partition
-
-
-def declare_node_role(
-    name: str, *, parent: pulumi.Resource, partition: pulumi.Input[str], tags: Mapping[str, pulumi.Input[str]]
-) -> tuple[aws.iam.Role, pulumi.Output[str]]:
-    """The EC2 node role ``{name}`` and its managed-policy attachments ``{name}-<short>``.
-
-    Returns the role and its ARN as an Output that resolves only once every policy is attached
-    (node groups must not start before the role can pull images and join).
-    """
-    role = aws.iam.Role(
-        name,
-        assume_role_policy=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "ec2.amazonaws.com"},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            }
-        ),
-        tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    attachments = [
-        aws.iam.RolePolicyAttachment(
-            f"{name}-{short}",
-            role=role.name,
-            policy_arn=pulumi.Output.from_input(partition).apply(
-                lambda p, policy=policy: managed_policy_arn(p, policy)
-            ),
-            opts=pulumi.ResourceOptions(parent=parent),
-        )
-        for short, policy in NODE_ROLE_POLICIES.items()
-    ]
-    return role, pulumi.Output.all(role.arn, *[a.id for a in attachments]).apply(lambda xs: xs[0])
 
 
 def resolve_network(net: NetworkSettings) -> tuple[Any, Any, Any]:

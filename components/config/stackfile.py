@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from .settings import Settings, settings_from_config
+from .loading import settings_from_config
+from .settings import Settings
 
 
 def find_project_root(start: Path | None = None) -> Path:

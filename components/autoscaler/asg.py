@@ -1,0 +1,63 @@
+"""Cluster Autoscaler: the ASG tags of a GPU node group, the Helm values and the IAM documents.
+
+Pure functions, no Pulumi. Every rule follows kubernetes/autoscaler at tag
+``cluster-autoscaler-1.35.2``, ``cluster-autoscaler/cloudprovider/aws/``:
+
+* Auto-discovery (README.md "Auto-discovery setup"): CA manages every ASG carrying all the tag
+  keys it is given; the chart's default is ``k8s.io/cluster-autoscaler/enabled`` and
+  ``k8s.io/cluster-autoscaler/<cluster-name>``.
+* Scale from zero (aws_manager.go ``buildNodeFromTemplate``): with no node to copy, CA builds a
+  template node from the instance type (CPU, memory, ``nvidia.com/gpu`` = physical GPUs) and the
+  ASG tags: ``node-template/label/<key>`` = value (``extractLabelsFromAsg``),
+  ``node-template/taint/<key>`` = ``<value>:<Effect>`` (``extractTaintsFromAsg``), and
+  ``node-template/resources/<name>`` = quantity, which overrides the instance's own numbers
+  (``extractAllocatableResourcesFromAsg``). Our labels and taints come from kubelet through
+  nodeadm, which neither EKS (DescribeNodegroup) nor the ASG knows, and EKS does not copy node
+  group tags to the ASG: so this library tags the ASG itself.
+"""
+
+from __future__ import annotations
+
+from ..config.groups import GpuNodeGroupSettings
+from ..nodegroups import userdata
+
+TAG_PREFIX = "k8s.io/cluster-autoscaler"
+DISCOVERY_TAG = f"{TAG_PREFIX}/enabled"
+LABEL_TAG_PREFIX = f"{TAG_PREFIX}/node-template/label/"
+TAINT_TAG_PREFIX = f"{TAG_PREFIX}/node-template/taint/"
+RESOURCES_TAG_PREFIX = f"{TAG_PREFIX}/node-template/resources/"
+#: The resource CA gives a template node from the instance type's GPU count.
+NVIDIA_GPU = "nvidia.com/gpu"
+
+
+def cluster_tag(cluster_name: str) -> str:
+    return f"{TAG_PREFIX}/{cluster_name}"
+
+
+def discovery_tags(cluster_name: str) -> dict[str, str]:
+    """The auto-discovery tags (CA only checks the keys; "owned" follows the README's examples).
+
+    EKS documents tagging managed node group resources for CA itself; declaring the same keys
+    and values here keeps discovery (and the IAM condition on the cluster tag) independent of it.
+    """
+    return {DISCOVERY_TAG: "true", cluster_tag(cluster_name): "owned"}
+
+
+def asg_tags(group: GpuNodeGroupSettings, cluster_name: str) -> dict[str, str]:
+    """Every tag the ASG of ``group`` needs so CA can discover it and scale it up from zero.
+
+    Built from the same functions as the group's NodeConfig (labels, taints) and the device
+    plugin's advertised count, so the template node CA imagines is the node that joins.
+    """
+    tags = discovery_tags(cluster_name)
+    for key, value in userdata.gpu_node_labels(group).items():
+        tags[LABEL_TAG_PREFIX + key] = value
+    for taint in group.taint_list:
+        tags[TAINT_TAG_PREFIX + taint.key] = f"{taint.value}:{taint.effect}"
+    resource = group.time_slicing.resource_name
+    tags[RESOURCES_TAG_PREFIX + resource] = str(group.advertised_gpus_per_node)
+    if resource != NVIDIA_GPU:
+        # Renamed: the node advertises no nvidia.com/gpu at all; without this tag CA's template
+        # would still offer the instance's physical GPU count as nvidia.com/gpu.
+        tags[RESOURCES_TAG_PREFIX + NVIDIA_GPU] = "0"
+    return tags

@@ -1,0 +1,64 @@
+"""What the Cluster Autoscaler could not handle: rules checked once the settings models parse, for a
+GpuCluster's settings and a GpuCapacity's alike."""
+
+from __future__ import annotations
+
+from ..config.errors import CONFIG_NAMESPACE, Problem
+from ..config.settings import GpuCapacitySettings, Settings
+from . import asg, chart
+
+
+def autoscaler_problems(settings: Settings | GpuCapacitySettings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:
+    """What the Cluster Autoscaler could not handle (checked after the models parse), for a
+    GpuCluster's settings and a GpuCapacity's alike."""
+    if not settings.autoscaler_enabled:
+        return []
+    problems = []
+    if settings.kubernetes_version not in chart.AUTOSCALER_IMAGE_TAGS:
+        problems.append(
+            Problem(
+                key=f"{namespace}:kubernetesVersion",
+                received=settings.kubernetes_version,
+                expected=f"one of {', '.join(chart.AUTOSCALER_IMAGE_TAGS)} while the Cluster Autoscaler is "
+                "enabled (its release must match the cluster's minor), or autoscaler.enabled: false",
+            )
+        )
+    for i, group in enumerate(settings.gpu_node_groups):
+        # How many tags, not their values: any cluster name gives the same count.
+        count = len(asg.asg_tags(group, "cluster")) + chart.EKS_OWN_ASG_TAGS
+        if count > chart.ASG_TAG_LIMIT:
+            problems.append(
+                Problem(
+                    key=f"{namespace}:gpuNodeGroups[{i}].labels",
+                    received=group.labels,
+                    expected=f"fewer labels and taints: the group's ASG would need {count} tags (the Cluster "
+                    f"Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows {chart.ASG_TAG_LIMIT}",
+                )
+            )
+        # Every GPU node carries k8s.amazonaws.com/accelerator (userdata.accelerator_labels); CA
+        # holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
+        # profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
+        # CA would count the node unready for good and eventually remove it.
+        if group.time_slicing.rename_by_default:
+            problems.append(
+                Problem(
+                    key=f"{namespace}:gpuNodeGroups[{i}].timeSlicing.renameByDefault",
+                    received=True,
+                    expected="false while the Cluster Autoscaler is enabled: CA treats a GPU node without "
+                    "allocatable nvidia.com/gpu as not ready (a renamed node advertises only nvidia.com/gpu.shared)",
+                )
+            )
+        # One ASG tag k8s.io/cluster-autoscaler/node-template/taint/<key> holds one value:effect
+        # (cloudprovider/aws/aws_manager.go extractTaintsFromAsg, cluster-autoscaler-1.35.2).
+        keys = [t.key for t in group.taints]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        if repeated:
+            problems.append(
+                Problem(
+                    key=f"{namespace}:gpuNodeGroups[{i}].taints",
+                    received=[t.model_dump() for t in group.taints],
+                    expected=f"one taint per key while the Cluster Autoscaler is enabled (repeated: {repeated}): "
+                    "an ASG taint tag carries one value:effect per key",
+                )
+            )
+    return problems

@@ -1,0 +1,39 @@
+"""Pinned Helm chart versions: the rule that picks a validated version (or, by explicit opt-in, any
+version shaped like one) and the warning the components log for an unvalidated one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import ValidationInfo
+
+
+def pinned_chart_version(value: str, info: ValidationInfo, validated: Iterable[str], what: str, example: str) -> str:
+    """A Helm chart version: one of ``validated``, or (with ``allowUnvalidatedChartVersion``, a field
+    declared before ``chartVersion`` so that ``info.data`` holds it) any version shaped like
+    ``example`` (``v`` prefix or not, as the chart repository spells its versions)."""
+    versions = list(validated)
+    if value in versions:
+        return value
+    if not info.data.get("allow_unvalidated_chart_version"):
+        raise ValueError(
+            f"one of {', '.join(versions)} ({what} versions this library is validated against), or set "
+            "allowUnvalidatedChartVersion: true"
+        )
+    prefix = "v" if example.startswith("v") else ""
+    if not re.fullmatch(rf"{prefix}\d+\.\d+\.\d+([-+][\w.]+)?", value):
+        raise ValueError(f"a chart version such as {example}")
+    return value
+
+
+def unvalidated_chart_warning(chart_name: str, version: str, validated: Iterable[str]) -> str | None:
+    """The warning for a chart ``version`` outside ``validated`` (allowed only with
+    ``allowUnvalidatedChartVersion``), or None. The components log it on their resource."""
+    versions = list(validated)
+    if version in versions:
+        return None
+    return (
+        f"{chart_name} chart {version} is not one this library was validated against "
+        f"({', '.join(versions)}); its values paths are unchecked."
+    )

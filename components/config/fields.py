@@ -1,0 +1,309 @@
+"""Field types of the settings models: each value checked on its own, by the rule of the API or
+program that consumes it (cited at each rule).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic.alias_generators import to_camel
+
+from .. import catalog
+from ..nodegroups import labels
+from .errors import is_unresolved
+
+
+def _check(problem: str | None, value: Any) -> Any:
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _repeated(items: Sequence[Any]) -> list[int]:
+    """Indexes of the items that repeat an earlier one."""
+    seen: list[Any] = []
+    out = []
+    for i, item in enumerate(items):
+        if item in seen:
+            out.append(i)
+        seen.append(item)
+    return out
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    """A list whose duplicates are meaningless: the same value twice is a mistake."""
+    repeated = sorted({json.dumps(items[i], default=str) for i in _repeated(items)})
+    if repeated:
+        raise ValueError(f"each value once (repeated: {', '.join(repeated)})")
+    return items
+
+
+def _kubelet_label_key(key: str) -> str:
+    return _check(labels.kubelet_label_problem(key), key)
+
+
+def _label_value(value: str) -> str:
+    return _check(labels.label_value_problem(value), value)
+
+
+def _qualified_name(key: str) -> str:
+    return _check(labels.qualified_name_problem(key), key)
+
+
+def _dns_label(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?", value):
+        return _check("1-40 lower-case alphanumerics or '-', alphanumeric at both ends", value)
+    return value
+
+
+def _cidr(value: str) -> str:
+    # A bare address (203.0.113.7) would parse as a /32 network: EKS publicAccessCidrs and the VPC
+    # API take CIDR blocks, so the prefix length must be written.
+    if "/" not in value:
+        raise ValueError(f"a CIDR block such as 203.0.113.0/24 (a bare address: write {value}/32)")
+    try:
+        network = ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        raise ValueError("a CIDR block such as 203.0.113.0/24 (host bits zero)") from None
+    if network.version != 4:
+        # botocore eks VpcConfigRequest.publicAccessCidrs: "You can't add IPv6 CIDR blocks to IPv4
+        # clusters"; the clusters this library creates are IPv4.
+        raise ValueError("an IPv4 CIDR block such as 203.0.113.0/24 (the cluster is IPv4)")
+    return value
+
+
+#: VPC IPv4 CIDR blocks are /16 to /28 (Amazon VPC User Guide, "VPC CIDR blocks": "The allowed block
+
+
+#: Reference, "Tagging AWS resources": "You can't edit or delete tag keys with the aws: prefix").
+MAX_TAGS_PER_RESOURCE = 50
+TAG_KEY_MAX_LENGTH = 128
+TAG_VALUE_MAX_LENGTH = 256
+#: Room kept for the tags the library adds itself (``gpu-eks/cluster``, ``gpu-eks/node-group``,
+#: ``Name``, the Cluster Autoscaler's ``k8s.io/cluster-autoscaler/...`` tags of a node group).
+LIBRARY_TAG_ALLOWANCE = 10
+MAX_USER_TAGS = MAX_TAGS_PER_RESOURCE - LIBRARY_TAG_ALLOWANCE
+#: Characters: the EKS user guide ("Tag your Amazon EKS resources", tag restrictions) allows letters,
+#: numbers, spaces and ``+ - = . _ : / @``; the node IAM role is tagged too, with the same rule
+#: (botocore ``iam`` tagKeyType pattern ``[\p{L}\p{Z}\p{N}_.:/=+\-@]+``), the strictest of the APIs tagged.
+_TAG_PUNCTUATION = frozenset("_.:/=+-@")
+
+
+def _tag_characters_ok(text: str) -> bool:
+    return all(c in _TAG_PUNCTUATION or unicodedata.category(c)[0] in "LZN" for c in text)
+
+
+def _tag_key(key: str) -> str:
+    if not key:
+        raise ValueError("tag keys of 1 to 128 characters")
+    if key.lower().startswith("aws:"):
+        raise ValueError("no tag key starting with 'aws:' (reserved for AWS)")
+    if len(key) > TAG_KEY_MAX_LENGTH:
+        raise ValueError(f"tag keys of at most {TAG_KEY_MAX_LENGTH} characters (got {len(key)})")
+    if not _tag_characters_ok(key):
+        raise ValueError("tag keys of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)")
+    return key
+
+
+def _tag_value(value: str) -> str:
+    if len(value) > TAG_VALUE_MAX_LENGTH:
+        raise ValueError(f"tag values of at most {TAG_VALUE_MAX_LENGTH} characters (got {len(value)})")
+    if not _tag_characters_ok(value):
+        raise ValueError("tag values of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)")
+    return value
+
+
+def _tag_count(tags: dict[str, str]) -> dict[str, str]:
+    if len(tags) > MAX_USER_TAGS:
+        raise ValueError(
+            f"at most {MAX_USER_TAGS} tags (got {len(tags)}): AWS allows {MAX_TAGS_PER_RESOURCE} per resource "
+            f"and the library adds up to {LIBRARY_TAG_ALLOWANCE} of its own"
+        )
+    return tags
+
+
+def ec2_id_problem(prefix: str, value: Any) -> str | None:
+    """Why ``value`` is not an EC2 ``<prefix>-`` id (8 or 17 hex digits: EC2 API reference,
+    "Resource IDs"), or None. Values that are not plain strings (Outputs) are not judged here."""
+    if isinstance(value, str) and not re.fullmatch(rf"{prefix}-([0-9a-f]{{8}}|[0-9a-f]{{17}})", value):
+        return f"an id such as {prefix}-0123456789abcdef0"
+    return None
+
+
+def _ec2_id(prefix: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        return _check(ec2_id_problem(prefix, value), value)
+
+    return check
+
+
+def _ami_release_version(value: str) -> str:
+    if not catalog.AMI_RELEASE_VERSION_PATTERN.match(value):
+        raise ValueError("an EKS AMI release version such as 1.35.0-20260115 (<kubernetes x.y.z>-<yyyymmdd>)")
+    return value
+
+
+def _system_instance_type(value: str) -> str:
+    if not catalog.INSTANCE_TYPE_PATTERN.match(value):
+        raise ValueError("EC2 instance type names such as m6i.large")
+    if catalog.is_accelerated(value):
+        raise ValueError(
+            "a general-purpose instance type such as m6i.large: the system group runs cluster services "
+            f"only, never GPU pods (it is untainted and has no NVIDIA AMI), so a {value} would waste its "
+            "accelerator"
+        )
+    return value
+
+
+#: IAM role and user ARNs (``arn:<partition>:iam::<account>:role|user/<path/>name``). EKS refuses
+#: an STS session ARN (``arn:aws:sts::…:assumed-role/…``): botocore ``eks`` 2017-11-01,
+#: CreateAccessEntryRequest.principalArn, "You can't use the STS session principal type with access
+#: entries because this is a temporary principal for each session".
+_PRINCIPAL_ARN = re.compile(r"arn:(aws|aws-cn|aws-us-gov):iam::(\d{12}):(role|user)/([\w+=,.@/-]+)")
+
+
+def _principal_arn(value: str) -> str:
+    if re.match(r"arn:[a-z-]+:sts::\d{12}:assumed-role/", value):
+        raise ValueError(
+            "an IAM role or user ARN; EKS access entries refuse STS assumed-role session ARNs: use the "
+            "role's ARN, arn:aws:iam::<account>:role/<name>"
+        )
+    if not _PRINCIPAL_ARN.fullmatch(value):
+        raise ValueError("an IAM role or user ARN such as arn:aws:iam::123456789012:role/Admin")
+    return value
+
+
+def _plain_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Validate a plain value; pass an unresolved one (a ``pulumi.Output``) through untouched."""
+    return value if is_unresolved(value) else handler(value)
+
+
+def _image_reference(value: str) -> str:
+    # The distribution reference grammar (distribution/reference, reference.go: name components
+    # of lower-case alphanumerics and separators, an optional registry host[:port], then
+    # ``:tag`` (at most 128 characters) and/or ``@sha256:<64 hex>``).
+    component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+    host = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d+)?/)?"
+    pattern = rf"{host}{component}(?:/{component})*(?::[\w][\w.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?"
+    if not re.fullmatch(pattern, value) or len(value) > 255:
+        raise ValueError("a container image reference such as nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0")
+    return value
+
+
+def _cluster_name(value: Any) -> Any:
+    # botocore ``eks`` 2017-11-01 CreateClusterRequest.name: 1-100 characters, pattern
+    # ``^[0-9A-Za-z][A-Za-z0-9\-_]*$``. Values that are not plain strings (a Pulumi Output from
+    # another stack) are checked by EKS itself.
+    if isinstance(value, str) and not re.fullmatch(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", value):
+        raise ValueError(
+            "1-100 letters, digits, '-' or '_', starting with a letter or digit (the EKS cluster name rule)"
+        )
+    return value
+
+
+def supported_kubernetes_versions(today: Any) -> list[str]:
+    """The versions EKS still creates clusters at on ``today`` (standard or extended support)."""
+    return [v for v, cal in catalog.KUBERNETES_VERSIONS.items() if cal.status(today) != "UNSUPPORTED"]
+
+
+def kubernetes_version_problem(value: str, today: Any) -> str | None:
+    """Why EKS would not run ``value`` on ``today`` (the EKS version calendar in catalog.py), or None."""
+    usable = ", ".join(supported_kubernetes_versions(today))
+    m = catalog.KUBERNETES_VERSION_PATTERN.match(value)
+    if not m:
+        return f'a Kubernetes minor version, one of {usable} (quote it in YAML: "1.35", not 1.35)'
+    calendar = catalog.KUBERNETES_VERSIONS.get(value)
+    if calendar is None:
+        newest = max(catalog.KUBERNETES_VERSIONS, key=lambda v: int(v.split(".")[1]))
+        if int(m.group(1)) > int(newest.split(".")[1]):
+            return (
+                f"one of {usable}: {value} is newer than the EKS calendar this library knows "
+                "(components/catalog.py KUBERNETES_VERSIONS); a new version needs a library release"
+            )
+        return f"one of {usable}: {value} has left EKS extended support, EKS no longer creates clusters at it"
+    if calendar.status(today) == "UNSUPPORTED":
+        return (
+            f"one of {usable}: {value} left EKS extended support on {calendar.end_of_extended_support}, "
+            "EKS no longer creates or runs clusters at it"
+        )
+    return None
+
+
+#: Names of the children a GpuCluster ``<name>`` declares besides its GPU node groups, each
+
+
+_LOG_TYPES = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
+#: Every EKS control-plane log type (all are enabled by default).
+CONTROL_PLANE_LOG_TYPES: tuple[str, ...] = get_args(_LOG_TYPES)
+
+
+#: Namespaces Kubernetes creates itself (Kubernetes docs, "Namespaces": initial namespaces). The
+#: library declares its namespaces as objects, so one of these fails at create ("already exists").
+#: kube-system would also put privileged operator pods beside the control-plane add-ons.
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def _own_namespace(value: str) -> str:
+    if value in RESERVED_NAMESPACES:
+        raise ValueError(
+            f"a namespace of its own, not one Kubernetes creates ({', '.join(RESERVED_NAMESPACES)}): "
+            "the library creates and labels it"
+        )
+    return value
+
+
+_GO_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def _duration_seconds(value: str) -> int | None:
+    """Seconds of a Go duration written with h/m/s units (``10m``, ``1h30m``, ``90s``), or None."""
+    m = _GO_DURATION.match(value)
+    if not value or not m:
+        return None
+    h, mi, sec = (int(x) if x else 0 for x in m.groups())
+    return h * 3600 + mi * 60 + sec
+
+
+def _scale_down_time(value: str) -> str:
+    seconds = _duration_seconds(value)
+    if seconds is None or not 60 <= seconds <= 86400:
+        raise ValueError("a duration such as 10m or 1h30m (units h, m, s) from 1m to 24h")
+    return value
+
+
+Count = Annotated[int, Field(strict=True)]
+LabelKey = Annotated[str, AfterValidator(_kubelet_label_key)]
+LabelValue = Annotated[str, AfterValidator(_label_value)]
+QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
+Cidr = Annotated[str, AfterValidator(_cidr)]
+PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
+ResourceName = Annotated[str, AfterValidator(_dns_label)]
+TagKey = Annotated[str, AfterValidator(_tag_key)]
+TagValue = Annotated[str, AfterValidator(_tag_value)]
+AmiReleaseVersion = Annotated[str, AfterValidator(_ami_release_version)]
+SystemInstanceType = Annotated[str, AfterValidator(_system_instance_type)]
+VpcId = Annotated[str, AfterValidator(_ec2_id("vpc"))]
+SubnetId = Annotated[str, AfterValidator(_ec2_id("subnet"))]
+#: Values that may also come from another resource or a StackReference (``pulumi.Output``): the
+#: plain ones are validated now, the others pass through (``_plain_only``) and are checked when
+#: they resolve (``check_resolved_network``).
+InputVpcId = Annotated[VpcId, WrapValidator(_plain_only)]
+InputSubnetIdList = Annotated[list[Annotated[SubnetId, WrapValidator(_plain_only)]], WrapValidator(_plain_only)]
+InputTagValue = Annotated[TagValue, WrapValidator(_plain_only)]
+#: AWS tags the importer adds to every resource: keys and values by the AWS rules, a value may be a
+#: ``pulumi.Output[str]``, at most ``MAX_USER_TAGS`` (room for the library's own).
+Tags = Annotated[dict[TagKey, InputTagValue], AfterValidator(_tag_count)]
+ImageReference = Annotated[str, AfterValidator(_image_reference)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+OwnNamespace = Annotated[ResourceName, AfterValidator(_own_namespace)]

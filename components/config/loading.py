@@ -1,0 +1,156 @@
+"""Loading settings: from a plain mapping of config keys, from the config map the Pulumi CLI passes
+a program, or from the running program's config.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..autoscaler.rules import autoscaler_problems
+from .errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from
+from .settings import GpuCapacitySettings, Settings
+
+
+def load_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> Settings:
+    """Parse ``raw`` (config keys without the namespace, values already decoded) into Settings.
+
+    Raises ConfigError listing every problem.
+    """
+    try:
+        settings = Settings.model_validate(dict(raw))
+    except ValidationError as err:
+        raise ConfigError(problems_from(err, namespace)) from None
+    problems = autoscaler_problems(settings, namespace)
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
+def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> GpuCapacitySettings:
+    """``GpuCapacitySettings`` from the GPU keys of the stack configuration (``kubernetesVersion``,
+    ``gpuNodeGroups``, ``gpuOperator``, ``verifyTimeSlicing``, ``verification``, ``tags``).
+
+    Raises ConfigError listing every problem.
+    """
+    try:
+        settings = GpuCapacitySettings.model_validate(dict(raw))
+    except ValidationError as err:
+        raise ConfigError(problems_from(err, namespace)) from None
+    problems = autoscaler_problems(settings, namespace)
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
+def decode_config_value(value: Any) -> Any:
+    """Pulumi hands structured config values (lists, maps) to programs as JSON strings."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+#: Config namespaces the program reads: its own, Pulumi's (``pulumi:tags``, ``pulumi:template``,
+#: ...) and those of the providers it uses (pulumi-aws ``aws:``, pulumi-awsx ``awsx:``, pulumi-eks
+#: ``eks:``, pulumi-kubernetes ``kubernetes:``). A key in any other namespace reaches no code.
+KNOWN_CONFIG_NAMESPACES = (CONFIG_NAMESPACE, "pulumi", "aws", "awsx", "eks", "kubernetes")
+
+
+def unknown_config_problems(config: Mapping[str, Any]) -> list[Problem]:
+    """Keys that no code would read: a namespace typo (``gpueks:deletionProtection``) silently drops
+    the setting, and a bare key is not a Pulumi config key (the CLI parses ``<namespace>:<name>``,
+    pulumi/pulumi sdk/go/common/resource/config/key.go ``ParseKey``)."""
+    problems = []
+    fields = {f.alias or name for name, f in Settings.model_fields.items()}
+    for key in config:
+        namespace, sep, name = str(key).partition(":")
+        if not sep:
+            hint = f"{CONFIG_NAMESPACE}:{key}" if key in fields else f"<namespace>:{key}"
+            problems.append(Problem(key=str(key), received=config[key], expected=f"a namespaced key such as {hint}"))
+            continue
+        if namespace in KNOWN_CONFIG_NAMESPACES:
+            continue
+        close = difflib.get_close_matches(namespace, KNOWN_CONFIG_NAMESPACES, n=1, cutoff=0.6)
+        if not close and name.split(".")[0] in fields:
+            close = [CONFIG_NAMESPACE]
+        hint = f"did you mean {close[0]}:{name}? " if close else ""
+        problems.append(
+            Problem(
+                key=str(key),
+                received=config[key],
+                expected=f"{hint}a key in a namespace the program reads ({', '.join(KNOWN_CONFIG_NAMESPACES)}); "
+                f"no code reads {namespace}:",
+            )
+        )
+    return problems
+
+
+@functools.cache
+def eks_regions() -> frozenset[str]:
+    """Regions with EKS, from botocore's endpoint data (offline) for the partitions EKS runs in.
+
+    Read once per process: the data is the installed botocore's, and reading it costs ~40 ms."""
+    import boto3
+
+    session = boto3.session.Session()
+    return frozenset(
+        region
+        for partition in ("aws", "aws-us-gov", "aws-cn")
+        for region in session.get_available_regions("eks", partition)
+    )
+
+
+def region_problems(config: Mapping[str, Any]) -> list[Problem]:
+    region = config.get("aws:region")
+    if not isinstance(region, str) or region in eks_regions():
+        return []
+    close = difflib.get_close_matches(region, sorted(eks_regions()), n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return [
+        Problem(
+            key="aws:region",
+            received=region,
+            expected=f"{hint}a region where EKS runs (botocore's endpoint data lists {len(eks_regions())})",
+        )
+    ]
+
+
+def settings_from_config(config: Mapping[str, Any], project: str, stack: str) -> Settings:
+    """Settings from a full config map as the Pulumi CLI passes it (``gpu-eks:key`` → string).
+
+    Also checks the keys of other namespaces: unknown namespaces and an ``aws:region`` without EKS
+    are problems. Raises ConfigError listing every problem.
+    """
+    problems = unknown_config_problems(config) + region_problems(config)
+    prefix = f"{CONFIG_NAMESPACE}:"
+    raw = {k[len(prefix) :]: decode_config_value(v) for k, v in config.items() if k.startswith(prefix)}
+    raw.setdefault("clusterName", f"{project}-{stack}")
+    try:
+        settings = load_settings(raw)
+    except ConfigError as err:
+        problems += err.problems
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
+def settings_from_pulumi_config() -> Settings:
+    """Settings from the running Pulumi program's config; invalid config → ``pulumi.RunError``."""
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    # The CLI passes config in PULUMI_CONFIG; tests and mocks set it with set_all_config.
+    config: dict[str, Any] = dict(runtime_config.get_config_env())
+    config.update(runtime_config.CONFIG.get())
+    try:
+        return settings_from_config(config, pulumi.get_project(), pulumi.get_stack())
+    except ConfigError as err:
+        raise pulumi.RunError(err.report()) from None

@@ -1,0 +1,27 @@
+"""Resource names the library derives from a GPU group's name: the reserved ones."""
+
+from __future__ import annotations
+
+#: ``<name>-<child>`` with its own children named ``<name>-<child>-…`` (gpu_cluster.py builds the
+#: names from these; a test checks every resource of a run against them).
+CLUSTER_CHILD = "cluster"
+OPERATOR_CHILD = "gpu-operator"
+VERIFICATION_CHILD = "verify"
+AUTOSCALER_CHILD = "autoscaler"
+SYSTEM_SIDE_CHILDREN = (CLUSTER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD, AUTOSCALER_CHILD)
+#: A node group ``<n>`` declares its launch template as ``<n>-lt`` (nodegroup.py).
+LAUNCH_TEMPLATE_SUFFIX = "lt"
+
+
+def reserved_group_name_problem(name: str) -> str | None:
+    """A GPU group ``name`` gives resources named ``<component>-<name>``; it must not be (or start)
+    the name of a system-side child, nor end like a launch template."""
+    for child in SYSTEM_SIDE_CHILDREN:
+        if name == child or name.startswith(f"{child}-"):
+            return (
+                f"a name that is not {child!r} and does not start with '{child}-': the cluster's own "
+                f"resources are named <component>-{child}-… and the group's would read as theirs"
+            )
+    if name.endswith(f"-{LAUNCH_TEMPLATE_SUFFIX}"):
+        return f"a name that does not end with '-{LAUNCH_TEMPLATE_SUFFIX}' (the suffix of launch templates)"
+    return None

@@ -1,0 +1,139 @@
+"""Network settings: an existing VPC (its ids may be Outputs, checked when they resolve) or a new one."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from .errors import (
+    CONFIG_NAMESPACE,
+    ConfigError,
+    KeyedProblem,
+    KeyedProblems,
+    is_unresolved,
+    nested_problem,
+    problems_from,
+)
+from .fields import Cidr, Count, InputSubnetIdList, InputVpcId, _Model
+
+#: size is between a /16 netmask (65,536 IP addresses) and /28 netmask (16 IP addresses)"); subnets
+#: likewise no smaller than /28.
+VPC_NETMASK_RANGE = (16, 28)
+SMALLEST_SUBNET_NETMASK = 28
+
+
+def created_subnet_netmask(vpc_netmask: int, availability_zone_count: int) -> int:
+    """The netmask of each subnet awsx carves from the VPC (SubnetAllocationStrategy AUTO, our two
+    subnet specs without cidrMask): one block per zone, ceil(log2(zones)) bits, then one bit more
+    for the private + public pair (pulumi-awsx 3.x awsx/ec2/subnetDistributorNew.ts,
+    ``getSubnetSpecs``: ``azBitmask = vpc + newBits(azCount)``, ``subnet = azBitmask + newBits(2)``)."""
+    return vpc_netmask + (availability_zone_count - 1).bit_length() + 1
+
+
+#: Tags: EKS TagMap and IAM tag lists hold at most 50 tags, keys 1-128 and values up to 256
+#: characters (botocore ``eks`` 2017-11-01 TagMap/TagKey/TagValue, ``iam`` 2010-05-08
+
+
+class NetworkSettings(_Model):
+    """Use an existing VPC (``vpcId`` + subnets) or create one (the other keys).
+
+    ``vpcId`` and the subnet ids (each id, or a whole list) may be ``pulumi.Output`` values, e.g.
+    from the importer's own VPC or a StackReference: rules run on the plain values now, and on the
+    rest when they resolve (``resolve_network``). Rules on these ids must skip non-plain values
+    (``is_plain``).
+    """
+
+    vpc_id: InputVpcId | None = None
+    private_subnet_ids: InputSubnetIdList = []
+    public_subnet_ids: InputSubnetIdList = []
+    cidr_block: Cidr = "10.0.0.0/16"
+    availability_zone_count: Count = Field(default=2, ge=2, le=6)
+    nat_gateways: Literal["Single", "OnePerAz"] = "Single"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> NetworkSettings:
+        findings: list[KeyedProblem] = []
+        if self.existing_vpc:
+            # Lists that are not plain (a Pulumi Output from another stack) are counted by EKS itself.
+            if isinstance(self.private_subnet_ids, list) and len(self.private_subnet_ids) < 2:
+                findings.append(
+                    (
+                        ("privateSubnetIds",),
+                        list(self.private_subnet_ids),
+                        "with vpcId, at least 2 subnets (EKS needs two zones)",
+                    )
+                )
+            # These only shape a VPC the library creates; with vpcId they would be silently ignored.
+            for field, key in (
+                ("cidr_block", "cidrBlock"),
+                ("availability_zone_count", "availabilityZoneCount"),
+                ("nat_gateways", "natGateways"),
+            ):
+                if field in self.model_fields_set:
+                    findings.append(
+                        (
+                            (key,),
+                            getattr(self, field),
+                            "no value with vpcId: it applies only to a VPC the library creates",
+                        )
+                    )
+        else:
+            for key, ids in (
+                ("privateSubnetIds", self.private_subnet_ids),
+                ("publicSubnetIds", self.public_subnet_ids),
+            ):
+                if is_unresolved(ids) or len(ids) > 0:
+                    shown = ids if is_unresolved(ids) else list(ids)
+                    findings.append(((key,), shown, "subnet ids only together with vpcId"))
+            findings += self._vpc_cidr_findings()
+        # A subnet is private or public, and listed once (EKS CreateCluster: subnetIds are a set).
+        lists = (("privateSubnetIds", self.private_subnet_ids), ("publicSubnetIds", self.public_subnet_ids))
+        seen: dict[str, str] = {}
+        for key, i, subnet in [(k, i, x) for k, ids in lists if isinstance(ids, list) for i, x in enumerate(ids)]:
+            if not isinstance(subnet, str):
+                continue  # known only at deploy time
+            if subnet in seen:
+                findings.append(((key, i), subnet, f"each subnet once (already listed as {seen[subnet]})"))
+            else:
+                seen[subnet] = f"{key}[{i}]"
+        if findings:
+            raise KeyedProblems(findings)
+        return self
+
+    def _vpc_cidr_findings(self) -> list[KeyedProblem]:
+        netmask = ipaddress.ip_network(self.cidr_block).prefixlen
+        low, high = VPC_NETMASK_RANGE
+        if not low <= netmask <= high:
+            return [(("cidrBlock",), self.cidr_block, f"a netmask from /{low} to /{high} (the VPC limits)")]
+        subnet = created_subnet_netmask(netmask, self.availability_zone_count)
+        if subnet > SMALLEST_SUBNET_NETMASK:
+            largest = SMALLEST_SUBNET_NETMASK - (subnet - netmask)
+            return [
+                (
+                    ("cidrBlock",),
+                    self.cidr_block,
+                    f"a netmask of /{largest} or larger: {self.availability_zone_count} zones x (private + "
+                    f"public) subnets would be /{subnet}, smaller than the /{SMALLEST_SUBNET_NETMASK} AWS allows",
+                )
+            ]
+        return []
+
+    @property
+    def existing_vpc(self) -> bool:
+        """True when the cluster goes into an existing VPC (``vpcId`` given, plain or Output)."""
+        return self.vpc_id is not None and self.vpc_id != ""
+
+
+def check_resolved_network(resolved: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> NetworkSettings:
+    """Validate ``network`` once its Outputs resolved (``resolved`` in config-key form).
+
+    The same model, so the same rules, as at load time; raises ConfigError naming
+    ``<namespace>:network.<key>``. Called inside ``Output.apply`` (by ``resolve_network``).
+    """
+    try:
+        return NetworkSettings.model_validate(dict(resolved))
+    except ValidationError as err:
+        raise ConfigError([nested_problem(p, namespace, "network") for p in problems_from(err, namespace)]) from None

@@ -1,0 +1,94 @@
+"""Warnings: legal settings that are risky. The program logs them, render prints them; they never stop
+a deployment.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterable
+
+from .. import catalog
+from .errors import CONFIG_NAMESPACE, Problem
+from .settings import Settings, _capacity_message
+
+#: A rule returns one Problem per risky value it finds (same key/received/expected form as errors).
+WarningRule = Callable[[Settings], Iterable[Problem]]
+_WARNING_RULES: list[WarningRule] = []
+
+
+def warning_rule(rule: WarningRule) -> WarningRule:
+    """Register ``rule`` (a decorator): every rule runs in ``settings_warnings``."""
+    _WARNING_RULES.append(rule)
+    return rule
+
+
+def settings_warnings(settings: Settings) -> list[Problem]:
+    """Every warning about ``settings``, in rule order. Warnings never stop a deployment."""
+    return [problem for rule in _WARNING_RULES for problem in rule(settings)]
+
+
+@warning_rule
+def _advertised_slots_exceed_pod_capacity(settings: Settings) -> Iterable[Problem]:
+    # Shares the node cannot run pods for are advertised but never usable (the scheduler sees
+    # free nvidia.com/gpu and still cannot place the pod: "Too many pods"). With the
+    # verification on, Settings reports this as an error instead.
+    if settings.verify_time_slicing:
+        return
+    for i, g in enumerate(settings.gpu_node_groups):
+        if g.advertised_gpus_per_node > g.usable_pod_slots:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].timeSlicing.replicas",
+                received=g.time_slicing.replicas,
+                expected=_capacity_message(g, "at most"),
+            )
+
+
+@warning_rule
+def _groups_nobody_scales(settings: Settings) -> Iterable[Problem]:
+    """Without the Cluster Autoscaler nothing changes a node group's size after creation
+    (desiredSize is in ignore_changes), so minSize < maxSize is unused capacity on paper and a
+    group created at desiredSize 0 never gets a node."""
+    if settings.autoscaler_enabled:
+        return
+    for i, g in enumerate(settings.gpu_node_groups):
+        if g.scaling.min_size < g.scaling.max_size or g.scaling.desired_size == 0:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].scaling",
+                received=g.scaling.model_dump(by_alias=True),
+                expected="autoscaler.enabled: true, or minSize = desiredSize = maxSize > 0: with the "
+                "Cluster Autoscaler disabled nothing resizes the group after creation",
+            )
+
+
+@warning_rule
+def _public_endpoint_open_to_all(settings: Settings) -> Iterable[Problem]:
+    # Legal for EKS (botocore eks VpcConfigRequest.publicAccessCidrs: "The default value is
+    # 0.0.0.0/0"), but it opens the Kubernetes API endpoint to the whole internet.
+    for i, cidr in enumerate(settings.endpoint_public_access_cidrs):
+        if ipaddress.ip_network(cidr).prefixlen == 0:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:endpointPublicAccessCidrs[{i}]",
+                received=cidr,
+                expected="your egress CIDRs: 0.0.0.0/0 opens the cluster's API endpoint to the whole internet "
+                "(only IAM authentication stands in the way); an empty list makes the endpoint private",
+            )
+
+
+@warning_rule
+def _kubernetes_version_in_extended_support(settings: Settings) -> Iterable[Problem]:
+    # EKS user guide, "Understand the Kubernetes version lifecycle on EKS": extended support is
+    # billed; EKS pricing: $0.60 per cluster-hour instead of $0.10 in standard support.
+    calendar = catalog.KUBERNETES_VERSIONS.get(settings.kubernetes_version)
+    if calendar and calendar.status(catalog.today()) == "EXTENDED_SUPPORT":
+        extra = catalog.EKS_EXTENDED_SUPPORT_USD_PER_HOUR - catalog.EKS_STANDARD_SUPPORT_USD_PER_HOUR
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:kubernetesVersion",
+            received=settings.kubernetes_version,
+            expected=(
+                f"a version in standard support: {settings.kubernetes_version} is in EKS extended support until "
+                f"{calendar.end_of_extended_support}, billed ${catalog.EKS_EXTENDED_SUPPORT_USD_PER_HOUR:.2f} "
+                f"per cluster-hour instead of ${catalog.EKS_STANDARD_SUPPORT_USD_PER_HOUR:.2f} "
+                f"(${extra:.2f}/h, about ${extra * 730:.0f} a month more); after that date EKS upgrades the "
+                "control plane itself"
+            ),
+        )

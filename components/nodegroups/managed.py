@@ -1,0 +1,114 @@
+"""EKS managed node groups: the launch-template + node-group pair shared by the system node group and
+the GPU node groups.
+
+Both are ``aws.eks.NodeGroup`` with a launch template this library owns (rather than pulumi-eks's
+ManagedNodeGroup), so that the user data, IMDS settings and root volume are declared here, visible in
+previews and tested under mocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from ..config.groups import Scaling
+from ..config.names import LAUNCH_TEMPLATE_SUFFIX
+
+#: AL2023 AMIs boot from /dev/xvda.
+ROOT_DEVICE = "/dev/xvda"
+#: IMDSv2 only. A hop limit of 1 keeps pods (one network hop further) away from the node's
+#: instance-role credentials, as the EKS best-practices guide recommends; host-network pods
+#: (VPC CNI, kube-proxy) are unaffected. Workloads get AWS access through IRSA / Pod Identity.
+IMDS_HOP_LIMIT = 1
+
+
+@dataclass
+class ManagedNodeGroupSpec:
+    """What a managed node group needs besides its cluster wiring."""
+
+    ami_type: str
+    instance_types: Sequence[str]
+    capacity_type: str
+    scaling: Scaling
+    disk_size_gib: int
+    release_version: str | None = None
+    #: Base64 MIME user data (nodeadm NodeConfig parts), or None for none.
+    user_data: str | None = None
+    #: The cluster's Kubernetes minor. Set, the node group follows a control-plane upgrade (EKS
+    #: UpdateNodegroupVersion, a rolling update, ``maxUnavailable`` at a time); None, EKS uses the
+    #: cluster's version at creation and never upgrades the nodes (aws_eks_node_group ``version``:
+    #: "Defaults to EKS Cluster Kubernetes version", drift detected only when set).
+    kubernetes_version: str | None = None
+
+
+def declare_managed_node_group(
+    name: str,
+    spec: ManagedNodeGroupSpec,
+    *,
+    parent: pulumi.Resource,
+    cluster_name: pulumi.Input[str],
+    node_role_arn: pulumi.Input[str],
+    subnet_ids: pulumi.Input[Sequence[str]],
+    tags: Mapping[str, pulumi.Input[str]],
+) -> tuple[aws.ec2.LaunchTemplate, aws.eks.NodeGroup]:
+    """Declare ``{name}-lt`` and ``{name}`` as children of ``parent`` (no other options)."""
+    launch_template = aws.ec2.LaunchTemplate(
+        f"{name}-{LAUNCH_TEMPLATE_SUFFIX}",
+        description=f"EKS managed node group {name}",
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled",
+            http_tokens="required",
+            http_put_response_hop_limit=IMDS_HOP_LIMIT,
+        ),
+        block_device_mappings=[
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=ROOT_DEVICE,
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=spec.disk_size_gib,
+                    volume_type="gp3",
+                    encrypted="true",
+                    delete_on_termination="true",
+                ),
+            )
+        ],
+        # No key pair: nodes are reached through SSM Session Manager, never SSH.
+        user_data=spec.user_data,
+        tag_specifications=[
+            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags={**tags, "Name": name})
+            for kind in ("instance", "volume")
+        ],
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    node_group = aws.eks.NodeGroup(
+        name,
+        cluster_name=cluster_name,
+        node_role_arn=node_role_arn,
+        subnet_ids=subnet_ids,
+        ami_type=spec.ami_type,
+        version=spec.kubernetes_version,
+        release_version=spec.release_version,
+        instance_types=list(spec.instance_types),
+        capacity_type=spec.capacity_type,
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+            min_size=spec.scaling.min_size,
+            desired_size=spec.scaling.desired_size,
+            max_size=spec.scaling.max_size,
+        ),
+        # Replace one node at a time: GPU capacity is scarce and each node carries N pods.
+        update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+        launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+            id=launch_template.id, version=launch_template.latest_version.apply(str)
+        ),
+        # Labels and taints are NOT set here: GPU nodes get them from kubelet via nodeadm.
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            # A cluster autoscaler owns desiredSize once the group exists.
+            ignore_changes=["scalingConfig.desiredSize"],
+        ),
+    )
+    return launch_template, node_group

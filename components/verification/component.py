@@ -1,0 +1,89 @@
+"""TimeSlicingVerification: the namespace and, per GPU node group, the two Jobs of ``jobs.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..config.addons import VerificationSettings
+from ..nodegroups.component import GpuNodeGroup
+from .jobs import AWAIT_MARGIN_SECONDS, concurrent_job_spec, job_name, warmup_job_spec
+
+TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
+
+
+@dataclass
+class TimeSlicingVerificationArgs:
+    settings: VerificationSettings
+    #: The GPU node groups to verify (two Jobs each); the Jobs also wait for them.
+    gpu_node_groups: Sequence[GpuNodeGroup]
+    #: Resources to finish first besides the groups: the operator release and, when groups start
+    #: at zero, the Cluster Autoscaler. (A component's `depends_on` does not reach its children,
+    #: so this is an explicit argument.)
+    wait_for: Sequence[pulumi.Resource] = ()
+    #: A Cluster Autoscaler scales the groups: a group at desiredSize 0 is verified too (its
+    #: warm-up Job is what brings its first node).
+    autoscaling: bool = False
+
+
+class TimeSlicingVerification(pulumi.ComponentResource):
+    """A namespace and, per GPU node group, a warm-up Job and a concurrency Job.
+
+    Pass the cluster's Kubernetes provider with ``providers=``, and the operator (and the
+    autoscaler) as ``wait_for``.
+    """
+
+    def __init__(self, name: str, args: TimeSlicingVerificationArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(TYPE_NAME, name, None, opts)
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=args.settings.namespace,
+                labels={"pod-security.kubernetes.io/enforce": "baseline"},
+            ),
+            # The Jobs depend on the namespace through `namespace=`, hence on `wait_for`.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *args.gpu_node_groups]),
+        )
+        self.warmup_jobs: dict[str, k8s.batch.v1.Job] = {}
+        self.jobs: dict[str, k8s.batch.v1.Job] = {}
+        for group in (g.settings for g in args.gpu_node_groups):
+            if group.scaling.desired_size < 1 and not args.autoscaling:
+                # Nothing would ever bring a node; waiting would only time out.
+                pulumi.log.warn(
+                    f"GPU node group {group.name!r} has desiredSize 0 and no autoscaler: not verified", resource=self
+                )
+                continue
+            warmup = warmup_job_spec(group, args.settings.image)
+            self.warmup_jobs[group.name] = k8s.batch.v1.Job(
+                f"{name}-{group.name}-warmup",
+                metadata=_job_metadata(job_name("ts-warmup", group, warmup), self.namespace, warmup),
+                spec=warmup,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            concurrent = concurrent_job_spec(group, args.settings.image)
+            self.jobs[group.name] = k8s.batch.v1.Job(
+                f"{name}-{group.name}-concurrent",
+                metadata=_job_metadata(job_name("ts-check", group, concurrent), self.namespace, concurrent),
+                spec=concurrent,
+                # Starts on the node the warm-up brought, so its short deadline covers no boot.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[group.name]]),
+            )
+        self.register_outputs(
+            {
+                "namespace": self.namespace.metadata.name,
+                "jobs": {g: j.metadata.name for g, j in self.jobs.items()},
+            }
+        )
+
+
+def _job_metadata(name: str, namespace: k8s.core.v1.Namespace, spec: dict[str, Any]) -> k8s.meta.v1.ObjectMetaArgs:
+    timeout = spec["activeDeadlineSeconds"] + AWAIT_MARGIN_SECONDS
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=name,
+        namespace=namespace.metadata.name,
+        annotations={"pulumi.com/timeoutSeconds": str(timeout)},
+    )
