@@ -198,9 +198,6 @@ KUBERNETES_VERSIONS: dict[str, KubernetesVersion] = {
 #: versions in chart.py were validated with. Stacks pin their own version explicitly; this
 #: default serves importers. 1.36 is accepted.
 DEFAULT_KUBERNETES_VERSION = "1.35"
-#: Oldest version in the table; whether a version is still accepted depends on today's date
-#: (``kubernetes_version_problem``).
-OLDEST_KUBERNETES_VERSION = min(KUBERNETES_VERSIONS, key=lambda v: int(v.split(".")[1]))
 KUBERNETES_VERSION_PATTERN = re.compile(r"^1\.(\d{2})$")
 
 #: EKS cluster price per hour (EKS pricing page, "Amazon EKS pricing"; AWS Containers blog, "Amazon

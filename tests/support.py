@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from components.config import stackfile
+from components.config.settings import Settings
 from tests import reference
 from tooling.simulation import Simulation, program_from_file, run_program, run_stack
 
@@ -54,6 +55,16 @@ def reference_path(*parts: str) -> Path:
 
 def load_reference_yaml(*parts: str):
     return yaml.safe_load(reference_path(*parts).read_text())
+
+
+# ---------------------------------------------------------------------------------------------
+# Stack settings
+# ---------------------------------------------------------------------------------------------
+
+
+def settings_for_stack(stack: str, root: Path | None = None) -> Settings:
+    """Parse and validate a stack's settings exactly as the program would (raises ConfigError)."""
+    return stackfile.load_stack(stack, root)[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,11 +25,11 @@ from components.autoscaler import chart as ca_chart
 from components.autoscaler import values as ca_values
 from components.config.errors import ConfigError
 from components.config.loading import load_settings
-from components.config.stackfile import settings_for_stack
 from components.config.warnings import settings_warnings
 from components.nodegroups import placement, userdata
 from components.verification import jobs
-from tests.support import ROOT, load_reference_yaml, reference_path
+from tests.scheduling import node_matches_affinity
+from tests.support import ROOT, load_reference_yaml, reference_path, settings_for_stack
 from tooling.simulation import Simulation, run_stack
 
 TAG = "aws:autoscaling/tag:Tag"
@@ -383,10 +383,10 @@ def test_release_in_each_stack(stack_sim):
     }
     # Never on a GPU node (of this library, Karpenter or Auto Mode); fine on the system nodes.
     system = {"kubernetes.io/os": "linux", "eks.amazonaws.com/nodegroup": "system"}
-    assert placement.node_matches_affinity(system, v["affinity"])
+    assert node_matches_affinity(system, v["affinity"])
     for g in s.gpu_node_groups:
-        assert not placement.node_matches_affinity({**system, **userdata.gpu_node_labels(g)}, v["affinity"])
-    assert not placement.node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, v["affinity"])
+        assert not node_matches_affinity({**system, **userdata.gpu_node_labels(g)}, v["affinity"])
+    assert not node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, v["affinity"])
     # It waits for the untainted system node group and for its IAM policy.
     assert sim.one("aws:eks/nodeGroup:NodeGroup", "gpu-eks-cluster-system").urn in rel.dependencies
     assert sim.one("aws:iam/rolePolicy:RolePolicy", "gpu-eks-autoscaler-policy").urn in rel.dependencies

@@ -17,6 +17,7 @@ from components.gpu_operator import chart
 from components.gpu_operator import values as operator_values
 from components.nodegroups import labels, placement, userdata
 from components.sharing import device_plugin
+from tests.scheduling import node_matches_affinity
 from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path
 
 #: Keys whose values are free-form maps/lists in the chart (Kubernetes objects, ConfigMap data):
@@ -160,11 +161,11 @@ def test_nfd_worker_runs_only_on_gpu_nodes():
         )
     ]
     for g in CUSTOM_GROUPS:
-        assert placement.node_matches_affinity({**SYSTEM_NODE, **userdata.gpu_node_labels(g)}, affinity)
-    assert not placement.node_matches_affinity(SYSTEM_NODE, affinity)
-    assert placement.node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, affinity)
-    assert placement.node_matches_affinity({"eks.amazonaws.com/instance-gpu-count": "4"}, affinity)
-    assert not placement.node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "0"}, affinity)
+        assert node_matches_affinity({**SYSTEM_NODE, **userdata.gpu_node_labels(g)}, affinity)
+    assert not node_matches_affinity(SYSTEM_NODE, affinity)
+    assert node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, affinity)
+    assert node_matches_affinity({"eks.amazonaws.com/instance-gpu-count": "4"}, affinity)
+    assert not node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "0"}, affinity)
 
 
 def test_nfd_values_satisfy_the_subchart_schema():

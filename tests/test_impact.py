@@ -6,6 +6,7 @@ project (the issue's list: replicas, instance type, taint, chart version, Kubern
 from __future__ import annotations
 
 import copy
+import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +212,7 @@ def test_every_rule_of_the_table_has_a_case():
 
     def hit(rule: impact.Rule) -> bool:
         return any(
-            impact.fnmatch.fnmatchcase(typ, rule.type) and (path == rule.path or path.startswith(rule.path + "."))
+            fnmatch.fnmatchcase(typ, rule.type) and (path == rule.path or path.startswith(rule.path + "."))
             for typ, path in covered
         )
 

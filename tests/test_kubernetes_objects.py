@@ -7,9 +7,8 @@ import kubernetes_validate
 import pytest
 
 from components.config.loading import load_settings
-from components.config.stackfile import settings_for_stack
 from components.verification import jobs
-from tests.support import ROOT
+from tests.support import ROOT, settings_for_stack
 
 KINDS = {
     "kubernetes:core/v1:Namespace": ("v1", "Namespace"),

@@ -42,7 +42,8 @@ from components.preflight import (
     enforce,
     run_checks,
 )
-from components.preflight.checks import gpu_mismatches, one_line, vcpus_needed
+from components.preflight.capacity import gpu_mismatches, vcpus_needed
+from components.preflight.results import one_line
 from tests.preflight_fixtures import (
     GPU_AMI_ID,
     REGION,

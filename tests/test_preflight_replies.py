@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from components.preflight.checks import AwsAccessError, access_error, is_unparseable_reply
+from components.preflight.results import AwsAccessError, access_error, is_unparseable_reply
 from tests.preflight_fixtures import preflight_config, preflight_env, run_preflight, write_stack
 
 REPLIES: dict[str, tuple[int, str, bytes]] = {

@@ -27,7 +27,7 @@ from components.config.names import SYSTEM_SIDE_CHILDREN
 from components.config.network import created_subnet_netmask
 from components.config.settings import Settings
 from components.config.warnings import settings_warnings
-from tests.support import ROOT
+from tests.support import ROOT, settings_for_stack
 from tooling.simulation import run_stack
 
 
@@ -467,7 +467,7 @@ def test_the_stacks_are_valid_on_the_real_date(monkeypatch):
     from components.config import stackfile
 
     for stack in stackfile.available_stacks(ROOT):
-        assert stackfile.settings_for_stack(stack, ROOT).kubernetes_version == "1.35"
+        assert settings_for_stack(stack, ROOT).kubernetes_version == "1.35"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -300,7 +300,3 @@ def _json_default(value: Any) -> Any:
 def dump_json(data: Any) -> str:
     """A render as JSON (``render --format json``): decoded strings as {"encoding", "decoded"}."""
     return json.dumps(data, indent=2, ensure_ascii=False, default=_json_default) + "\n"
-
-
-def sorted_unique(values: Iterable[str]) -> list[str]:
-    return sorted(set(values))

@@ -76,8 +76,3 @@ def load_stack(stack: str, root: Path | None = None) -> tuple[dict[str, Any], Se
     (raises StackNotFound, ConfigError), from one read of the file."""
     config = read_stack_config(stack, root)
     return config, settings_from_config(cli_config(config), project_name(root), stack)
-
-
-def settings_for_stack(stack: str, root: Path | None = None) -> Settings:
-    """Parse and validate a stack's settings exactly as the program would (raises ConfigError)."""
-    return load_stack(stack, root)[1]

@@ -7,28 +7,18 @@ Library use (no Pulumi import anywhere in this package)::
     results = enforce(settings, "us-west-2")  # raises PreflightFailed if any check FAILed
 
 Command line: ``python -m components preflight --stack dev [--json]`` (see docs/preflight.md).
+
+Modules: ``results`` (CheckResult, the statuses, the errors), ``checks`` (AMI, Kubernetes version,
+zones, existing VPC), ``capacity`` (instance types, vCPU quota), ``run`` (run_checks, enforce),
+``cli`` (the command).
 """
 
 from __future__ import annotations
 
-from .checks import (
-    FAIL,
-    PASS,
-    WARN,
-    AwsAccessError,
-    CheckResult,
-    PreflightError,
-    PreflightFailed,
-    Status,
-    check_ami,
-    check_existing_vpc,
-    check_instance_type,
-    check_kubernetes_version,
-    check_vcpu_quota,
-    check_zones,
-    enforce,
-    run_checks,
-)
+from .capacity import check_instance_type, check_vcpu_quota
+from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones
+from .results import FAIL, PASS, WARN, AwsAccessError, CheckResult, PreflightError, PreflightFailed, Status
+from .run import enforce, run_checks
 
 __all__ = [
     "FAIL",

@@ -21,17 +21,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ..config.errors import ConfigError
 from ..config.loading import eks_regions
 from ..config.stackfile import StackNotFound, find_project_root, load_stack, region
-from .checks import (
-    FAIL,
-    PASS,
-    WARN,
-    AwsAccessError,
-    CheckResult,
-    access_error,
-    error_code,
-    is_unparseable_reply,
-    run_checks,
-)
+from .results import FAIL, PASS, WARN, AwsAccessError, CheckResult, access_error, error_code, is_unparseable_reply
+from .run import run_checks
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -1,0 +1,82 @@
+"""Every preflight check against one account: ``run_checks`` (the results) and ``enforce`` (raise
+PreflightFailed when any FAILed). ``AwsAccessError`` when AWS cannot be asked at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import boto3
+from botocore.exceptions import BotoCoreError
+
+from .. import catalog
+from ..config.settings import Settings
+from .capacity import check_instance_type, check_vcpu_quota
+from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones
+from .results import CheckResult, PreflightFailed, access_error, failed, is_unparseable_reply
+
+
+def _instance_types_to_check(settings: Settings) -> dict[str, catalog.GpuInstanceType | None]:
+    """Every instance type of the stack, GPU types with their catalog row, in config order."""
+    out: dict[str, catalog.GpuInstanceType | None] = {}
+    for group in settings.gpu_node_groups:
+        for t in group.instance_types:
+            out.setdefault(t, catalog.GPU_INSTANCE_TYPES[t])
+    for t in settings.system_node_group.instance_types:
+        out.setdefault(t, catalog.GPU_INSTANCE_TYPES.get(t))
+    return out
+
+
+def run_checks(
+    settings: Settings,
+    region: str,
+    session: boto3.Session | None = None,
+    today: dt.date | None = None,
+) -> list[CheckResult]:
+    """Run every check against the account ``session`` (default: boto3's default chain) can see.
+
+    Raises AwsAccessError when AWS cannot be asked at all (no or rejected credentials, no network).
+    """
+    session = session or boto3.Session(region_name=region)
+    today = today or catalog.today()
+    try:
+        # No endpoint_url here: boto3 resolves AWS_ENDPOINT_URL(_<SERVICE>) itself.
+        ssm = session.client("ssm", region_name=region)
+        ec2 = session.client("ec2", region_name=region)
+        eks = session.client("eks", region_name=region)
+        quotas = session.client("service-quotas", region_name=region)
+
+        results = [
+            check_ami(ssm, settings.kubernetes_version, catalog.GPU_AMI_TYPE),
+            check_ami(ssm, settings.kubernetes_version, settings.system_node_group.ami_type),
+            check_kubernetes_version(eks, settings.kubernetes_version, today),
+            check_existing_vpc(ec2, settings.network),
+        ]
+        zones_result = check_zones(ec2, settings.network)
+        results.append(zones_result)
+        zones = zones_result.details.get("zones")
+        for instance_type, expected in _instance_types_to_check(settings).items():
+            results.append(check_instance_type(ec2, instance_type, zones, expected))
+        capacity_types = sorted({g.capacity_type for g in settings.gpu_node_groups})
+        for capacity_type in capacity_types:
+            results.append(check_vcpu_quota(quotas, ec2, capacity_type, settings.gpu_node_groups))
+    except BotoCoreError as err:
+        raise access_error(err) from err
+    except Exception as err:
+        if is_unparseable_reply(err) or (isinstance(err, ValueError) and str(err).startswith("Invalid endpoint")):
+            raise access_error(err) from err
+        raise
+    return results
+
+
+def enforce(
+    settings: Settings,
+    region: str,
+    session: boto3.Session | None = None,
+    today: dt.date | None = None,
+) -> list[CheckResult]:
+    """``run_checks``, raising PreflightFailed when any check failed (WARN is not a failure)."""
+    results = run_checks(settings, region, session=session, today=today)
+    if failed(results):
+        raise PreflightFailed(results)
+    return results

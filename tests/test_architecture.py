@@ -1,0 +1,166 @@
+"""Guards on the code's shape: no module over 500 lines, and no import cycle among the modules of
+``components``. Each guard is also run on a synthetic case it must reject, so it can fail.
+
+The import graph is built statically with ``ast``: every ``import``/``from ... import`` anywhere in
+a module (inside functions and ``if TYPE_CHECKING:`` blocks too) is an edge; relative imports are
+resolved; ``from . import x`` points at the submodule ``x`` when there is one; a package's
+``__init__.py`` is a node of its own (the package's name).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from tests.support import ROOT
+
+MAX_MODULE_LINES = 500
+
+
+# ---------------------------------------------------------------------------------------------
+# Module length
+# ---------------------------------------------------------------------------------------------
+
+
+def python_files(folder: Path) -> list[Path]:
+    """Every .py file under ``folder`` (compiled caches left out), sorted."""
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def long_modules(folders: Iterable[Path], limit: int = MAX_MODULE_LINES) -> list[tuple[str, int]]:
+    """(path, line count) of each Python module under ``folders`` longer than ``limit`` lines."""
+    out: list[tuple[str, int]] = []
+    for folder in folders:
+        for path in python_files(folder):
+            count = len(path.read_text().splitlines())
+            if count > limit:
+                out.append((str(path), count))
+    return out
+
+
+def test_no_module_is_longer_than_500_lines():
+    too_long = long_modules([ROOT / "components", ROOT / "tooling"])
+    assert too_long == [], f"split these modules (over {MAX_MODULE_LINES} lines): {too_long}"
+
+
+def test_the_line_counter_finds_a_long_module(tmp_path: Path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "short.py").write_text("x = 1\n" * 500)
+    (package / "sub" / "long.py").write_text("x = 1\n" * 501)
+    assert long_modules([package]) == [(str(package / "sub" / "long.py"), 501)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Import cycles
+# ---------------------------------------------------------------------------------------------
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``root/a/b/c.py`` -> ``a.b.c``; ``root/a/b/__init__.py`` -> ``a.b``."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _target(name: str, modules: set[str]) -> str | None:
+    """The module of ``modules`` that importing ``name`` loads: ``name`` itself, or the longest
+    prefix that is a module (``pkg.mod.Class`` -> ``pkg.mod``); None for names outside them."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in modules:
+            return candidate
+    return None
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports, for every module of ``root/package``."""
+    paths = {module_name(p, root): p for p in python_files(root / package)}
+    modules = set(paths)
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        is_package = path.name == "__init__.py"
+        # The package a relative import of this module starts from.
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets = [_target(alias.name, modules) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base_parts = here[: len(here) - (node.level - 1)]
+                    base = ".".join([*base_parts, *([node.module] if node.module else [])])
+                else:
+                    base = node.module or ""
+                # ``from base import x``: the submodule x when there is one, else base itself.
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else _target(base, modules)
+                    for alias in node.names
+                ]
+            else:
+                continue
+            edges.update(t for t in targets if t is not None and t != name)
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` as [a, b, ..., a], or None when there is none (depth-first)."""
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start in done:
+            continue
+        path: list[str] = [start]
+        on_path = {start}
+        stack = [iter(sorted(graph.get(start, ())))]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                finished = path.pop()
+                on_path.discard(finished)
+                done.add(finished)
+            elif nxt in on_path:
+                return [*path[path.index(nxt) :], nxt]
+            elif nxt not in done:
+                path.append(nxt)
+                on_path.add(nxt)
+                stack.append(iter(sorted(graph.get(nxt, ()))))
+    return None
+
+
+def test_components_has_no_import_cycle():
+    graph = import_graph(ROOT, "components")
+    assert "components" in graph and "components.preflight" in graph and "components.catalog" in graph
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle among the modules of components: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"a"}}) == ["a", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set(), "d": {"a", "x"}}) is None
+
+
+def test_the_import_graph_sees_relative_late_and_type_checking_imports(tmp_path: Path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("from .sub import leaf\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "leaf.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..top import Thing\n"
+    )
+    (package / "top.py").write_text("import os\n\n\ndef late():\n    from . import other\n    return other\n")
+    (package / "other.py").write_text("from pkg.sub import leaf\nfrom . import NAME_OF_INIT\n")
+    graph = import_graph(tmp_path, "pkg")
+    assert graph == {
+        "pkg": {"pkg.sub.leaf"},
+        "pkg.sub": set(),
+        "pkg.sub.leaf": {"pkg.top"},
+        "pkg.top": {"pkg.other"},
+        "pkg.other": {"pkg.sub.leaf", "pkg"},
+    }
+    assert find_cycle(graph) == ["pkg", "pkg.sub.leaf", "pkg.top", "pkg.other", "pkg"]
