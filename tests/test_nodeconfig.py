@@ -15,7 +15,7 @@ import yaml
 
 from components import catalog
 from components.config.loading import load_settings
-from components.nodegroups import labels, placement, userdata
+from components.nodegroups import labels, userdata
 from tests.support import STACKS, simulate
 from tooling.simulation import Simulation
 
