@@ -1,4 +1,4 @@
-"""The multi-language component package (components/multilang.py, plugin/).
+"""The multi-language component package (components/multilang/, plugin/).
 
 * The package schema Pulumi infers (pulumi.provider.experimental analyzer + schema) is golden-tested
   (tests/golden/schema.json) and valid against Pulumi's package metaschema.
@@ -28,6 +28,7 @@ import pytest
 import yaml
 from google.protobuf import empty_pb2
 from pulumi.errors import InputPropertiesError
+from pulumi.provider.experimental.util import camel_case
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 from pydantic import BaseModel
 
@@ -218,7 +219,7 @@ def _model_fields(model: type[BaseModel]) -> dict[str, tuple[bool, str]]:
 
 def _typeddict_fields(td: type) -> dict[str, tuple[bool, str]]:
     hints = td.__annotations__
-    return {multilang.camel_case(k): (k in td.__required_keys__, _kind(v)) for k, v in hints.items()}
+    return {camel_case(k): (k in td.__required_keys__, _kind(v)) for k, v in hints.items()}
 
 
 PAIRS = [
