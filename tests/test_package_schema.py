@@ -173,9 +173,12 @@ def test_only_the_ids_of_an_existing_vpc_accept_outputs(schema):
     network = schema["types"]["gpu-eks:index:NetworkSettings"]["properties"]
     assert {k for k, p in network.items() if not p.get("plain")} == {"vpcId", "privateSubnetIds", "publicSubnetIds"}
     assert network["privateSubnetIds"]["items"] == {
-        "description": "Private subnets of the existing VPC (nodes and the control plane's interfaces).",
+        "description": network["privateSubnetIds"]["description"],
         "type": "string",
     }
+    assert network["privateSubnetIds"]["description"].startswith(
+        NetworkSettings.model_fields["private_subnet_ids"].description
+    )
     inputs = schema["resources"][TOKEN]["inputProperties"]
     assert [k for k, p in inputs.items() if p.get("plain") is not True] == []
 
@@ -262,6 +265,18 @@ def _flatten(annotation: Any) -> list[Any]:
     for arg in typing.get_args(annotation):
         out += _flatten(arg)
     return out
+
+
+def test_schema_descriptions_are_the_settings_fields_descriptions(schema):
+    """One source: each input's description starts with its settings field's (python -m tooling docs)."""
+    inputs = schema["resources"][TOKEN]["inputProperties"]
+    for model, typeddict in PAIRS:
+        properties = (
+            inputs if model is Settings else schema["types"][f"gpu-eks:index:{typeddict.__name__}"]["properties"]
+        )
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name}"
+            assert properties[field.alias or name]["description"].startswith(field.description), (model, name)
 
 
 def test_the_kind_check_can_fail():

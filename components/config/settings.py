@@ -114,7 +114,7 @@ class Settings(_Model):
         **doc(
             "GPU node groups (at least one; unique names).",
             type="list of groups",
-            default="one group `gpu` with the defaults below",
+            default="one group `gpu`, every other key at its default",
         ),
     )
     gpu_operator: GpuOperatorSettings = Field(GpuOperatorSettings(), **doc("The NVIDIA gpu-operator Helm release."))
