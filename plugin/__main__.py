@@ -1,4 +1,4 @@
-"""Entry point of the gpu-eks component package (PulumiPlugin.yaml): serves components.multilang.
+"""Entry point of the gpu-eks component package (PulumiPlugin.yaml): serves components.multilang (package.py).
 
 Pulumi runs this file from the repository it cloned (``pulumi package add <git-url>.git/plugin``);
 the library is the ``components`` package one folder up.

@@ -1,4 +1,4 @@
-"""The multi-language component package (components/multilang.py, plugin/).
+"""The multi-language component package (components/multilang/, plugin/).
 
 * The package schema Pulumi infers (pulumi.provider.experimental analyzer + schema) is golden-tested
   (tests/golden/schema.json) and valid against Pulumi's package metaschema.
@@ -28,6 +28,7 @@ import pytest
 import yaml
 from google.protobuf import empty_pb2
 from pulumi.errors import InputPropertiesError
+from pulumi.provider.experimental.util import camel_case
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 from pydantic import BaseModel
 
@@ -172,9 +173,12 @@ def test_only_the_ids_of_an_existing_vpc_accept_outputs(schema):
     network = schema["types"]["gpu-eks:index:NetworkSettings"]["properties"]
     assert {k for k, p in network.items() if not p.get("plain")} == {"vpcId", "privateSubnetIds", "publicSubnetIds"}
     assert network["privateSubnetIds"]["items"] == {
-        "description": "Private subnets of the existing VPC (nodes and the control plane's interfaces).",
+        "description": network["privateSubnetIds"]["description"],
         "type": "string",
     }
+    assert network["privateSubnetIds"]["description"].startswith(
+        NetworkSettings.model_fields["private_subnet_ids"].description
+    )
     inputs = schema["resources"][TOKEN]["inputProperties"]
     assert [k for k, p in inputs.items() if p.get("plain") is not True] == []
 
@@ -218,7 +222,7 @@ def _model_fields(model: type[BaseModel]) -> dict[str, tuple[bool, str]]:
 
 def _typeddict_fields(td: type) -> dict[str, tuple[bool, str]]:
     hints = td.__annotations__
-    return {multilang.camel_case(k): (k in td.__required_keys__, _kind(v)) for k, v in hints.items()}
+    return {camel_case(k): (k in td.__required_keys__, _kind(v)) for k, v in hints.items()}
 
 
 PAIRS = [
@@ -261,6 +265,18 @@ def _flatten(annotation: Any) -> list[Any]:
     for arg in typing.get_args(annotation):
         out += _flatten(arg)
     return out
+
+
+def test_schema_descriptions_are_the_settings_fields_descriptions(schema):
+    """One source: each input's description starts with its settings field's (python -m tooling docs)."""
+    inputs = schema["resources"][TOKEN]["inputProperties"]
+    for model, typeddict in PAIRS:
+        properties = (
+            inputs if model is Settings else schema["types"][f"gpu-eks:index:{typeddict.__name__}"]["properties"]
+        )
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name}"
+            assert properties[field.alias or name]["description"].startswith(field.description), (model, name)
 
 
 def test_the_kind_check_can_fail():

@@ -306,4 +306,37 @@ class _Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
 
 
+def doc(
+    meaning: str,
+    *,
+    type: str | None = None,
+    default: str | None = None,
+    pulumi_input: bool = False,
+    listed_after: str | None = None,
+) -> dict[str, Any]:
+    """``Field()`` keyword arguments documenting a config key: ``Field(4, ge=1, **doc("...", type="int ≥ 1"))``.
+
+    The one source of the key's documentation: ``python -m tooling docs`` writes the README's
+    configuration reference and the multi-language inputs (components/multilang/inputs.py) from it.
+    Only metadata: nothing here changes validation.
+
+    * ``meaning``: what the key does (Markdown; the README's "meaning" column, the schema's description).
+    * ``type``, ``default``: the README's "type" and "default" columns (Markdown). A key without a
+      ``type`` has no row of its own: an object key whose own keys have rows (``network``).
+    * ``pulumi_input``: other languages may pass an Output (``pulumi.Input``) where this model lets
+      an unresolved value through (``_plain_only``); every other input is plain.
+    * ``listed_after``: the row comes after that sibling key's (a field declared early for a validator).
+    """
+    extra: dict[str, Any] = {}
+    if type is not None:
+        extra["doc_type"] = type
+    if default is not None:
+        extra["doc_default"] = default
+    if pulumi_input:
+        extra["doc_pulumi_input"] = True
+    if listed_after is not None:
+        extra["doc_listed_after"] = listed_after
+    return {"description": meaning, "json_schema_extra": extra}
+
+
 OwnNamespace = Annotated[ResourceName, AfterValidator(_own_namespace)]

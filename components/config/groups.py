@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from .. import catalog
 from ..nodegroups import labels, placement
@@ -19,15 +19,25 @@ from .fields import (
     SystemInstanceType,
     _Model,
     _unique,
+    doc,
 )
 
 
 class Scaling(_Model):
-    """EKS ``scalingConfig`` of a managed node group."""
+    """EKS ``scalingConfig`` of a managed node group (minSize <= desiredSize <= maxSize)."""
 
-    min_size: Count = Field(ge=0)
-    desired_size: Count = Field(ge=0)
-    max_size: Count = Field(ge=1)
+    model_config = ConfigDict(title="Scaling")
+
+    min_size: Count = Field(ge=0, **doc("Minimum number of nodes.", type="int ≥ 0", default="required"))
+    desired_size: Count = Field(
+        ge=0,
+        **doc(
+            "Desired number of nodes; EKS applies it at creation only (then the autoscaler owns it).",
+            type="int ≥ 0",
+            default="required",
+        ),
+    )
+    max_size: Count = Field(ge=1, **doc("Maximum number of nodes.", type="int ≥ 1", default="required"))
 
     @model_validator(mode="after")
     def _ordered(self) -> Scaling:
@@ -37,14 +47,28 @@ class Scaling(_Model):
 
 
 class TaintSpec(_Model):
-    """One ``--register-with-taints`` entry. kubelet parses it with k8s.io/kubernetes
-    pkg/util/taints ParseTaints (key a qualified name, value a label value, a known effect);
-    the API server validates the Node with pkg/apis/core/validation validateNodeTaints (the
-    same rules, plus unique key+effect pairs: checked per group in GpuNodeGroupSettings)."""
+    """A node taint, applied by kubelet (``--register-with-taints``) through nodeadm.
 
-    key: QualifiedName
-    value: LabelValue = ""
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    kubelet parses it with k8s.io/kubernetes pkg/util/taints ParseTaints (key a qualified name,
+    value a label value, a known effect); the API server validates the Node with
+    pkg/apis/core/validation validateNodeTaints (the same rules, plus unique key+effect pairs:
+    checked per group in GpuNodeGroupSettings)."""
+
+    # The schema's type name, whatever this class is called (python -m tooling docs).
+    model_config = ConfigDict(title="TaintSpec")
+
+    key: QualifiedName = Field(
+        **doc(
+            "Taint key: a Kubernetes qualified name (optional DNS-subdomain prefix and `/`, then a name of at most 63 "
+            "characters).",
+            type="qualified name",
+            default="required",
+        )
+    )
+    value: LabelValue = Field("", **doc("Taint value: a Kubernetes label value.", type="label value", default="empty"))
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        **doc("Taint effect.", type="`NoSchedule` | `PreferNoSchedule` | `NoExecute`", default="required")
+    )
 
     def to_taint(self) -> placement.Taint:
         return placement.Taint(key=self.key, value=self.value, effect=self.effect)
@@ -70,17 +94,48 @@ class TimeSlicing(_Model):
     v0.20.0: the plugins behind gpu-operator v25.3.1, v25.10.1, v26.7.0).
     """
 
-    #: How many pods share one physical GPU (each GPU is advertised ``replicas`` times); 1: unshared.
-    replicas: Count = Field(default=4, ge=1)
-    #: Advertise ``nvidia.com/gpu.shared`` instead of ``nvidia.com/gpu`` (device plugin default: false).
-    rename_by_default: bool = False
-    #: Refuse pods that request more than one replica: asking for 2 shares of the same GPU gives
-    #: no more GPU, so failing loudly is safer (device plugin default: false; ours: true).
-    fail_requests_greater_than_one: bool = True
-    #: Name of the profile: the key in the device-plugin ConfigMap and the value of the node label
-    #: ``nvidia.com/device-plugin.config``. Default: the GPU node group's name (see
-    #: ``GpuNodeGroupSettings.profile_name``), so sharing changes never change the node label.
-    profile: LabelValue | None = None
+    model_config = ConfigDict(title="TimeSlicing")
+
+    replicas: Count = Field(
+        default=4,
+        ge=1,
+        **doc(
+            "Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` "
+            "block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). "
+            "GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7; g4dn.xlarge: 22, "
+            "12xlarge: 227): an error with `verifyTimeSlicing`, a warning otherwise.",
+            type="int ≥ 1",
+            default="`4`",
+        ),
+    )
+    rename_by_default: bool = Field(
+        False,
+        **doc(
+            "Advertise `nvidia.com/gpu.shared` instead of `nvidia.com/gpu`. Not with `replicas: 1`.",
+            type="bool",
+            default="`false`",
+        ),
+    )
+    fail_requests_greater_than_one: bool = Field(
+        True,
+        **doc(
+            "Reject pods requesting more than one share (two shares of one GPU are no faster; the device plugin's "
+            "own default is `false`). Not with `replicas: 1`.",
+            type="bool",
+            default="`true`",
+        ),
+    )
+    # None: the group's name (GpuNodeGroupSettings.profile_name), which no sharing setting changes.
+    profile: LabelValue | None = Field(
+        None,
+        **doc(
+            "Sharing profile name: device-plugin ConfigMap key and node label `nvidia.com/device-plugin.config`. One "
+            "set of settings per name. Changing it replaces the group's nodes; sharing settings do not (see \"Why "
+            'the defaults").',
+            type="label value",
+            default="the group's `name`",
+        ),
+    )
 
     @property
     def shared(self) -> bool:
@@ -167,24 +222,98 @@ _RESERVED_LABELS = (
 class GpuNodeGroupSettings(_Model):
     """One EKS managed node group on the AL2023 NVIDIA AMI."""
 
-    name: ResourceName
+    model_config = ConfigDict(title="GpuNodeGroupSettings")
+
+    name: ResourceName = Field(
+        **doc(
+            "Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default "
+            "sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify` nor starting with one of them "
+            "plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources.",
+            type="1–40 chars `[a-z0-9-]`",
+            default="required",
+        )
+    )
     instance_types: Annotated[
         list[str], Field(min_length=1), AfterValidator(_unique), AfterValidator(_known_gpu_types)
-    ] = ["g4dn.xlarge"]
-    capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
-    scaling: Scaling = Scaling(min_size=1, desired_size=1, max_size=2)
-    disk_size_gib: Count = Field(default=100, ge=20, le=16384, alias="diskSizeGiB")
-    #: Extra node labels, applied by kubelet (``--node-labels``) through nodeadm.
-    labels: dict[LabelKey, LabelValue] = {}
-    #: Node taints, applied by kubelet (``--register-with-taints``). Replaces the default.
-    taints: Annotated[tuple[TaintSpec, ...], AfterValidator(_unique_taints)] = _DEFAULT_TAINTS
-    time_slicing: TimeSlicing = TimeSlicing()
-    #: MIG strategy: the chart's ``mig.strategy`` (which reaches the device plugin and GFD as the
-    #: MIG_STRATEGY env and overrides the config file) and the config file's ``flags.migStrategy``,
-    #: both from this one setting. Only ``none``: the T4 has no MIG.
-    mig_strategy: str = "none"
-    #: Pin the EKS AMI release (e.g. ``1.35.0-20260115``); default: EKS's latest for the version.
-    ami_release_version: AmiReleaseVersion | None = None
+    ] = Field(
+        ["g4dn.xlarge"],
+        **doc(
+            "`g4dn.xlarge`, `2xlarge`, `4xlarge`, `8xlarge`, `16xlarge` (1 T4), `12xlarge` (4), `metal` (8), each "
+            "once. All types of a group must have the same GPU count.",
+            type="list of g4dn sizes",
+            default='`["g4dn.xlarge"]`',
+        ),
+    )
+    capacity_type: Literal["ON_DEMAND", "SPOT"] = Field(
+        "ON_DEMAND", **doc("EC2 capacity type.", type="`ON_DEMAND` | `SPOT`", default="`ON_DEMAND`")
+    )
+    scaling: Scaling = Field(
+        Scaling(min_size=1, desired_size=1, max_size=2),
+        **doc(
+            'EKS scaling config. `minSize: 0` scales from zero (see "Cluster Autoscaler and scale from zero"). '
+            "`desiredSize` applies at creation only (then the autoscaler owns it).",
+            type="`{minSize, desiredSize, maxSize}`",
+            default="`{1, 1, 2}`",
+        ),
+    )
+    disk_size_gib: Count = Field(
+        default=100,
+        ge=20,
+        le=16384,
+        alias="diskSizeGiB",
+        **doc(
+            "Size in GiB of the encrypted gp3 root volume (CUDA images are large).", type="int ≥ 20", default="`100`"
+        ),
+    )
+    labels: dict[LabelKey, LabelValue] = Field(
+        {},
+        **doc(
+            "Extra node labels, applied by kubelet (`--node-labels`) through nodeadm. Keys are qualified names "
+            "(optional DNS-subdomain prefix ≤ 253 characters, `/`, name ≤ 63), values ≤ 63 characters of "
+            "`[A-Za-z0-9_.-]`, alphanumeric at both ends (so no `,` or `=`). Errors: keys kubelet refuses "
+            "(`kubernetes.io`/`k8s.io` namespaces except `node.kubernetes.io/` and `kubelet.kubernetes.io/`), the "
+            "well-known keys kubelet and the cloud controller manager set themselves (`kubernetes.io/hostname`, "
+            "`kubernetes.io/os`, `kubernetes.io/arch`, instance type, zone, region), and the library's own keys "
+            "(`gpu-eks.io/*`, `nvidia.com/device-plugin.config`, `k8s.amazonaws.com/accelerator`). With the "
+            "autoscaler every label and taint is also an ASG tag: at most 50 tags per ASG, EKS's and CA's included "
+            "(about 40 extra labels and taints).",
+            type="map",
+            default="`{}`",
+        ),
+    )
+    taints: Annotated[tuple[TaintSpec, ...], AfterValidator(_unique_taints)] = Field(
+        _DEFAULT_TAINTS,
+        **doc(
+            "Node taints, applied by kubelet (`--register-with-taints`) through nodeadm; replaces the default. Key a "
+            "qualified name, value a label value, effect `NoSchedule`, `PreferNoSchedule` or `NoExecute`. Unique by "
+            "key and effect: the API server refuses a Node that repeats a pair, and it never joins. With the "
+            "autoscaler, one taint per key (an ASG taint tag holds one `value:effect`).",
+            type="list of `{key, value?, effect}`",
+            default='`[{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]`',
+        ),
+    )
+    time_slicing: TimeSlicing = Field(
+        TimeSlicing(), **doc("GPU time-slicing profile of this group (k8s-device-plugin `sharing.timeSlicing`).")
+    )
+    # The chart's mig.strategy reaches the device plugin and GFD as the MIG_STRATEGY env, which
+    # overrides the config file's flags.migStrategy: both come from this one setting.
+    mig_strategy: str = Field(
+        "none",
+        **doc(
+            "Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: "
+            "the T4 has no MIG.",
+            type="`none`",
+            default="`none`",
+        ),
+    )
+    ami_release_version: AmiReleaseVersion | None = Field(
+        None,
+        **doc(
+            "Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`).",
+            type="string",
+            default="latest",
+        ),
+    )
 
     @field_validator("mig_strategy")
     @classmethod
@@ -237,12 +366,39 @@ class GpuNodeGroupSettings(_Model):
 class SystemNodeGroupSettings(_Model):
     """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
 
-    #: General-purpose types; Graviton (arm64) types select the arm64 AMI (``amiType``). One
-    #: architecture per group: a node group has one AMI.
-    instance_types: Annotated[list[SystemInstanceType], Field(min_length=1), AfterValidator(_unique)] = ["m6i.large"]
-    scaling: Scaling = Scaling(min_size=2, desired_size=2, max_size=3)
-    disk_size_gib: Count = Field(default=50, ge=20, le=16384, alias="diskSizeGiB")
-    ami_release_version: AmiReleaseVersion | None = None
+    model_config = ConfigDict(title="SystemNodeGroupSettings")
+
+    instance_types: Annotated[list[SystemInstanceType], Field(min_length=1), AfterValidator(_unique)] = Field(
+        ["m6i.large"],
+        **doc(
+            "Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) "
+            "get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); "
+            "GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors.",
+            type="list",
+            default='`["m6i.large"]`',
+        ),
+    )
+    scaling: Scaling = Field(
+        Scaling(min_size=2, desired_size=2, max_size=3),
+        **doc(
+            "EKS scaling config (min ≤ desired ≤ max).", type="`{minSize, desiredSize, maxSize}`", default="`{2, 2, 3}`"
+        ),
+    )
+    disk_size_gib: Count = Field(
+        default=50,
+        ge=20,
+        le=16384,
+        alias="diskSizeGiB",
+        **doc("Size in GiB of the encrypted gp3 root volume.", type="int ≥ 20", default="`50`"),
+    )
+    ami_release_version: AmiReleaseVersion | None = Field(
+        None,
+        **doc(
+            "Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`).",
+            type="string",
+            default="latest",
+        ),
+    )
 
     @field_validator("instance_types")
     @classmethod

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from .errors import (
     CONFIG_NAMESPACE,
@@ -17,7 +17,7 @@ from .errors import (
     nested_problem,
     problems_from,
 )
-from .fields import Cidr, Count, InputSubnetIdList, InputVpcId, _Model
+from .fields import Cidr, Count, InputSubnetIdList, InputVpcId, _Model, doc
 
 #: size is between a /16 netmask (65,536 IP addresses) and /28 netmask (16 IP addresses)"); subnets
 #: likewise no smaller than /28.
@@ -46,12 +46,64 @@ class NetworkSettings(_Model):
     (``is_plain``).
     """
 
-    vpc_id: InputVpcId | None = None
-    private_subnet_ids: InputSubnetIdList = []
-    public_subnet_ids: InputSubnetIdList = []
-    cidr_block: Cidr = "10.0.0.0/16"
-    availability_zone_count: Count = Field(default=2, ge=2, le=6)
-    nat_gateways: Literal["Single", "OnePerAz"] = "Single"
+    model_config = ConfigDict(title="NetworkSettings")
+
+    # The ids of an existing VPC may come from other resources (Outputs), in every language
+    # (pulumi_input); every other key is plain, since it decides which resources exist.
+    vpc_id: InputVpcId | None = Field(
+        None,
+        **doc(
+            "Use this existing VPC. Then `cidrBlock`, `availabilityZoneCount` and `natGateways` are errors (they "
+            "only shape a created VPC). From a program, also an Output (validated when it resolves).",
+            type="`vpc-…` id",
+            default="none: a VPC is created",
+            pulumi_input=True,
+        ),
+    )
+    private_subnet_ids: InputSubnetIdList = Field(
+        [],
+        **doc(
+            "With `vpcId`: at least 2 private subnets (2 zones); nodes and the control plane ENIs go here. A subnet "
+            "is listed once across both lists. From a program, ids or the whole list may be Outputs.",
+            type="list of `subnet-…` ids",
+            default="`[]`",
+            pulumi_input=True,
+        ),
+    )
+    public_subnet_ids: InputSubnetIdList = Field(
+        [],
+        **doc(
+            "With `vpcId`: public subnets for internet-facing load balancers. From a program, ids or the whole "
+            "list may be Outputs.",
+            type="list of `subnet-…` ids",
+            default="`[]`",
+            pulumi_input=True,
+        ),
+    )
+    cidr_block: Cidr = Field(
+        "10.0.0.0/16",
+        **doc(
+            "Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each "
+            "`netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6.",
+            type="IPv4 CIDR, /16 to /28",
+            default="`10.0.0.0/16`",
+        ),
+    )
+    availability_zone_count: Count = Field(
+        default=2,
+        ge=2,
+        le=6,
+        **doc(
+            "Created VPC: zones (one private and one public subnet each; tagged `kubernetes.io/role/internal-elb` / "
+            "`kubernetes.io/role/elb`).",
+            type="int 2–6",
+            default="`2`",
+        ),
+    )
+    nat_gateways: Literal["Single", "OnePerAz"] = Field(
+        "Single",
+        **doc("Created VPC: NAT gateways (prod: `OnePerAz`).", type="`Single` | `OnePerAz`", default="`Single`"),
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> NetworkSettings:

@@ -22,6 +22,7 @@ from .fields import (
     _cluster_name,
     _Model,
     _unique,
+    doc,
     kubernetes_version_problem,
 )
 from .groups import GpuNodeGroupSettings, SystemNodeGroupSettings
@@ -40,33 +41,117 @@ def _default_gpu_groups() -> tuple[GpuNodeGroupSettings, ...]:
 
 
 class Settings(_Model):
-    """Everything a GPU-ready EKS cluster needs, validated."""
+    """Everything a GPU-ready EKS cluster needs, validated: the stack config keys (``gpu-eks:<key>``)."""
 
-    #: EKS cluster name. Default: ``<project>-<stack>`` (filled in by the Pulumi loader).
-    cluster_name: Annotated[str, AfterValidator(_cluster_name)]
-    kubernetes_version: str = catalog.DEFAULT_KUBERNETES_VERSION
-    #: IAM principals given cluster-admin through EKS access entries.
-    admin_principal_arns: Annotated[list[PrincipalArn], AfterValidator(_unique)] = []
-    #: CIDRs allowed to reach the public API endpoint; empty means no public endpoint at all.
-    endpoint_public_access_cidrs: Annotated[list[Cidr], AfterValidator(_unique)] = []
-    control_plane_log_types: Annotated[list[_LOG_TYPES], AfterValidator(_unique)] = list(CONTROL_PLANE_LOG_TYPES)
-    #: Protect the cluster: EKS deletion protection plus Pulumi ``protect``.
-    deletion_protection: bool = False
-    network: NetworkSettings = NetworkSettings()
-    system_node_group: SystemNodeGroupSettings = SystemNodeGroupSettings()
-    gpu_node_groups: Annotated[tuple[GpuNodeGroupSettings, ...], AfterValidator(_non_empty)] = Field(
-        default_factory=_default_gpu_groups
+    # Required here: the Pulumi loader fills in the default, <project>-<stack>.
+    cluster_name: Annotated[str, AfterValidator(_cluster_name)] = Field(
+        **doc(
+            "EKS cluster name: 1–100 letters, digits, `-`, `_`, starting with a letter or digit. Changing it "
+            "replaces the cluster.",
+            type="string",
+            default="`<project>-<stack>` (`gpu-eks-dev`)",
+        )
     )
-    gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
-    autoscaler: AutoscalerSettings = AutoscalerSettings()
-    #: Run the time-slicing verification Jobs (see README, "Cluster Autoscaler and scale from zero").
-    verify_time_slicing: bool = False
-    verification: VerificationSettings = VerificationSettings()
-    #: Run the preflight checks (``python -m components preflight``) before declaring resources.
-    preflight: bool = False
-    #: Tags on every AWS resource the library creates (at most ``MAX_USER_TAGS``); a value may be
-    #: a ``pulumi.Output[str]``.
-    tags: Tags = {}
+    kubernetes_version: str = Field(
+        catalog.DEFAULT_KUBERNETES_VERSION,
+        **doc(
+            "EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended "
+            "support it is an error, in extended support a warning (end date and cost); a version newer than the "
+            "library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard "
+            "support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
+            type='string `"1.NN"`',
+            default='`"1.35"`',
+        ),
+    )
+    admin_principal_arns: Annotated[list[PrincipalArn], AfterValidator(_unique)] = Field(
+        [],
+        **doc(
+            "Principals given cluster-admin (`AmazonEKSClusterAdminPolicy`, cluster scope) through EKS access "
+            "entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…`; STS "
+            "`assumed-role` session ARNs are errors (EKS refuses them); each ARN once. The same role name in two "
+            "accounts is two principals: the first listed keeps the access entry key `role-<name>`, later ones get "
+            "`<account>-role-<name>`, so appending never renames an existing entry (keep the order of such a pair: "
+            "swapping it renames both entries, and EKS refuses the new ones while the old exist).",
+            type="list of IAM role/user ARNs",
+            default="`[]`",
+        ),
+    )
+    endpoint_public_access_cidrs: Annotated[list[Cidr], AfterValidator(_unique)] = Field(
+        [],
+        **doc(
+            "CIDRs allowed on the public API endpoint, each once; a bare address is an error (write `/32`). Empty: "
+            "no public endpoint (private only; then `pulumi up` must run from inside the VPC). `0.0.0.0/0` is a "
+            "warning. The private endpoint is always on.",
+            type="list of IPv4 CIDR blocks",
+            default="`[]`",
+        ),
+    )
+    control_plane_log_types: Annotated[list[_LOG_TYPES], AfterValidator(_unique)] = Field(
+        list(CONTROL_PLANE_LOG_TYPES),
+        **doc(
+            "Control-plane logs sent to CloudWatch (each once).",
+            type="list of `api`, `audit`, `authenticator`, `controllerManager`, `scheduler`",
+            default="all five",
+        ),
+    )
+    deletion_protection: bool = Field(
+        False,
+        **doc(
+            "EKS deletion protection on the cluster plus Pulumi `protect` on the control plane (prod: `true`).",
+            type="bool",
+            default="`false`",
+        ),
+    )
+    network: NetworkSettings = Field(
+        NetworkSettings(), **doc("The VPC: an existing one (`vpcId` and its subnets) or a new one (the other keys).")
+    )
+    system_node_group: SystemNodeGroupSettings = Field(
+        SystemNodeGroupSettings(),
+        **doc("The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."),
+    )
+    gpu_node_groups: Annotated[tuple[GpuNodeGroupSettings, ...], AfterValidator(_non_empty)] = Field(
+        default_factory=_default_gpu_groups,
+        **doc(
+            "GPU node groups (at least one; unique names).",
+            type="list of groups",
+            default="one group `gpu`, every other key at its default",
+        ),
+    )
+    gpu_operator: GpuOperatorSettings = Field(GpuOperatorSettings(), **doc("The NVIDIA gpu-operator Helm release."))
+    autoscaler: AutoscalerSettings = Field(
+        AutoscalerSettings(), **doc("The Cluster Autoscaler that scales the GPU node groups (from zero too).")
+    )
+    verify_time_slicing: bool = Field(
+        False,
+        **doc(
+            'Run the time-slicing verification Jobs (see "Cluster Autoscaler and scale from zero").',
+            type="bool",
+            default="`false` (dev: `true`)",
+        ),
+    )
+    verification: VerificationSettings = Field(
+        VerificationSettings(), **doc("The time-slicing verification Jobs (`verifyTimeSlicing: true`).")
+    )
+    preflight: bool = Field(
+        False,
+        **doc(
+            "Run the preflight checks (the read-only account checks of `python -m components preflight`) at the "
+            "start of the program, before any resource is declared; a FAIL stops it.",
+            type="bool",
+            default="`false`",
+        ),
+    )
+    tags: Tags = Field(
+        {},
+        **doc(
+            "AWS tags on everything taggable (plus `gpu-eks/cluster`). At most 40: AWS allows 50 per resource and 10 "
+            "are kept for the library's own (`gpu-eks/cluster`, `gpu-eks/node-group`, `Name`, Cluster Autoscaler "
+            "tags). Keys 1–128 characters, not starting with `aws:`; values up to 256; letters, digits, spaces and "
+            "`_ . : / = + - @` only (IAM's rule: the node role is tagged). From Python, values may be Outputs.",
+            type="map",
+            default="`{}`",
+        ),
+    )
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -180,15 +265,29 @@ class GpuCapacitySettings(_Model):
     be empty when every group is declared by the caller (``GpuCapacityArgs.node_groups``).
     """
 
-    kubernetes_version: str = catalog.DEFAULT_KUBERNETES_VERSION
-    gpu_node_groups: tuple[GpuNodeGroupSettings, ...] = Field(default_factory=_default_gpu_groups)
-    gpu_operator: GpuOperatorSettings = GpuOperatorSettings()
-    verify_time_slicing: bool = False
-    verification: VerificationSettings = VerificationSettings()
-    #: A Cluster Autoscaler for these groups. Off unless ``enabled: true``: an existing cluster
-    #: may run its own (two autoscalers resizing the same groups fight).
-    autoscaler: AutoscalerSettings = AutoscalerSettings()
-    tags: Tags = {}
+    kubernetes_version: str = Field(
+        catalog.DEFAULT_KUBERNETES_VERSION,
+        **doc("The existing cluster's Kubernetes version (EKS AMI releases are per Kubernetes version)."),
+    )
+    gpu_node_groups: tuple[GpuNodeGroupSettings, ...] = Field(
+        default_factory=_default_gpu_groups,
+        **doc("GPU node groups (unique names); empty when the caller declares every group itself."),
+    )
+    gpu_operator: GpuOperatorSettings = Field(GpuOperatorSettings(), **doc("The NVIDIA gpu-operator Helm release."))
+    verify_time_slicing: bool = Field(False, **doc("Run the time-slicing verification Jobs."))
+    verification: VerificationSettings = Field(
+        VerificationSettings(), **doc("The time-slicing verification Jobs (`verifyTimeSlicing: true`).")
+    )
+    autoscaler: AutoscalerSettings = Field(
+        AutoscalerSettings(),
+        **doc(
+            "A Cluster Autoscaler for these groups. Off unless `enabled: true`: an existing cluster may run its own "
+            "(two autoscalers resizing the same groups fight)."
+        ),
+    )
+    tags: Tags = Field(
+        {}, **doc("AWS tags on everything taggable the capacity creates. From Python, values may be Outputs.")
+    )
 
     @field_validator("kubernetes_version")
     @classmethod

@@ -1,0 +1,58 @@
+"""The multi-language face of GpuCluster: a Pulumi component package for TypeScript, Go, C#, Java, YAML.
+
+* inputs.py: the component's inputs (the stack config keys), GENERATED from the settings models by
+  ``python -m tooling docs``.
+* package.py: its outputs, the component class, the provider and ``serve()`` (plugin/__main__.py).
+"""
+
+from .inputs import (
+    AutoscalerSettings,
+    GpuClusterInputs,
+    GpuNodeGroupSettings,
+    GpuOperatorSettings,
+    NetworkSettings,
+    Scaling,
+    SystemNodeGroupSettings,
+    TaintSpec,
+    TimeSlicing,
+    VerificationSettings,
+)
+from .package import (
+    COMPONENTS,
+    PACKAGE_NAME,
+    GpuCluster,
+    GpuEksProvider,
+    GpuNodeGroupOutputs,
+    Toleration,
+    package_version,
+    provider,
+    serve,
+    settings_from_inputs,
+    to_config,
+    whole_output_problems,
+)
+
+__all__ = [
+    "COMPONENTS",
+    "PACKAGE_NAME",
+    "AutoscalerSettings",
+    "GpuCluster",
+    "GpuClusterInputs",
+    "GpuEksProvider",
+    "GpuNodeGroupOutputs",
+    "GpuNodeGroupSettings",
+    "GpuOperatorSettings",
+    "NetworkSettings",
+    "Scaling",
+    "SystemNodeGroupSettings",
+    "TaintSpec",
+    "TimeSlicing",
+    "Toleration",
+    "VerificationSettings",
+    "package_version",
+    "provider",
+    "serve",
+    "settings_from_inputs",
+    "to_config",
+    "whole_output_problems",
+]
