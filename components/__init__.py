@@ -3,7 +3,9 @@
 Import the composite (``GpuCluster``), GPU capacity for an existing cluster
 (``GpuCapacity``), or the pieces (``Cluster``, ``GpuNodeGroup``,
 ``GpuOperator``, ``TimeSlicingVerification``); build settings with ``load_settings`` (plain
-dict, e.g. from your own config) or ``settings_from_pulumi_config`` (the ``gpu-eks:*`` keys).
+dict, e.g. from your own config) or ``settings_from_pulumi_config`` (the ``gpu-eks:*`` keys);
+``plan_group`` gives everything derived from one GPU node group's settings (labels, taints,
+tolerations, resource name, slots: a ``GroupPlan``).
 
 Names are imported lazily (PEP 562), so ``python -m components preflight`` and other tools that
 need only the settings or the pure builders do not load the Pulumi SDKs.
@@ -32,6 +34,9 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "config.errors",
     "GpuCapacitySettings": "config.settings",
     "GpuNodeGroupSettings": "config.groups",
+    "GroupPlan": "sharing.plan",
+    "Taint": "config.groups",
+    "plan_group": "sharing.plan",
     "GpuOperatorSettings": "config.addons",
     "Settings": "config.settings",
     "load_capacity_settings": "config.loading",
@@ -56,11 +61,14 @@ __all__ = [
     "GpuOperator",
     "GpuOperatorArgs",
     "GpuOperatorSettings",
+    "GroupPlan",
     "Settings",
+    "Taint",
     "TimeSlicingVerification",
     "TimeSlicingVerificationArgs",
     "load_capacity_settings",
     "load_settings",
+    "plan_group",
     "settings_from_pulumi_config",
 ]
 
@@ -71,11 +79,12 @@ if TYPE_CHECKING:
     from .composites.gpu_cluster import GpuCluster, GpuClusterArgs
     from .config.addons import GpuOperatorSettings
     from .config.errors import ConfigError
-    from .config.groups import GpuNodeGroupSettings
+    from .config.groups import GpuNodeGroupSettings, Taint
     from .config.loading import load_capacity_settings, load_settings, settings_from_pulumi_config
     from .config.settings import GpuCapacitySettings, Settings
     from .gpu_operator.component import GpuOperator, GpuOperatorArgs
     from .nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
+    from .sharing.plan import GroupPlan, plan_group
     from .verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 

@@ -24,9 +24,11 @@ from components.autoscaler import asg, iam
 from components.autoscaler import chart as ca_chart
 from components.autoscaler import values as ca_values
 from components.config.errors import ConfigError
+from components.config.groups import Taint
 from components.config.loading import load_settings
 from components.config.warnings import settings_warnings
 from components.nodegroups import placement, userdata
+from components.sharing.plan import plan_group
 from components.verification import jobs
 from tests.scheduling import node_matches_affinity
 from tests.support import ROOT, load_reference_yaml, reference_path, settings_for_stack
@@ -47,7 +49,7 @@ _TAINT_VALUE = re.compile(r"(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)")
 def template_node(tags: dict[str, str], instance_type: str) -> dict[str, Any]:
     capacity: dict[str, int] = {"nvidia.com/gpu": catalog.GPU_INSTANCE_TYPES[instance_type].gpus}
     labels: dict[str, str] = {"node.kubernetes.io/instance-type": instance_type}
-    taints: list[placement.Taint] = []
+    taints: list[Taint] = []
     for key, value in tags.items():
         if key.startswith("k8s.io/cluster-autoscaler/node-template/resources/"):
             capacity[key.split("k8s.io/cluster-autoscaler/node-template/resources/")[1]] = int(value)
@@ -56,7 +58,7 @@ def template_node(tags: dict[str, str], instance_type: str) -> dict[str, Any]:
         if key.startswith("k8s.io/cluster-autoscaler/node-template/taint/") and _TAINT_VALUE.match(value):
             taint_value, effect = value.split(":", 1)
             taints.append(
-                placement.Taint(
+                Taint(
                     key=key.split("k8s.io/cluster-autoscaler/node-template/taint/")[1], value=taint_value, effect=effect
                 )
             )
@@ -88,12 +90,12 @@ def pod_from_outputs(outputs: dict[str, Any], slots: int = 1, tolerate: bool = T
 # ---------------------------------------------------------------------------------------------
 
 
-def nodeconfig_of(sim: Simulation, group: str) -> tuple[dict[str, str], list[placement.Taint]]:
+def nodeconfig_of(sim: Simulation, group: str) -> tuple[dict[str, str], list[Taint]]:
     """Labels and taints from the group's launch template user data, parsed back from kubelet flags."""
     mime = base64.b64decode(sim.one(LT, f"gpu-eks-{group}-lt").inputs["userData"]).decode()
     ((_, body),) = userdata.parse_mime(mime)
     labels: dict[str, str] = {}
-    taints: list[placement.Taint] = []
+    taints: list[Taint] = []
     for flag in yaml.safe_load(body)["spec"]["kubelet"]["flags"]:
         name, _, value = flag.partition("=")
         if name == "--node-labels":
@@ -102,7 +104,7 @@ def nodeconfig_of(sim: Simulation, group: str) -> tuple[dict[str, str], list[pla
             for t in value.split(","):
                 kv, effect = t.rsplit(":", 1)
                 key, _, val = kv.partition("=")
-                taints.append(placement.Taint(key=key, value=val, effect=effect))
+                taints.append(Taint(key=key, value=val, effect=effect))
     return labels, taints
 
 
@@ -235,12 +237,13 @@ def test_builder_agrees_with_the_nodeconfig_for_many_groups():
                     ],
                 }
             ).gpu_node_groups[0]
-            flags = userdata.gpu_node_config(g)["spec"]["kubelet"]["flags"]
+            plan = plan_group(g)
+            flags = userdata.gpu_node_config(plan.node_labels, plan.taints)["spec"]["kubelet"]["flags"]
             labels = dict(kv.split("=", 1) for kv in flags[0].removeprefix("--node-labels=").split(","))
-            node = template_node(asg.asg_tags(g, "c"), size)
+            node = template_node(asg.asg_tags(plan.node_template_tags, "c"), size)
             assert {k: node["labels"][k] for k in labels} == labels
             assert flags[1] == "--register-with-taints=x=y:PreferNoSchedule"
-            assert node["taints"] == [placement.Taint(key="x", value="y", effect="PreferNoSchedule")]
+            assert node["taints"] == [Taint(key="x", value="y", effect="PreferNoSchedule")]
             resource = "nvidia.com/gpu.shared" if rename else "nvidia.com/gpu"
             assert node["capacity"][resource] == catalog.GPU_INSTANCE_TYPES[size].gpus * 5
 
@@ -385,7 +388,7 @@ def test_release_in_each_stack(stack_sim):
     system = {"kubernetes.io/os": "linux", "eks.amazonaws.com/nodegroup": "system"}
     assert node_matches_affinity(system, v["affinity"])
     for g in s.gpu_node_groups:
-        assert not node_matches_affinity({**system, **userdata.gpu_node_labels(g)}, v["affinity"])
+        assert not node_matches_affinity({**system, **plan_group(g).node_labels}, v["affinity"])
     assert not node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, v["affinity"])
     # It waits for the untainted system node group and for its IAM policy.
     assert sim.one("aws:eks/nodeGroup:NodeGroup", "gpu-eks-cluster-system").urn in rel.dependencies
@@ -590,13 +593,15 @@ def test_verification_jobs_in_dev(dev: Simulation):
 
 def test_job_names_change_with_what_is_verified():
     def name(**ts: Any) -> str:
-        g = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "timeSlicing": ts}]}).gpu_node_groups[0]
+        g = plan_group(
+            load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "timeSlicing": ts}]}).gpu_node_groups[0]
+        )
         return jobs.job_name("ts-check", g, jobs.concurrent_job_spec(g, "img"))
 
     assert name(replicas=4) == name(replicas=4)
     assert re.fullmatch(r"ts-check-g-[0-9a-f]{8}", name(replicas=4))
     assert len({name(replicas=4), name(replicas=3), name(replicas=4, failRequestsGreaterThanOne=False)}) == 3
-    g = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "x" * 40}]}).gpu_node_groups[0]
+    g = plan_group(load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "x" * 40}]}).gpu_node_groups[0])
     assert len(jobs.job_name("ts-warmup", g, jobs.warmup_job_spec(g, "img"))) == 59  # <= 63
 
 

@@ -21,7 +21,7 @@ from components.config.loading import load_settings
 from components.config.warnings import settings_warnings
 from components.gpu_operator import values as operator_values
 from components.nodegroups import labels, userdata
-from components.sharing import device_plugin
+from components.sharing.plan import GroupPlan, plan_groups
 from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml, reference_path
 from tooling.simulation import Simulation, run_stack
 
@@ -35,8 +35,9 @@ def problems(raw: dict) -> list[str]:
     return [str(p) for p in info.value.problems]
 
 
-def groups(*specs: dict, **top: Any):
-    return load_settings({"clusterName": "c", "gpuNodeGroups": list(specs), **top}).gpu_node_groups
+def groups(*specs: dict, **top: Any) -> tuple[GroupPlan, ...]:
+    """The plans of the GPU node groups of a cluster config."""
+    return plan_groups(load_settings({"clusterName": "c", "gpuNodeGroups": list(specs), **top}).gpu_node_groups)
 
 
 def plugin_config_problems(text: str) -> list[str]:
@@ -131,11 +132,11 @@ def test_replicas_one_is_an_unshared_profile():
         {"name": "exclusive", "instanceTypes": ["g4dn.12xlarge"], "timeSlicing": {"replicas": 1}},
         {"name": "shared", "timeSlicing": {"replicas": 4}},
     )
-    assert device_plugin.device_plugin_config(exclusive.time_slicing) == {
+    assert exclusive.device_plugin_config == {
         "version": "v1",
         "flags": {"migStrategy": "none"},
     }
-    assert (exclusive.advertised_gpus_per_node, exclusive.time_slicing.resource_name) == (4, "nvidia.com/gpu")
+    assert (exclusive.slots_per_node, exclusive.resource_name) == (4, "nvidia.com/gpu")
     data = operator_values.gpu_operator_values([exclusive, shared], "v26.7.0")["devicePlugin"]["config"]["data"]
     assert yaml.safe_load(data["exclusive"]) == {"version": "v1", "flags": {"migStrategy": "none"}}
     assert yaml.safe_load(data["shared"])["sharing"]["timeSlicing"]["resources"] == [
@@ -159,7 +160,7 @@ def test_sharing_options_without_sharing_are_errors():
         "replicas 1 the GPU is not shared, so there are no shares to limit",
     ]
     # renameByDefault: false says nothing either way and is accepted.
-    assert groups({"name": "a", "timeSlicing": {"replicas": 1, "renameByDefault": False}})[0].time_slicing.replicas == 1
+    assert groups({"name": "a", "timeSlicing": {"replicas": 1, "renameByDefault": False}})[0].sharing.replicas == 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,7 +257,7 @@ def test_stacks_pin_the_profile_name_their_nodes_already_carry(stack):
 def test_default_profile_is_the_group_name():
     a, b = groups({"name": "small", "timeSlicing": {"replicas": 2}}, {"name": "big"})
     assert (a.profile_name, b.profile_name) == ("small", "big")
-    assert userdata.gpu_node_labels(a)[labels.DEVICE_PLUGIN_CONFIG_LABEL] == "small"
+    assert a.node_labels[labels.DEVICE_PLUGIN_CONFIG_LABEL] == "small"
 
 
 def test_two_groups_may_share_a_profile_with_the_same_settings():
@@ -321,8 +322,8 @@ def kubelet_parse_node_labels(flag: str) -> dict[str, str]:
 
 def test_node_labels_flag_parses_back_to_the_labels():
     (g,) = groups({"name": "gpu", "labels": {"team.example.com/owner": "ml", "node.kubernetes.io/pool": "a.b_c-1"}})
-    flags = userdata.gpu_node_config(g)["spec"]["kubelet"]["flags"]
-    assert kubelet_parse_node_labels(flags[0]) == userdata.gpu_node_labels(g)
+    flags = userdata.gpu_node_config(g.node_labels, g.taints)["spec"]["kubelet"]["flags"]
+    assert kubelet_parse_node_labels(flags[0]) == g.node_labels
 
 
 @pytest.mark.parametrize(
@@ -355,7 +356,7 @@ def test_longest_legal_label_key_is_accepted():
     key = ".".join(["a" * 63] * 4)[:253].rstrip(".") + "/" + "n" * 63
     assert len(key.split("/")[0]) <= 253
     (g,) = groups({"name": "g", "labels": {key: "v" * 63}})
-    assert g.labels == {key: "v" * 63}
+    assert g.settings.labels == {key: "v" * 63}
 
 
 @pytest.mark.parametrize("value", ["v" * 64, "a,b", "a=b", "has space", "-a", "a-", "ü"])
@@ -413,7 +414,7 @@ def test_taints_must_be_unique_by_key_and_effect():
         {"name": "g", "taints": [{"key": "spot", "effect": "NoSchedule"}, {"key": "spot", "effect": "NoExecute"}]},
         autoscaler={"enabled": False},
     )
-    assert userdata.gpu_node_config(g)["spec"]["kubelet"]["flags"][1] == (
+    assert userdata.gpu_node_config(g.node_labels, g.taints)["spec"]["kubelet"]["flags"][1] == (
         "--register-with-taints=spot:NoSchedule,spot:NoExecute"
     )
 

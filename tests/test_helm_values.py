@@ -12,11 +12,13 @@ import pytest
 import yaml
 
 from components.config import charts
+from components.config.groups import Taint
 from components.config.loading import load_settings
 from components.gpu_operator import chart
 from components.gpu_operator import values as operator_values
-from components.nodegroups import labels, placement, userdata
+from components.nodegroups import labels, placement
 from components.sharing import device_plugin
+from components.sharing.plan import GroupPlan, plan_groups
 from tests.scheduling import node_matches_affinity
 from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path
 
@@ -52,9 +54,10 @@ def reference_default(version: str, path: tuple[str, ...]) -> tuple[bool, Any]:
     return found, default
 
 
-def groups(*specs: dict, autoscaler: bool = True):
+def groups(*specs: dict, autoscaler: bool = True) -> tuple[GroupPlan, ...]:
+    """The plans of the GPU node groups of a cluster config (what GpuOperator computes its values from)."""
     raw = {"clusterName": "c", "gpuNodeGroups": list(specs), "autoscaler": {"enabled": autoscaler}}
-    return load_settings(raw).gpu_node_groups
+    return plan_groups(load_settings(raw).gpu_node_groups)
 
 
 DEFAULT_GROUPS = groups({"name": "t4"})
@@ -117,7 +120,7 @@ def test_driver_and_toolkit_off_cdi_pinned(version):
 def test_tolerations_keep_chart_entries_and_tolerate_every_taint(version):
     values = operator_values.gpu_operator_values(CUSTOM_GROUPS, version)
     row = chart.SUPPORTED_CHART_VERSIONS[version]
-    taints = [t for g in CUSTOM_GROUPS for t in g.taint_list]
+    taints = [t for g in CUSTOM_GROUPS for t in g.taints]
     assert {t.key for t in taints} == {"dedicated", "nvidia.com/gpu", "spot"}
     for got, chart_own in [
         (values["daemonsets"]["tolerations"], row.daemonset_tolerations),
@@ -131,7 +134,7 @@ def test_tolerations_keep_chart_entries_and_tolerate_every_taint(version):
 
 
 def test_tolerates_is_kubernetes_semantics():
-    taint = placement.Taint("dedicated", "NoSchedule", "ml")
+    taint = Taint(key="dedicated", value="ml", effect="NoSchedule")
     assert placement.tolerates({"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}, taint)
     assert placement.tolerates({"key": "dedicated", "operator": "Exists"}, taint)
     assert placement.tolerates({"operator": "Exists"}, taint)
@@ -161,7 +164,7 @@ def test_nfd_worker_runs_only_on_gpu_nodes():
         )
     ]
     for g in CUSTOM_GROUPS:
-        assert node_matches_affinity({**SYSTEM_NODE, **userdata.gpu_node_labels(g)}, affinity)
+        assert node_matches_affinity({**SYSTEM_NODE, **g.node_labels}, affinity)
     assert not node_matches_affinity(SYSTEM_NODE, affinity)
     assert node_matches_affinity({"karpenter.k8s.aws/instance-gpu-count": "1"}, affinity)
     assert node_matches_affinity({"eks.amazonaws.com/instance-gpu-count": "4"}, affinity)
@@ -211,7 +214,7 @@ def test_device_plugin_config_has_one_profile_per_sharing_setting():
     }
     # Each node group's label names a profile that exists.
     for g in CUSTOM_GROUPS:
-        assert userdata.gpu_node_labels(g)[labels.DEVICE_PLUGIN_CONFIG_LABEL] in config["data"]
+        assert g.node_labels[labels.DEVICE_PLUGIN_CONFIG_LABEL] in config["data"]
 
 
 def test_config_map_name_follows_the_sharing_settings():
@@ -241,7 +244,7 @@ def test_unvalidated_chart_version_uses_newest_known_defaults():
 
 
 def test_sharing_config_round_trips_as_yaml():
-    data = device_plugin.device_plugin_config_data(operator_values.sharing_profiles(CUSTOM_GROUPS))
+    data = device_plugin.device_plugin_config_data(operator_values.profile_configs(CUSTOM_GROUPS))
     assert all(isinstance(v, str) for v in data.values())
     assert {k: yaml.safe_load(v)["sharing"]["timeSlicing"]["resources"][0]["replicas"] for k, v in data.items()} == {
         "a": 4,

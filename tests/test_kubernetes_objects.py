@@ -7,6 +7,7 @@ import kubernetes_validate
 import pytest
 
 from components.config.loading import load_settings
+from components.sharing.plan import plan_group
 from components.verification import jobs
 from tests.support import ROOT, settings_for_stack
 
@@ -31,7 +32,7 @@ def test_every_kubernetes_object_validates(stack_sim):
 
 
 def test_validation_catches_a_broken_job():
-    group = load_settings({"clusterName": "c"}).gpu_node_groups[0]
+    group = plan_group(load_settings({"clusterName": "c"}).gpu_node_groups[0])
     spec = jobs.concurrent_job_spec(group, "img")
     obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": spec}
     kubernetes_validate.validate(obj, "1.35.0", strict=True)

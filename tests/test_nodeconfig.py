@@ -16,6 +16,7 @@ import yaml
 from components import catalog
 from components.config.loading import load_settings
 from components.nodegroups import labels, userdata
+from components.sharing.plan import GroupPlan, plan_group
 from tests.support import STACKS, simulate
 from tooling.simulation import Simulation
 
@@ -40,8 +41,11 @@ def strict(schema: dict) -> dict:
     return schema
 
 
-def settings_group(**overrides):
-    return load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "gpu", **overrides}]}).gpu_node_groups[0]
+def group_plan(**overrides) -> GroupPlan:
+    """The plan of one GPU node group named ``gpu`` with ``overrides``."""
+    return plan_group(
+        load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "gpu", **overrides}]}).gpu_node_groups[0]
+    )
 
 
 def user_data_of(sim: Simulation) -> dict[str, str]:
@@ -56,12 +60,12 @@ def user_data_of(sim: Simulation) -> dict[str, str]:
 @pytest.mark.parametrize("size", sorted(catalog.GPU_INSTANCE_TYPES))
 def test_gpu_count_label_per_g4dn_size(size):
     expected = {"g4dn.12xlarge": "4", "g4dn.metal": "8"}.get(size, "1")
-    node_labels = userdata.gpu_node_labels(settings_group(instanceTypes=[size]))
+    node_labels = group_plan(instanceTypes=[size]).node_labels
     assert node_labels[labels.GPU_COUNT_LABEL] == expected
 
 
 def test_labels_and_taints_become_kubelet_flags():
-    g = settings_group(
+    g = group_plan(
         labels={"team.example.com/owner": "ml", "node.kubernetes.io/pool": "t4"},
         taints=[
             {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
@@ -69,7 +73,7 @@ def test_labels_and_taints_become_kubelet_flags():
         ],
         timeSlicing={"replicas": 8},
     )
-    flags = userdata.gpu_node_config(g)["spec"]["kubelet"]["flags"]
+    flags = userdata.gpu_node_config(g.node_labels, g.taints)["spec"]["kubelet"]["flags"]
     assert flags == [
         "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=gpu,"
         "k8s.amazonaws.com/accelerator=nvidia-tesla-t4,node.kubernetes.io/pool=t4,"
@@ -80,7 +84,8 @@ def test_labels_and_taints_become_kubelet_flags():
 
 
 def test_no_taints_means_no_taint_flag():
-    flags = userdata.gpu_node_config(settings_group(taints=[]))["spec"]["kubelet"]["flags"]
+    g = group_plan(taints=[])
+    flags = userdata.gpu_node_config(g.node_labels, g.taints)["spec"]["kubelet"]["flags"]
     assert [f.split("=")[0] for f in flags] == ["--node-labels"]
 
 

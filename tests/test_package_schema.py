@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from components import multilang
 from components.config import stackfile
 from components.config.addons import AutoscalerSettings, GpuOperatorSettings, VerificationSettings
-from components.config.groups import GpuNodeGroupSettings, Scaling, SystemNodeGroupSettings, TaintSpec, TimeSlicing
+from components.config.groups import GpuNodeGroupSettings, Scaling, SystemNodeGroupSettings, Taint, TimeSlicing
 from components.config.network import NetworkSettings
 from components.config.settings import Settings
 from tests.support import ROOT, reference_path, run_python, simulate
@@ -209,8 +209,9 @@ def _kind(annotation: Any) -> str:
         return f"list[{_kind(typing.get_args(annotation)[0])}]"
     if origin is dict:
         return f"dict[{_kind(typing.get_args(annotation)[1])}]"
-    if isinstance(annotation, type) and (issubclass(annotation, BaseModel) or typing.is_typeddict(annotation)):
-        return annotation.__name__
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        # A settings model is known to other languages by its title (the schema's type name).
+        return str(annotation.model_config.get("title") or annotation.__name__)
     return annotation.__name__
 
 
@@ -231,7 +232,7 @@ PAIRS = [
     (SystemNodeGroupSettings, multilang.SystemNodeGroupSettings),
     (GpuNodeGroupSettings, multilang.GpuNodeGroupSettings),
     (Scaling, multilang.Scaling),
-    (TaintSpec, multilang.TaintSpec),
+    (Taint, multilang.TaintSpec),
     (TimeSlicing, multilang.TimeSlicing),
     (GpuOperatorSettings, multilang.GpuOperatorSettings),
     (VerificationSettings, multilang.VerificationSettings),

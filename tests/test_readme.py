@@ -37,7 +37,7 @@ def config_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
         nested = [
             t
             for t in getattr(annotation, "__args__", (annotation,))
-            if isinstance(t, type) and issubclass(t, BaseModel) and t.__name__ not in ("Scaling", "TaintSpec")
+            if isinstance(t, type) and issubclass(t, BaseModel) and t.__name__ not in ("Scaling", "Taint")
         ]
         if not nested:
             keys.append(prefix + alias)

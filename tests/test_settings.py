@@ -9,6 +9,7 @@ from components import catalog
 from components.config.errors import ConfigError
 from components.config.loading import load_settings
 from components.gpu_operator import chart
+from components.sharing.plan import plan_group
 from tests.support import ROOT
 from tooling.simulation import run_stack
 
@@ -30,7 +31,7 @@ def test_defaults_are_documented_values():
     (g,) = s.gpu_node_groups
     assert (g.instance_types, g.capacity_type, g.disk_size_gib) == (["g4dn.xlarge"], "ON_DEMAND", 100)
     assert [(t.key, t.value, t.effect) for t in g.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
-    assert g.time_slicing.replicas == 4 and g.profile_name == "gpu"
+    assert g.time_slicing.replicas == 4 and plan_group(g).profile_name == "gpu"
     assert s.verify_time_slicing is False and s.endpoint_public_access_cidrs == []
 
 

@@ -18,8 +18,10 @@ Pure functions, no Pulumi. Every rule follows kubernetes/autoscaler at tag
 
 from __future__ import annotations
 
-from ..config.groups import GpuNodeGroupSettings
-from ..nodegroups import userdata
+from collections.abc import Mapping, Sequence
+
+from ..config.groups import Taint
+from ..sharing.device_plugin import GPU_RESOURCE
 
 TAG_PREFIX = "k8s.io/cluster-autoscaler"
 DISCOVERY_TAG = f"{TAG_PREFIX}/enabled"
@@ -27,7 +29,7 @@ LABEL_TAG_PREFIX = f"{TAG_PREFIX}/node-template/label/"
 TAINT_TAG_PREFIX = f"{TAG_PREFIX}/node-template/taint/"
 RESOURCES_TAG_PREFIX = f"{TAG_PREFIX}/node-template/resources/"
 #: The resource CA gives a template node from the instance type's GPU count.
-NVIDIA_GPU = "nvidia.com/gpu"
+NVIDIA_GPU = GPU_RESOURCE
 
 
 def cluster_tag(cluster_name: str) -> str:
@@ -43,21 +45,25 @@ def discovery_tags(cluster_name: str) -> dict[str, str]:
     return {DISCOVERY_TAG: "true", cluster_tag(cluster_name): "owned"}
 
 
-def asg_tags(group: GpuNodeGroupSettings, cluster_name: str) -> dict[str, str]:
-    """Every tag the ASG of ``group`` needs so CA can discover it and scale it up from zero.
-
-    Built from the same functions as the group's NodeConfig (labels, taints) and the device
-    plugin's advertised count, so the template node CA imagines is the node that joins.
-    """
-    tags = discovery_tags(cluster_name)
-    for key, value in userdata.gpu_node_labels(group).items():
-        tags[LABEL_TAG_PREFIX + key] = value
-    for taint in group.taint_list:
+def node_template_tags(
+    node_labels: Mapping[str, str], taints: Sequence[Taint], resource_name: str, slots_per_node: int
+) -> dict[str, str]:
+    """The scale-from-zero template tags of a GPU node group's ASG: its nodes' labels and taints
+    (the same values as its NodeConfig) and the slots the device plugin advertises per node, so
+    the template node CA imagines is the node that joins. Read from the group's plan."""
+    tags = {LABEL_TAG_PREFIX + key: value for key, value in node_labels.items()}
+    for taint in taints:
         tags[TAINT_TAG_PREFIX + taint.key] = f"{taint.value}:{taint.effect}"
-    resource = group.time_slicing.resource_name
-    tags[RESOURCES_TAG_PREFIX + resource] = str(group.advertised_gpus_per_node)
-    if resource != NVIDIA_GPU:
+    tags[RESOURCES_TAG_PREFIX + resource_name] = str(slots_per_node)
+    if resource_name != NVIDIA_GPU:
         # Renamed: the node advertises no nvidia.com/gpu at all; without this tag CA's template
         # would still offer the instance's physical GPU count as nvidia.com/gpu.
         tags[RESOURCES_TAG_PREFIX + NVIDIA_GPU] = "0"
     return tags
+
+
+def asg_tags(node_template: Mapping[str, str], cluster_name: str) -> dict[str, str]:
+    """Every tag a GPU node group's ASG needs so CA can discover it and scale it up from zero:
+    the discovery tags of ``cluster_name``, then the group's node-template tags (its plan's
+    ``node_template_tags``)."""
+    return {**discovery_tags(cluster_name), **node_template}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.settings import GpuCapacitySettings, Settings
+from ..sharing.plan import plan_groups
 from . import asg, chart
 
 
@@ -23,9 +24,10 @@ def autoscaler_problems(settings: Settings | GpuCapacitySettings, namespace: str
                 "enabled (its release must match the cluster's minor), or autoscaler.enabled: false",
             )
         )
-    for i, group in enumerate(settings.gpu_node_groups):
+    for i, plan in enumerate(plan_groups(settings.gpu_node_groups)):
+        group = plan.settings
         # How many tags, not their values: any cluster name gives the same count.
-        count = len(asg.asg_tags(group, "cluster")) + chart.EKS_OWN_ASG_TAGS
+        count = len(asg.asg_tags(plan.node_template_tags, "cluster")) + chart.EKS_OWN_ASG_TAGS
         if count > chart.ASG_TAG_LIMIT:
             problems.append(
                 Problem(
@@ -39,7 +41,7 @@ def autoscaler_problems(settings: Settings | GpuCapacitySettings, namespace: str
         # holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
         # profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
         # CA would count the node unready for good and eventually remove it.
-        if group.time_slicing.rename_by_default:
+        if plan.resource_name != asg.NVIDIA_GPU:  # renamed: nvidia.com/gpu.shared
             problems.append(
                 Problem(
                     key=f"{namespace}:gpuNodeGroups[{i}].timeSlicing.renameByDefault",
@@ -50,13 +52,13 @@ def autoscaler_problems(settings: Settings | GpuCapacitySettings, namespace: str
             )
         # One ASG tag k8s.io/cluster-autoscaler/node-template/taint/<key> holds one value:effect
         # (cloudprovider/aws/aws_manager.go extractTaintsFromAsg, cluster-autoscaler-1.35.2).
-        keys = [t.key for t in group.taints]
+        keys = [t.key for t in plan.taints]
         repeated = sorted({k for k in keys if keys.count(k) > 1})
         if repeated:
             problems.append(
                 Problem(
                     key=f"{namespace}:gpuNodeGroups[{i}].taints",
-                    received=[t.model_dump() for t in group.taints],
+                    received=[t.model_dump() for t in plan.taints],
                     expected=f"one taint per key while the Cluster Autoscaler is enabled (repeated: {repeated}): "
                     "an ASG taint tag carries one value:effect per key",
                 )

@@ -162,13 +162,13 @@ def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, obj
     """What workloads need to land on each group (README, "Stack outputs")."""
     return {
         group_name: {
-            "nodeSelector": g.node_selector,
-            "tolerations": g.tolerations,
-            "gpusPerNode": g.gpus_per_node,
-            "advertisedGpusPerNode": g.advertised_gpus_per_node,
-            "resourceName": g.resource_name,
-            "sharedSlotsPerNode": g.advertised_gpus_per_node,
-            "sharedSlotsAtMaxSize": g.advertised_gpus_at_max_size,
+            "nodeSelector": dict(g.plan.node_labels),
+            "tolerations": [dict(t) for t in g.plan.tolerations],
+            "gpusPerNode": g.plan.gpus_per_node,
+            "advertisedGpusPerNode": g.plan.slots_per_node,
+            "resourceName": g.plan.resource_name,
+            "sharedSlotsPerNode": g.plan.slots_per_node,
+            "sharedSlotsAtMaxSize": g.plan.slots_at_max_size,
             "autoscalingGroupName": g.autoscaling_group_name,
         }
         for group_name, g in groups.items()

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from .. import catalog
-from ..nodegroups import labels, placement
+from ..nodegroups import labels
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     AmiReleaseVersion,
@@ -46,7 +46,8 @@ class Scaling(_Model):
         return self
 
 
-class TaintSpec(_Model):
+# The one taint type of the library: settings, group plans, user data, tolerations, autoscaler tags.
+class Taint(_Model):
     """A node taint, applied by kubelet (``--register-with-taints``) through nodeadm.
 
     kubelet parses it with k8s.io/kubernetes pkg/util/taints ParseTaints (key a qualified name,
@@ -70,17 +71,13 @@ class TaintSpec(_Model):
         **doc("Taint effect.", type="`NoSchedule` | `PreferNoSchedule` | `NoExecute`", default="required")
     )
 
-    def to_taint(self) -> placement.Taint:
-        return placement.Taint(key=self.key, value=self.value, effect=self.effect)
+    def kubelet_form(self) -> str:
+        """``key=value:Effect`` (or ``key:Effect``), the syntax of ``--register-with-taints``."""
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
-_DEFAULT_TAINTS = (
-    TaintSpec(
-        key=placement.DEFAULT_GPU_TAINT.key,
-        value=placement.DEFAULT_GPU_TAINT.value,
-        effect=placement.DEFAULT_GPU_TAINT.effect,  # type: ignore[arg-type]
-    ),
-)
+#: The taint every GPU node group carries unless its config says otherwise.
+DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
 
 
 class TimeSlicing(_Model):
@@ -125,7 +122,7 @@ class TimeSlicing(_Model):
             default="`true`",
         ),
     )
-    # None: the group's name (GpuNodeGroupSettings.profile_name), which no sharing setting changes.
+    # None: the group's name (sharing.plan.GroupPlan.profile_name), which no sharing setting changes.
     profile: LabelValue | None = Field(
         None,
         **doc(
@@ -140,11 +137,6 @@ class TimeSlicing(_Model):
     @property
     def shared(self) -> bool:
         return self.replicas > 1
-
-    @property
-    def resource_name(self) -> str:
-        """The extended resource the device plugin advertises for this profile."""
-        return "nvidia.com/gpu.shared" if self.shared and self.rename_by_default else "nvidia.com/gpu"
 
     @model_validator(mode="after")
     def _sharing_options_need_sharing(self) -> TimeSlicing:
@@ -188,7 +180,7 @@ def _known_gpu_types(types: list[str]) -> list[str]:
     return types
 
 
-def _unique_taints(taints: tuple[TaintSpec, ...]) -> tuple[TaintSpec, ...]:
+def _unique_taints(taints: tuple[Taint, ...]) -> tuple[Taint, ...]:
     # The API server refuses a Node whose taints repeat a key+effect pair ("taints must be unique
     # by key and effect pair": k8s.io/kubernetes pkg/apis/core/validation validateNodeTaints),
     # and kubelet's ParseTaints refuses the flag ("duplicated taints with the same key and
@@ -281,8 +273,8 @@ class GpuNodeGroupSettings(_Model):
             default="`{}`",
         ),
     )
-    taints: Annotated[tuple[TaintSpec, ...], AfterValidator(_unique_taints)] = Field(
-        _DEFAULT_TAINTS,
+    taints: Annotated[tuple[Taint, ...], AfterValidator(_unique_taints)] = Field(
+        (DEFAULT_GPU_TAINT,),
         **doc(
             "Node taints, applied by kubelet (`--register-with-taints`) through nodeadm; replaces the default. Key a "
             "qualified name, value a label value, effect `NoSchedule`, `PreferNoSchedule` or `NoExecute`. Unique by "
@@ -329,38 +321,6 @@ class GpuNodeGroupSettings(_Model):
         if clash:
             raise ValueError(f"no keys the library sets itself ({', '.join(clash)})")
         return labels
-
-    @property
-    def instance_spec(self) -> catalog.GpuInstanceType:
-        """The instance type that defines GPU count (all types in the group share it)."""
-        return catalog.GPU_INSTANCE_TYPES[self.instance_types[0]]
-
-    @property
-    def gpus_per_node(self) -> int:
-        return self.instance_spec.gpus
-
-    @property
-    def advertised_gpus_per_node(self) -> int:
-        return self.gpus_per_node * self.time_slicing.replicas
-
-    @property
-    def profile_name(self) -> str:
-        """The sharing profile: ConfigMap key and node label ``nvidia.com/device-plugin.config``.
-
-        Default: the group's name, which no sharing setting changes: a change of replicas,
-        renameByDefault, failRequestsGreaterThanOne or chart version then changes only the
-        ConfigMap (rolling the device-plugin and GFD DaemonSets), never the launch template.
-        """
-        return self.time_slicing.profile or self.name
-
-    @property
-    def usable_pod_slots(self) -> int:
-        """Pods a node of this group can run besides the DaemonSets (smallest instance type)."""
-        return min(catalog.usable_pod_slots(t) for t in self.instance_types)
-
-    @property
-    def taint_list(self) -> list[placement.Taint]:
-        return [t.to_taint() for t in self.taints]
 
 
 class SystemNodeGroupSettings(_Model):

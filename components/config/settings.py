@@ -4,12 +4,13 @@ their keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import catalog
+from ..sharing.plan import GroupPlan, plan_groups
 from .addons import AutoscalerSettings, GpuOperatorSettings, VerificationSettings
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
@@ -160,7 +161,7 @@ class Settings(_Model):
 
     @model_validator(mode="after")
     def _consistent_groups(self) -> Settings:
-        problems = gpu_groups_problems(self.gpu_node_groups, self.verify_time_slicing)
+        problems = gpu_groups_problems(plan_groups(self.gpu_node_groups), self.verify_time_slicing)
         minor = self.kubernetes_version.split(".")[1]
         pinned = [(("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)]
         pinned += [
@@ -198,10 +199,9 @@ class Settings(_Model):
         return any(g.scaling.min_size < g.scaling.max_size for g in self.gpu_node_groups)
 
 
-def gpu_groups_problems(
-    groups: Iterable[GpuNodeGroupSettings], verify_time_slicing: bool = False
-) -> list[KeyedProblem]:
-    """Why GPU node groups cannot share one cluster (one gpu-operator): keyed problems, or [].
+def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = False) -> list[KeyedProblem]:
+    """Why GPU node groups (their plans) cannot share one cluster (one gpu-operator): keyed
+    problems, or [].
 
     * Names are unique (resource names, the node-group label).
     * One profile name means one set of timeSlicing settings: it is one key of the device-plugin
@@ -211,50 +211,60 @@ def gpu_groups_problems(
 
     Used by Settings, GpuCapacitySettings and GpuOperator (which may cover groups declared elsewhere).
     """
-    groups = list(groups)
     problems: list[KeyedProblem] = []
     first_of: dict[str, int] = {}
-    for i, g in enumerate(groups):
-        if g.name in first_of:
+    for i, p in enumerate(plans):
+        if p.name in first_of:
             problems.append(
-                (("gpuNodeGroups", i, "name"), g.name, f"a name of its own (gpuNodeGroups[{first_of[g.name]}] has it)")
+                (("gpuNodeGroups", i, "name"), p.name, f"a name of its own (gpuNodeGroups[{first_of[p.name]}] has it)")
             )
-        first_of.setdefault(g.name, i)
-        reserved = reserved_group_name_problem(g.name)
+        first_of.setdefault(p.name, i)
+        reserved = reserved_group_name_problem(p.name)
         if reserved:
-            problems.append((("gpuNodeGroups", i, "name"), g.name, reserved))
+            problems.append((("gpuNodeGroups", i, "name"), p.name, reserved))
     first: dict[str, int] = {}
-    for i, g in enumerate(groups):
-        j = first.setdefault(g.profile_name, i)
-        other = groups[j].time_slicing
-        if other.model_dump(exclude={"profile"}) != g.time_slicing.model_dump(exclude={"profile"}):
+    for i, p in enumerate(plans):
+        j = first.setdefault(p.profile_name, i)
+        other = plans[j].sharing
+        if other.model_dump(exclude={"profile"}) != p.sharing.model_dump(exclude={"profile"}):
             problems.append(
                 (
                     ("gpuNodeGroups", i, "timeSlicing", "profile"),
-                    g.profile_name,
-                    f"a profile name not used by gpuNodeGroups[{j}] ({groups[j].name}), "
+                    p.profile_name,
+                    f"a profile name not used by gpuNodeGroups[{j}] ({plans[j].name}), "
                     "whose timeSlicing settings differ: one set of settings per profile name (it is "
                     "one key of the device-plugin ConfigMap)",
                 )
             )
-    strategies = {g.mig_strategy for g in groups}
+    strategies = {p.mig_strategy for p in plans}
     if len(strategies) > 1:  # the chart's mig.strategy is one value for the whole cluster
         problems += [
-            (("gpuNodeGroups", i, "migStrategy"), g.mig_strategy, "the same migStrategy in every GPU node group")
-            for i, g in enumerate(groups)
+            (("gpuNodeGroups", i, "migStrategy"), p.mig_strategy, "the same migStrategy in every GPU node group")
+            for i, p in enumerate(plans)
         ]
     if verify_time_slicing:
         problems += [
             (
                 ("gpuNodeGroups", i, "timeSlicing", "replicas"),
-                g.time_slicing.replicas,
-                _capacity_message(g, "at most") + " (the verification packs that many pods "
+                p.sharing.replicas,
+                capacity_message(p, "at most") + " (the verification packs that many pods "
                 "on one node, so it could never succeed)",
             )
-            for i, g in enumerate(groups)
-            if g.advertised_gpus_per_node > g.usable_pod_slots
+            for i, p in enumerate(plans)
+            if p.slots_per_node > p.usable_pod_slots
         ]
     return problems
+
+
+def capacity_message(plan: GroupPlan, prefix: str) -> str:
+    """Why a group advertises more slots per node than a node can run pods (``prefix`` the bound)."""
+    slots = plan.usable_pod_slots
+    return (
+        f"{prefix} {slots // plan.gpus_per_node} for {', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x "
+        f"{plan.sharing.replicas} = {plan.slots_per_node} advertised, but a node runs at most "
+        f"{slots} pods besides its {len(catalog.GPU_NODE_DAEMONSET_PODS)} DaemonSet pods (max pods "
+        f"{plan.max_pods} with the VPC CNI defaults)"
+    )
 
 
 class GpuCapacitySettings(_Model):
@@ -301,17 +311,7 @@ class GpuCapacitySettings(_Model):
 
     @model_validator(mode="after")
     def _consistent_groups(self) -> GpuCapacitySettings:
-        problems = gpu_groups_problems(self.gpu_node_groups, self.verify_time_slicing)
+        problems = gpu_groups_problems(plan_groups(self.gpu_node_groups), self.verify_time_slicing)
         if problems:
             raise KeyedProblems(problems)
         return self
-
-
-def _capacity_message(g: GpuNodeGroupSettings, prefix: str) -> str:
-    slots = g.usable_pod_slots
-    return (
-        f"{prefix} {slots // g.gpus_per_node} for {', '.join(g.instance_types)}: {g.gpus_per_node} GPU(s) x "
-        f"{g.time_slicing.replicas} = {g.advertised_gpus_per_node} advertised, but a node runs at most "
-        f"{slots} pods besides its {len(catalog.GPU_NODE_DAEMONSET_PODS)} DaemonSet pods (max pods "
-        f"{min(catalog.GPU_INSTANCE_TYPES[t].max_pods for t in g.instance_types)} with the VPC CNI defaults)"
-    )

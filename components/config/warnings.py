@@ -8,8 +8,9 @@ import ipaddress
 from collections.abc import Callable, Iterable
 
 from .. import catalog
+from ..sharing.plan import plan_groups
 from .errors import CONFIG_NAMESPACE, Problem
-from .settings import Settings, _capacity_message
+from .settings import Settings, capacity_message
 
 #: A rule returns one Problem per risky value it finds (same key/received/expected form as errors).
 WarningRule = Callable[[Settings], Iterable[Problem]]
@@ -34,12 +35,12 @@ def _advertised_slots_exceed_pod_capacity(settings: Settings) -> Iterable[Proble
     # verification on, Settings reports this as an error instead.
     if settings.verify_time_slicing:
         return
-    for i, g in enumerate(settings.gpu_node_groups):
-        if g.advertised_gpus_per_node > g.usable_pod_slots:
+    for i, p in enumerate(plan_groups(settings.gpu_node_groups)):
+        if p.slots_per_node > p.usable_pod_slots:
             yield Problem(
                 key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].timeSlicing.replicas",
-                received=g.time_slicing.replicas,
-                expected=_capacity_message(g, "at most"),
+                received=p.sharing.replicas,
+                expected=capacity_message(p, "at most"),
             )
 
 

@@ -48,12 +48,12 @@ class GpuOperator(pulumi.ComponentResource):
     values: dict
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
-        groups = [g.settings for g in args.gpu_node_groups]
-        if not groups:
+        plans = [g.plan for g in args.gpu_node_groups]
+        if not plans:
             raise coverage.HalfWiredError(
                 f"GpuOperator {name!r}: gpu_node_groups is empty; expected the GPU node groups"
             )
-        problems = gpu_groups_problems(groups)
+        problems = gpu_groups_problems(plans)
         if problems:
             raise coverage.HalfWiredError(
                 f"GpuOperator {name!r}: its GPU node groups cannot share one operator: {describe_problems(problems)}"
@@ -64,7 +64,7 @@ class GpuOperator(pulumi.ComponentResource):
         warning = charts.unvalidated_chart_warning(chart.CHART_NAME, s.chart_version, chart.SUPPORTED_CHART_VERSIONS)
         if warning:
             pulumi.log.warn(warning, resource=self)
-        self.values = values.gpu_operator_values(groups, s.chart_version, s.cdi_enabled)
+        self.values = values.gpu_operator_values(plans, s.chart_version, s.cdi_enabled)
 
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",

@@ -7,51 +7,50 @@ the device-plugin config from their sharing profiles, and the chart's own list d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..config.groups import GpuNodeGroupSettings, TimeSlicing
+from ..config.groups import Taint
 from ..nodegroups import placement
 from ..sharing import device_plugin
+from ..sharing.plan import GroupPlan
 from . import chart
 
 
-def gpu_taints(groups: Sequence[GpuNodeGroupSettings]) -> list[placement.Taint]:
+def gpu_taints(plans: Sequence[GroupPlan]) -> list[Taint]:
     """Every distinct taint of every GPU node group, in group order."""
-    out: list[placement.Taint] = []
-    for g in groups:
-        out += [t for t in g.taint_list if t not in out]
+    out: list[Taint] = []
+    for p in plans:
+        out += [t for t in p.taints if t not in out]
     return out
 
 
-def sharing_profiles(groups: Sequence[GpuNodeGroupSettings]) -> dict[str, TimeSlicing]:
-    """Every sharing profile a GPU node group uses, by name (first use wins; settings
-    validation guarantees one set of settings per name)."""
-    out: dict[str, TimeSlicing] = {}
-    for g in groups:
-        out.setdefault(g.profile_name, g.time_slicing)
+def profile_configs(plans: Sequence[GroupPlan]) -> dict[str, Mapping[str, Any]]:
+    """The device-plugin config file of every sharing profile a GPU node group uses, by profile
+    name (first use wins; the settings rules guarantee one set of settings per name)."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for p in plans:
+        out.setdefault(p.profile_name, p.device_plugin_config)
     return out
 
 
-def mig_strategy(groups: Sequence[GpuNodeGroupSettings]) -> str:
+def mig_strategy(plans: Sequence[GroupPlan]) -> str:
     """The one MIG strategy of the cluster (the chart's ``mig.strategy`` is cluster-wide;
     settings validation guarantees every group agrees)."""
-    strategies = {g.mig_strategy for g in groups}
+    strategies = {p.mig_strategy for p in plans}
     if len(strategies) != 1:
         raise ValueError(f"GPU node groups disagree on migStrategy: {sorted(strategies)}")
     return strategies.pop()
 
 
-def gpu_operator_values(
-    groups: Sequence[GpuNodeGroupSettings], chart_version: str, cdi_enabled: bool = False
-) -> dict[str, Any]:
-    """The gpu-operator values for a cluster whose GPU nodes are ``groups``."""
-    if not groups:
+def gpu_operator_values(plans: Sequence[GroupPlan], chart_version: str, cdi_enabled: bool = False) -> dict[str, Any]:
+    """The gpu-operator values for a cluster whose GPU nodes are the groups of ``plans``."""
+    if not plans:
         raise ValueError("gpu_operator_values needs at least one GPU node group, received none")
     defaults = chart.chart_defaults(chart_version)
-    taints = gpu_taints(groups)
-    mig = mig_strategy(groups)
-    data = device_plugin.device_plugin_config_data(sharing_profiles(groups), mig)
+    taints = gpu_taints(plans)
+    mig = mig_strategy(plans)
+    data = device_plugin.device_plugin_config_data(profile_configs(plans))
     return {
         # The EKS AL2023 NVIDIA AMI ships the driver and the container toolkit, and nodeadm makes
         # `nvidia` containerd's default runtime: the operator must not install either (AWS docs).
@@ -71,7 +70,7 @@ def gpu_operator_values(
                 "name": device_plugin.config_map_name(data),
                 # Nodes without the profile label (e.g. launched by Karpenter) get the first
                 # node group's profile; `default` must name a key of `data`.
-                "default": groups[0].profile_name,
+                "default": plans[0].profile_name,
                 "data": data,
             }
         },

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from .. import catalog
 from ..autoscaler import asg
 from ..config.groups import GpuNodeGroupSettings
 from ..gpu_operator import coverage
-from . import placement, userdata
+from ..sharing.plan import GroupPlan, plan_group
 from .managed import ManagedNodeGroupSpec, declare_managed_node_group
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
@@ -48,8 +47,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
     group's taints, through a nodeadm NodeConfig in the launch template's user data.
     """
 
-    #: The validated settings the group was declared from (the operator computes its values from them).
+    #: The validated settings the group was declared from.
     settings: GpuNodeGroupSettings
+    #: Everything derived from them (``sharing.plan``): the operator, the autoscaler and the
+    #: verification read the group's plan from here.
+    plan: GroupPlan
     node_group: aws.eks.NodeGroup
     launch_template: aws.ec2.LaunchTemplate
     #: Labels to select this group's nodes (plain values, known at preview).
@@ -72,22 +74,23 @@ class GpuNodeGroup(pulumi.ComponentResource):
         coverage.register_node_group(name, self, args.cluster_name)
         super().__init__(f"{TYPE_PREFIX}:GpuNodeGroup", name, None, opts)
         s = self.settings = args.settings
-        self.node_selector = userdata.gpu_node_labels(s)
-        self.tolerations = placement.tolerations_for(s.taint_list)
-        self.gpus_per_node = s.gpus_per_node
-        self.advertised_gpus_per_node = s.advertised_gpus_per_node
-        self.resource_name = s.time_slicing.resource_name
-        self.advertised_gpus_at_max_size = s.advertised_gpus_per_node * s.scaling.max_size
+        plan = self.plan = plan_group(s)
+        self.node_selector = dict(plan.node_labels)
+        self.tolerations = [dict(t) for t in plan.tolerations]
+        self.gpus_per_node = plan.gpus_per_node
+        self.advertised_gpus_per_node = plan.slots_per_node
+        self.resource_name = plan.resource_name
+        self.advertised_gpus_at_max_size = plan.slots_at_max_size
 
         spec = ManagedNodeGroupSpec(
-            ami_type=catalog.GPU_AMI_TYPE,
+            ami_type=plan.ami_type,
             instance_types=s.instance_types,
             capacity_type=s.capacity_type,
             scaling=s.scaling,
             disk_size_gib=s.disk_size_gib,
             release_version=s.ami_release_version,
             kubernetes_version=args.kubernetes_version,
-            user_data=userdata.render_user_data([userdata.gpu_node_config(s)]),
+            user_data=plan.user_data,
         )
         self.launch_template, self.node_group = declare_managed_node_group(
             name,
@@ -102,11 +105,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.autoscaling_group_name = self.node_group.resources.apply(
             lambda resources: resources[0].autoscaling_groups[0].name
         )
-        # The tag set is known from the settings; only the ASG's name waits for the node group.
+        # The tag set is known from the plan; only the ASG's name waits for the node group.
         # Named by tag key, so adding a label or taint adds one Tag and renames none.
         self.asg_tags = {}
         if args.autoscaler_cluster_name is not None:
-            for key, value in asg.asg_tags(s, args.autoscaler_cluster_name).items():
+            for key, value in asg.asg_tags(plan.node_template_tags, args.autoscaler_cluster_name).items():
                 self.asg_tags[key] = aws.autoscaling.Tag(
                     f"{name}-asg-tag-{key.removeprefix(asg.TAG_PREFIX + '/')}",
                     autoscaling_group_name=self.autoscaling_group_name,

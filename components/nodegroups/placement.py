@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
+from ..config.groups import Taint
 from .labels import GPU_COUNT_LABELS
 
 # Taints and tolerations
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    effect: str
-    value: str = ""
-
-    def kubelet_form(self) -> str:
-        """``key=value:Effect`` (or ``key:Effect``), the syntax of ``--register-with-taints``."""
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
-
-#: The taint every GPU node group carries unless its config says otherwise.
-DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
 
 
 def toleration_for(taint: Taint) -> dict[str, str]:

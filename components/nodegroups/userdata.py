@@ -24,25 +24,14 @@ from typing import Any
 import yaml
 
 from .. import catalog
-from ..config.groups import GpuNodeGroupSettings
-from . import labels, placement
+from ..config.groups import Taint
+from . import labels
 
 NODECONFIG_API_VERSION = "node.eks.aws/v1alpha1"
 NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
 
 
-def gpu_node_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
-    """The labels every node of ``group`` registers with (and the group's node selector)."""
-    return {
-        **group.labels,
-        **accelerator_labels(group),
-        labels.GPU_COUNT_LABEL: str(group.gpus_per_node),
-        labels.DEVICE_PLUGIN_CONFIG_LABEL: group.profile_name,
-        labels.NODE_GROUP_LABEL: group.name,
-    }
-
-
-def accelerator_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
+def accelerator_labels(instance: catalog.GpuInstanceType) -> dict[str, str]:
     """``k8s.amazonaws.com/accelerator=<gpu type>`` (Cluster Autoscaler's AWS README, "Special
     note on GPU instances"): CA holds a node with this label as "GPU not ready" until it has
     allocatable ``nvidia.com/gpu``, so it does not add more nodes while the device plugin starts
@@ -53,10 +42,10 @@ def accelerator_labels(group: GpuNodeGroupSettings) -> dict[str, str]:
     renamed resource (``nvidia.com/gpu.shared``) would leave a labelled node "not ready" to CA for
     good, settings refuse ``renameByDefault`` while the autoscaler is enabled.
     """
-    return {labels.ACCELERATOR_LABEL: catalog.ACCELERATOR_LABEL_VALUES[group.instance_spec.gpu_model]}
+    return {labels.ACCELERATOR_LABEL: catalog.ACCELERATOR_LABEL_VALUES[instance.gpu_model]}
 
 
-def kubelet_flags(labels: Mapping[str, str], taints: Sequence[placement.Taint]) -> list[str]:
+def kubelet_flags(labels: Mapping[str, str], taints: Sequence[Taint]) -> list[str]:
     """``--node-labels`` and ``--register-with-taints`` in kubelet's syntax (sorted, stable).
 
     nodeadm passes each flag as one argument; a space inside a value would split it, so it is
@@ -82,9 +71,9 @@ def node_config(flags: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def gpu_node_config(group: GpuNodeGroupSettings) -> dict[str, Any]:
-    """The NodeConfig for the nodes of one GPU node group."""
-    return node_config(kubelet_flags(gpu_node_labels(group), group.taint_list))
+def gpu_node_config(node_labels: Mapping[str, str], taints: Sequence[Taint]) -> dict[str, Any]:
+    """The NodeConfig for the nodes of one GPU node group (its plan's labels and taints)."""
+    return node_config(kubelet_flags(node_labels, taints))
 
 
 def render_mime(documents: Sequence[Mapping[str, Any]]) -> str:

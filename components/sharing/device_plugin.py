@@ -45,12 +45,10 @@ def device_plugin_config(profile: TimeSlicing, mig_strategy: str = "none") -> di
     return config
 
 
-def device_plugin_config_data(profiles: Mapping[str, TimeSlicing], mig_strategy: str = "none") -> dict[str, str]:
-    """ConfigMap data: profile name → config file text (ConfigMap values are strings)."""
-    return {
-        name: yaml.safe_dump(device_plugin_config(profile, mig_strategy), sort_keys=False)
-        for name, profile in sorted(profiles.items())
-    }
+def device_plugin_config_data(configs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """ConfigMap data: profile name → config file text (ConfigMap values are strings), from each
+    profile's config file (``device_plugin_config``; a group plan's ``device_plugin_config``)."""
+    return {name: yaml.safe_dump(dict(config), sort_keys=False) for name, config in sorted(configs.items())}
 
 
 def config_map_name(data: Mapping[str, str], prefix: str = "time-slicing-config") -> str:

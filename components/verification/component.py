@@ -50,27 +50,27 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         )
         self.warmup_jobs: dict[str, k8s.batch.v1.Job] = {}
         self.jobs: dict[str, k8s.batch.v1.Job] = {}
-        for group in (g.settings for g in args.gpu_node_groups):
-            if group.scaling.desired_size < 1 and not args.autoscaling:
+        for plan in (g.plan for g in args.gpu_node_groups):
+            if plan.settings.scaling.desired_size < 1 and not args.autoscaling:
                 # Nothing would ever bring a node; waiting would only time out.
                 pulumi.log.warn(
-                    f"GPU node group {group.name!r} has desiredSize 0 and no autoscaler: not verified", resource=self
+                    f"GPU node group {plan.name!r} has desiredSize 0 and no autoscaler: not verified", resource=self
                 )
                 continue
-            warmup = warmup_job_spec(group, args.settings.image)
-            self.warmup_jobs[group.name] = k8s.batch.v1.Job(
-                f"{name}-{group.name}-warmup",
-                metadata=_job_metadata(job_name("ts-warmup", group, warmup), self.namespace, warmup),
+            warmup = warmup_job_spec(plan, args.settings.image)
+            self.warmup_jobs[plan.name] = k8s.batch.v1.Job(
+                f"{name}-{plan.name}-warmup",
+                metadata=_job_metadata(job_name("ts-warmup", plan, warmup), self.namespace, warmup),
                 spec=warmup,
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            concurrent = concurrent_job_spec(group, args.settings.image)
-            self.jobs[group.name] = k8s.batch.v1.Job(
-                f"{name}-{group.name}-concurrent",
-                metadata=_job_metadata(job_name("ts-check", group, concurrent), self.namespace, concurrent),
+            concurrent = concurrent_job_spec(plan, args.settings.image)
+            self.jobs[plan.name] = k8s.batch.v1.Job(
+                f"{name}-{plan.name}-concurrent",
+                metadata=_job_metadata(job_name("ts-check", plan, concurrent), self.namespace, concurrent),
                 spec=concurrent,
                 # Starts on the node the warm-up brought, so its short deadline covers no boot.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[group.name]]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[plan.name]]),
             )
         self.register_outputs(
             {

@@ -34,8 +34,7 @@ import json
 from typing import Any
 
 from ..autoscaler.values import SAFE_TO_EVICT_ANNOTATION
-from ..config.groups import GpuNodeGroupSettings
-from ..nodegroups import placement, userdata
+from ..sharing.plan import GroupPlan
 
 #: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.
 HOLD_SECONDS = 180
@@ -62,11 +61,11 @@ def hold_script(seconds: int) -> str:
     )
 
 
-def _pod_spec(group: GpuNodeGroupSettings, image: str, script: str, affinity: dict | None) -> dict[str, Any]:
+def _pod_spec(plan: GroupPlan, image: str, script: str, affinity: dict | None) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "nodeSelector": userdata.gpu_node_labels(group),
-        "tolerations": placement.tolerations_for(group.taint_list),
+        "nodeSelector": dict(plan.node_labels),
+        "tolerations": [dict(t) for t in plan.tolerations],
         "containers": [
             {
                 "name": "vectoradd",
@@ -74,7 +73,7 @@ def _pod_spec(group: GpuNodeGroupSettings, image: str, script: str, affinity: di
                 "imagePullPolicy": "IfNotPresent",
                 "command": ["/bin/sh", "-c"],
                 "args": [script],
-                "resources": {"limits": {group.time_slicing.resource_name: 1}},
+                "resources": {"limits": {plan.resource_name: 1}},
                 "securityContext": {"allowPrivilegeEscalation": False},
             }
         ],
@@ -101,15 +100,15 @@ def _job_spec(labels: dict[str, str], pods: int, deadline: int, pod_spec: dict[s
     }
 
 
-def warmup_job_spec(group: GpuNodeGroupSettings, image: str) -> dict[str, Any]:
+def warmup_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
     """One pod asking for one slot: brings a node (from zero, through the autoscaler)."""
-    labels = {"app.kubernetes.io/name": f"timeslicing-warmup-{group.name}"}
-    return _job_spec(labels, 1, WARMUP_DEADLINE_SECONDS, _pod_spec(group, image, VECTOR_ADD_ONCE, None))
+    labels = {"app.kubernetes.io/name": f"timeslicing-warmup-{plan.name}"}
+    return _job_spec(labels, 1, WARMUP_DEADLINE_SECONDS, _pod_spec(plan, image, VECTOR_ADD_ONCE, None))
 
 
-def concurrent_job_spec(group: GpuNodeGroupSettings, image: str) -> dict[str, Any]:
+def concurrent_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
     """All slots of one node, at the same time (see the module docstring for why it must be so)."""
-    labels = {"app.kubernetes.io/name": f"timeslicing-check-{group.name}"}
+    labels = {"app.kubernetes.io/name": f"timeslicing-check-{plan.name}"}
     same_node = {
         "podAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -117,11 +116,11 @@ def concurrent_job_spec(group: GpuNodeGroupSettings, image: str) -> dict[str, An
             ]
         }
     }
-    pod = _pod_spec(group, image, hold_script(HOLD_SECONDS), same_node)
-    return _job_spec(labels, group.advertised_gpus_per_node, CONCURRENT_DEADLINE_SECONDS, pod)
+    pod = _pod_spec(plan, image, hold_script(HOLD_SECONDS), same_node)
+    return _job_spec(labels, plan.slots_per_node, CONCURRENT_DEADLINE_SECONDS, pod)
 
 
-def job_name(prefix: str, group: GpuNodeGroupSettings, spec: dict[str, Any]) -> str:
+def job_name(prefix: str, plan: GroupPlan, spec: dict[str, Any]) -> str:
     """``<prefix>-<group>-<8 hex>`` (at most 59 characters: Job names become label values, <= 63).
 
     The hash covers the Job spec and the group's sharing settings and instance types: any change
@@ -129,8 +128,8 @@ def job_name(prefix: str, group: GpuNodeGroupSettings, spec: dict[str, Any]) -> 
     """
     content = {
         "spec": spec,
-        "timeSlicing": group.time_slicing.model_dump(by_alias=True),
-        "instanceTypes": list(group.instance_types),
+        "timeSlicing": plan.sharing.model_dump(by_alias=True),
+        "instanceTypes": list(plan.instance_types),
     }
     digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:8]
-    return f"{prefix}-{group.name}-{digest}"
+    return f"{prefix}-{plan.name}-{digest}"

@@ -1,0 +1,140 @@
+"""The plan of one GPU node group: every fact the library derives from the group's settings, once.
+
+``plan_group`` is a pure function (no Pulumi, no I/O) from a validated ``GpuNodeGroupSettings`` to
+a frozen ``GroupPlan``. Everything that acts on a GPU node group reads its plan and derives nothing
+itself:
+
+* the node group (``nodegroups.component``): instance types, AMI type, the nodeadm user data that
+  labels and taints its nodes;
+* the gpu-operator values (``gpu_operator.values``): the sharing profile and its device-plugin
+  config file, the taints to tolerate, the MIG strategy;
+* the Cluster Autoscaler (``autoscaler.asg``, ``autoscaler.rules``): the node-template tags that let
+  it build a template node of the group at zero nodes;
+* the verification (``verification.jobs``): the node selector, tolerations, resource name and how
+  many pods one node must run at once;
+* the settings rules across groups (``config.settings``) and the warnings, and the stack outputs.
+
+A new sharing mode or GPU family is a change here (and in the catalog and the settings models),
+not in every component. A plan is frozen and its top-level maps are read-only views: copy them
+(``dict(...)``) before handing them to something that mutates (Pulumi inputs, Helm values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from .. import catalog
+from ..autoscaler import asg
+from ..config.groups import GpuNodeGroupSettings, Taint, TimeSlicing
+from ..nodegroups import labels, placement, userdata
+from . import device_plugin
+
+#: The extended resource a renamed profile advertises instead of ``nvidia.com/gpu``
+#: (k8s-device-plugin ``sharing.timeSlicing.renameByDefault``: ``<resource>.shared``).
+SHARED_GPU_RESOURCE = f"{device_plugin.GPU_RESOURCE}.shared"
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """Everything derived from one GPU node group's settings (see the module docstring)."""
+
+    #: The validated settings the plan was derived from.
+    settings: GpuNodeGroupSettings
+    #: The catalog entry of the group's first instance type (every type of a group has the same
+    #: GPU count: the settings refuse a mix).
+    instance: catalog.GpuInstanceType
+    #: EKS ``amiType`` of the group.
+    ami_type: str
+    #: Physical GPUs per node.
+    gpus_per_node: int
+    #: The sharing profile: ConfigMap key of the device-plugin config and value of the node label
+    #: ``nvidia.com/device-plugin.config``. Default: the group's name, which no sharing setting
+    #: changes, so sharing changes roll DaemonSets and never replace nodes.
+    profile_name: str
+    #: The profile's device-plugin config file (``version: v1``).
+    device_plugin_config: Mapping[str, Any]
+    #: The extended resource pods request: ``nvidia.com/gpu``, or ``nvidia.com/gpu.shared`` when renamed.
+    resource_name: str
+    #: Slots the device plugin advertises per node (physical GPUs x replicas).
+    slots_per_node: int
+    #: Slots of the whole group at its maxSize.
+    slots_at_max_size: int
+    #: kubelet max pods of the group's smallest instance type (VPC CNI defaults).
+    max_pods: int
+    #: Pods a node can run besides its DaemonSet pods (smallest instance type of the group).
+    usable_pod_slots: int
+    #: The labels every node registers with (kubelet ``--node-labels``); also the node selector.
+    node_labels: Mapping[str, str]
+    #: The taints every node registers with (kubelet ``--register-with-taints``).
+    taints: tuple[Taint, ...]
+    #: One toleration per taint: what a pod needs to land on the group.
+    tolerations: tuple[Mapping[str, str], ...]
+    #: The launch template's user data: base64 MIME with the nodeadm NodeConfig.
+    user_data: str
+    #: Cluster Autoscaler node-template tags of the group's ASG (labels, taints, resources),
+    #: without the discovery tags (those name the cluster: ``autoscaler.asg.asg_tags``).
+    node_template_tags: Mapping[str, str]
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def sharing(self) -> TimeSlicing:
+        """The sharing settings of the profile."""
+        return self.settings.time_slicing
+
+    @property
+    def mig_strategy(self) -> str:
+        return self.settings.mig_strategy
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        return tuple(self.settings.instance_types)
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
+    """The plan of ``group`` (validated settings: every instance type is in the catalog)."""
+    instance = catalog.GPU_INSTANCE_TYPES[group.instance_types[0]]
+    sharing = group.time_slicing
+    profile_name = sharing.profile or group.name
+    resource_name = SHARED_GPU_RESOURCE if sharing.shared and sharing.rename_by_default else device_plugin.GPU_RESOURCE
+    slots_per_node = instance.gpus * sharing.replicas
+    node_labels = {
+        **group.labels,
+        **userdata.accelerator_labels(instance),
+        labels.GPU_COUNT_LABEL: str(instance.gpus),
+        labels.DEVICE_PLUGIN_CONFIG_LABEL: profile_name,
+        labels.NODE_GROUP_LABEL: group.name,
+    }
+    taints = tuple(group.taints)
+    return GroupPlan(
+        settings=group,
+        instance=instance,
+        ami_type=catalog.GPU_AMI_TYPE,
+        gpus_per_node=instance.gpus,
+        profile_name=profile_name,
+        device_plugin_config=_frozen(device_plugin.device_plugin_config(sharing, group.mig_strategy)),
+        resource_name=resource_name,
+        slots_per_node=slots_per_node,
+        slots_at_max_size=slots_per_node * group.scaling.max_size,
+        max_pods=min(catalog.GPU_INSTANCE_TYPES[t].max_pods for t in group.instance_types),
+        usable_pod_slots=min(catalog.usable_pod_slots(t) for t in group.instance_types),
+        node_labels=_frozen(node_labels),
+        taints=taints,
+        tolerations=tuple(placement.tolerations_for(taints)),
+        user_data=userdata.render_user_data([userdata.gpu_node_config(node_labels, taints)]),
+        node_template_tags=_frozen(asg.node_template_tags(node_labels, taints, resource_name, slots_per_node)),
+    )
+
+
+def plan_groups(groups: Iterable[GpuNodeGroupSettings]) -> tuple[GroupPlan, ...]:
+    """The plan of each group, in order."""
+    return tuple(plan_group(g) for g in groups)
