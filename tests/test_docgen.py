@@ -98,7 +98,9 @@ def test_readme_needs_its_markers():
 def test_table_rows_follow_the_models_with_listed_after():
     table = docgen.reference_table()
     keys = [line.split("`")[1] for line in table.splitlines()[2:]]
-    assert keys[:2] == ["clusterName", "kubernetesVersion"]
+    # Settings extends GpuCapacitySettings: the GPU keys first, then the cluster's own.
+    assert keys[:2] == ["kubernetesVersion", "gpuNodeGroups"]
+    assert keys.index("clusterName") == keys.index("tags") + 1
     # Declared first for its validator, listed after chartVersion.
     assert keys.index("gpuOperator.allowUnvalidatedChartVersion") == keys.index("gpuOperator.chartVersion") + 1
     assert "network" not in keys and "gpuNodeGroups" in keys  # an object key without doc type has no row

@@ -408,7 +408,8 @@ def test_invalid_inputs_are_input_property_errors_keyed_like_the_config():
             }
         )
     paths = [e["property_path"] for e in caught.value.errors]
-    assert paths == ["network.availabilityZoneCount", "gpuNodeGroups[0].capacityType", "gpuNodeGroups[0].diskSizeGiB"]
+    # In field order: the GPU keys (GpuCapacitySettings) come before the cluster's own keys.
+    assert paths == ["gpuNodeGroups[0].capacityType", "gpuNodeGroups[0].diskSizeGiB", "network.availabilityZoneCount"]
     reasons = {e["property_path"]: e["reason"] for e in caught.value.errors}
     capacity = reasons["gpuNodeGroups[0].capacityType"]
     assert capacity.startswith('gpu-eks:gpuNodeGroups[0].capacityType: received "RESERVED"; expected ')

@@ -7,7 +7,8 @@ import pytest
 
 from components import catalog
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
+from components.config.loading import load_capacity_settings, load_settings
+from components.config.settings import GpuCapacitySettings, Settings
 from components.gpu_operator import chart
 from components.sharing.plan import plan_group
 from tests.support import ROOT
@@ -226,3 +227,78 @@ def test_the_program_stops_with_run_error_before_declaring_anything():
 def test_admin_principals_must_be_arns():
     (line,) = problems({"adminPrincipalArns": ["admin"]})
     assert line.startswith('gpu-eks:adminPrincipalArns[0]: received "admin"; expected an IAM role or user ARN')
+
+
+# ---------------------------------------------------------------------------------------------
+# One hierarchy, one loader: Settings extends GpuCapacitySettings; load_settings loads either.
+# ---------------------------------------------------------------------------------------------
+
+
+def capacity_problems(raw: dict) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_settings(raw, model=GpuCapacitySettings)
+    return [str(p) for p in info.value.problems]
+
+
+def test_the_cluster_settings_are_capacity_settings_with_the_cluster_keys():
+    assert issubclass(Settings, GpuCapacitySettings)
+    capacity_keys = {f.alias or n for n, f in GpuCapacitySettings.model_fields.items()}
+    assert capacity_keys == {
+        "kubernetesVersion",
+        "gpuNodeGroups",
+        "gpuOperator",
+        "autoscaler",
+        "verifyTimeSlicing",
+        "verification",
+        "tags",
+    }
+    cluster_keys = {f.alias or n for n, f in Settings.model_fields.items()} - capacity_keys
+    assert cluster_keys == {
+        "clusterName",
+        "adminPrincipalArns",
+        "endpointPublicAccessCidrs",
+        "controlPlaneLogTypes",
+        "deletionProtection",
+        "network",
+        "systemNodeGroup",
+        "preflight",
+    }
+
+
+def test_one_loader_loads_either_model():
+    cluster = load_settings({"clusterName": "c"})
+    capacity = load_settings({"gpuNodeGroups": []}, model=GpuCapacitySettings)
+    assert type(cluster) is Settings and type(capacity) is GpuCapacitySettings
+    assert capacity.gpu_node_groups == ()
+    assert type(load_capacity_settings({})) is GpuCapacitySettings
+    # What only the cluster model requires: a GPU node group, and its own keys are unknown here.
+    assert problems({"gpuNodeGroups": []}) == [
+        "gpu-eks:gpuNodeGroups: received []; expected at least one GPU node group"
+    ]
+    (line,) = capacity_problems({"clusterName": "c"})
+    assert line.startswith('gpu-eks:clusterName: received "c"; expected ')
+
+
+def test_the_autoscaler_default_differs_between_the_models():
+    scalable = {"gpuNodeGroups": [group(scaling={"minSize": 0, "desiredSize": 0, "maxSize": 2})]}
+    assert load_settings({"clusterName": "c", **scalable}).autoscaler_enabled is True
+    assert load_settings(scalable, model=GpuCapacitySettings).autoscaler_enabled is False
+
+
+def test_capacity_settings_apply_the_cross_key_rules_of_a_cluster():
+    """An AMI release of another minor and a verification namespace equal to the operator's break
+    a GpuCapacity exactly as they break a GpuCluster (EKS refuses the node group; two components
+    would create one namespace): one rule set, in GpuCapacitySettings."""
+    assert capacity_problems(
+        {
+            "kubernetesVersion": "1.35",
+            "gpuNodeGroups": [group(amiReleaseVersion="1.34.2-20260115")],
+            "verifyTimeSlicing": True,
+            "verification": {"namespace": "gpu-operator"},
+        }
+    ) == [
+        'gpu-eks:gpuNodeGroups[0].amiReleaseVersion: received "1.34.2-20260115"; expected an AMI release of '
+        "Kubernetes 1.35 (1.35.x-yyyymmdd): EKS refuses a node group AMI of another minor than the cluster's",
+        'gpu-eks:verification.namespace: received "gpu-operator"; expected a namespace other than '
+        "gpuOperator.namespace: each component creates its namespace",
+    ]

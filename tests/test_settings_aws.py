@@ -373,10 +373,10 @@ def test_duplicate_instance_types_are_errors():
             "gpuNodeGroups": [{"name": "gpu", "instanceTypes": ["g4dn.xlarge", "g4dn.2xlarge", "g4dn.xlarge"]}],
         }
     ) == [
-        'gpu-eks:systemNodeGroup.instanceTypes: received ["m6i.large", "m6i.large"]; expected each value once '
-        '(repeated: "m6i.large")',
         'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["g4dn.xlarge", "g4dn.2xlarge", "g4dn.xlarge"]; expected '
         'each value once (repeated: "g4dn.xlarge")',
+        'gpu-eks:systemNodeGroup.instanceTypes: received ["m6i.large", "m6i.large"]; expected each value once '
+        '(repeated: "m6i.large")',
     ]
 
 

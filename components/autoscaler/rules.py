@@ -4,12 +4,12 @@ GpuCluster's settings and a GpuCapacity's alike."""
 from __future__ import annotations
 
 from ..config.errors import CONFIG_NAMESPACE, Problem
-from ..config.settings import GpuCapacitySettings, Settings
+from ..config.settings import GpuCapacitySettings
 from ..sharing.plan import plan_groups
 from . import asg, chart
 
 
-def autoscaler_problems(settings: Settings | GpuCapacitySettings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:
+def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:
     """What the Cluster Autoscaler could not handle (checked after the models parse), for a
     GpuCluster's settings and a GpuCapacity's alike."""
     if not settings.autoscaler_enabled:

@@ -8,7 +8,7 @@ import difflib
 import functools
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from pydantic import ValidationError
 
@@ -16,14 +16,25 @@ from ..autoscaler.rules import autoscaler_problems
 from .errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from
 from .settings import GpuCapacitySettings, Settings
 
+_S = TypeVar("_S", bound=GpuCapacitySettings)
 
-def load_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> Settings:
-    """Parse ``raw`` (config keys without the namespace, values already decoded) into Settings.
 
-    Raises ConfigError listing every problem.
+@overload
+def load_settings(raw: Mapping[str, Any], namespace: str = ...) -> Settings: ...
+@overload
+def load_settings(raw: Mapping[str, Any], namespace: str = ..., *, model: type[_S]) -> _S: ...
+def load_settings(
+    raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE, *, model: type[GpuCapacitySettings] = Settings
+) -> GpuCapacitySettings:
+    """Parse ``raw`` (config keys without the namespace, values already decoded) into ``model``:
+    ``Settings`` (a whole cluster, the default) or ``GpuCapacitySettings`` (GPU capacity for an
+    existing cluster: only the GPU keys).
+
+    The model's rules run first, then the autoscaler's (which need parsed settings). Raises
+    ConfigError listing every problem, keys prefixed with ``namespace``.
     """
     try:
-        settings = Settings.model_validate(dict(raw))
+        settings = model.model_validate(dict(raw))
     except ValidationError as err:
         raise ConfigError(problems_from(err, namespace)) from None
     problems = autoscaler_problems(settings, namespace)
@@ -33,19 +44,10 @@ def load_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> 
 
 
 def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> GpuCapacitySettings:
-    """``GpuCapacitySettings`` from the GPU keys of the stack configuration (``kubernetesVersion``,
-    ``gpuNodeGroups``, ``gpuOperator``, ``verifyTimeSlicing``, ``verification``, ``tags``).
-
-    Raises ConfigError listing every problem.
-    """
-    try:
-        settings = GpuCapacitySettings.model_validate(dict(raw))
-    except ValidationError as err:
-        raise ConfigError(problems_from(err, namespace)) from None
-    problems = autoscaler_problems(settings, namespace)
-    if problems:
-        raise ConfigError(problems)
-    return settings
+    """``load_settings(raw, namespace, model=GpuCapacitySettings)``: the GPU keys of the stack
+    configuration (``kubernetesVersion``, ``gpuNodeGroups``, ``gpuOperator``, ``autoscaler``,
+    ``verifyTimeSlicing``, ``verification``, ``tags``) for ``GpuCapacity``."""
+    return load_settings(raw, namespace, model=GpuCapacitySettings)
 
 
 def decode_config_value(value: Any) -> Any:

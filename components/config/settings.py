@@ -41,164 +41,6 @@ def _default_gpu_groups() -> tuple[GpuNodeGroupSettings, ...]:
     return (GpuNodeGroupSettings(name="gpu"),)
 
 
-class Settings(_Model):
-    """Everything a GPU-ready EKS cluster needs, validated: the stack config keys (``gpu-eks:<key>``)."""
-
-    # Required here: the Pulumi loader fills in the default, <project>-<stack>.
-    cluster_name: Annotated[str, AfterValidator(_cluster_name)] = Field(
-        **doc(
-            "EKS cluster name: 1–100 letters, digits, `-`, `_`, starting with a letter or digit. Changing it "
-            "replaces the cluster.",
-            type="string",
-            default="`<project>-<stack>` (`gpu-eks-dev`)",
-        )
-    )
-    kubernetes_version: str = Field(
-        catalog.DEFAULT_KUBERNETES_VERSION,
-        **doc(
-            "EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended "
-            "support it is an error, in extended support a warning (end date and cost); a version newer than the "
-            "library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard "
-            "support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
-            type='string `"1.NN"`',
-            default='`"1.35"`',
-        ),
-    )
-    admin_principal_arns: Annotated[list[PrincipalArn], AfterValidator(_unique)] = Field(
-        [],
-        **doc(
-            "Principals given cluster-admin (`AmazonEKSClusterAdminPolicy`, cluster scope) through EKS access "
-            "entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…`; STS "
-            "`assumed-role` session ARNs are errors (EKS refuses them); each ARN once. The same role name in two "
-            "accounts is two principals: the first listed keeps the access entry key `role-<name>`, later ones get "
-            "`<account>-role-<name>`, so appending never renames an existing entry (keep the order of such a pair: "
-            "swapping it renames both entries, and EKS refuses the new ones while the old exist).",
-            type="list of IAM role/user ARNs",
-            default="`[]`",
-        ),
-    )
-    endpoint_public_access_cidrs: Annotated[list[Cidr], AfterValidator(_unique)] = Field(
-        [],
-        **doc(
-            "CIDRs allowed on the public API endpoint, each once; a bare address is an error (write `/32`). Empty: "
-            "no public endpoint (private only; then `pulumi up` must run from inside the VPC). `0.0.0.0/0` is a "
-            "warning. The private endpoint is always on.",
-            type="list of IPv4 CIDR blocks",
-            default="`[]`",
-        ),
-    )
-    control_plane_log_types: Annotated[list[_LOG_TYPES], AfterValidator(_unique)] = Field(
-        list(CONTROL_PLANE_LOG_TYPES),
-        **doc(
-            "Control-plane logs sent to CloudWatch (each once).",
-            type="list of `api`, `audit`, `authenticator`, `controllerManager`, `scheduler`",
-            default="all five",
-        ),
-    )
-    deletion_protection: bool = Field(
-        False,
-        **doc(
-            "EKS deletion protection on the cluster plus Pulumi `protect` on the control plane (prod: `true`).",
-            type="bool",
-            default="`false`",
-        ),
-    )
-    network: NetworkSettings = Field(
-        NetworkSettings(), **doc("The VPC: an existing one (`vpcId` and its subnets) or a new one (the other keys).")
-    )
-    system_node_group: SystemNodeGroupSettings = Field(
-        SystemNodeGroupSettings(),
-        **doc("The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."),
-    )
-    gpu_node_groups: Annotated[tuple[GpuNodeGroupSettings, ...], AfterValidator(_non_empty)] = Field(
-        default_factory=_default_gpu_groups,
-        **doc(
-            "GPU node groups (at least one; unique names).",
-            type="list of groups",
-            default="one group `gpu`, every other key at its default",
-        ),
-    )
-    gpu_operator: GpuOperatorSettings = Field(GpuOperatorSettings(), **doc("The NVIDIA gpu-operator Helm release."))
-    autoscaler: AutoscalerSettings = Field(
-        AutoscalerSettings(), **doc("The Cluster Autoscaler that scales the GPU node groups (from zero too).")
-    )
-    verify_time_slicing: bool = Field(
-        False,
-        **doc(
-            'Run the time-slicing verification Jobs (see "Cluster Autoscaler and scale from zero").',
-            type="bool",
-            default="`false` (dev: `true`)",
-        ),
-    )
-    verification: VerificationSettings = Field(
-        VerificationSettings(), **doc("The time-slicing verification Jobs (`verifyTimeSlicing: true`).")
-    )
-    preflight: bool = Field(
-        False,
-        **doc(
-            "Run the preflight checks (the read-only account checks of `python -m components preflight`) at the "
-            "start of the program, before any resource is declared; a FAIL stops it.",
-            type="bool",
-            default="`false`",
-        ),
-    )
-    tags: Tags = Field(
-        {},
-        **doc(
-            "AWS tags on everything taggable (plus `gpu-eks/cluster`). At most 40: AWS allows 50 per resource and 10 "
-            "are kept for the library's own (`gpu-eks/cluster`, `gpu-eks/node-group`, `Name`, Cluster Autoscaler "
-            "tags). Keys 1–128 characters, not starting with `aws:`; values up to 256; letters, digits, spaces and "
-            "`_ . : / = + - @` only (IAM's rule: the node role is tagged). From Python, values may be Outputs.",
-            type="map",
-            default="`{}`",
-        ),
-    )
-
-    @field_validator("kubernetes_version")
-    @classmethod
-    def _kubernetes_version(cls, value: str) -> str:
-        return _check(kubernetes_version_problem(value, catalog.today()), value)
-
-    @model_validator(mode="after")
-    def _consistent_groups(self) -> Settings:
-        problems = gpu_groups_problems(plan_groups(self.gpu_node_groups), self.verify_time_slicing)
-        minor = self.kubernetes_version.split(".")[1]
-        pinned = [(("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)]
-        pinned += [
-            (("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version)
-            for i, g in enumerate(self.gpu_node_groups)
-        ]
-        for loc, release in pinned:
-            m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
-            if m and m.group(1) != minor:
-                problems.append(
-                    (
-                        loc,
-                        release,
-                        f"an AMI release of Kubernetes {self.kubernetes_version} (1.{minor}.x-yyyymmdd): EKS "
-                        "refuses a node group AMI of another minor than the cluster's",
-                    )
-                )
-        if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
-            problems.append(
-                (
-                    ("verification", "namespace"),
-                    self.verification.namespace,
-                    "a namespace other than gpuOperator.namespace: each component creates its namespace",
-                )
-            )
-        if problems:
-            raise KeyedProblems(problems)
-        return self
-
-    @property
-    def autoscaler_enabled(self) -> bool:
-        """``autoscaler.enabled``, defaulting to: some GPU group can change size."""
-        if self.autoscaler.enabled is not None:
-            return self.autoscaler.enabled
-        return any(g.scaling.min_size < g.scaling.max_size for g in self.gpu_node_groups)
-
-
 def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = False) -> list[KeyedProblem]:
     """Why GPU node groups (their plans) cannot share one cluster (one gpu-operator): keyed
     problems, or [].
@@ -268,26 +110,31 @@ def capacity_message(plan: GroupPlan, prefix: str) -> str:
 
 
 class GpuCapacitySettings(_Model):
-    """GPU capacity for an existing EKS cluster (``GpuCapacity``): the GPU keys of ``Settings``.
+    """GPU capacity for an EKS cluster (``GpuCapacity``): the GPU keys of the stack configuration.
 
-    The same keys, defaults and rules as the stack configuration; ``kubernetesVersion`` is the
-    existing cluster's version (EKS AMI releases are per Kubernetes version). ``gpuNodeGroups`` may
-    be empty when every group is declared by the caller (``GpuCapacityArgs.node_groups``).
+    ``Settings`` (a whole cluster) extends it, so both have the same keys, defaults and rules;
+    ``kubernetesVersion`` is the existing cluster's version (EKS AMI releases are per Kubernetes
+    version). Here ``gpuNodeGroups`` may be empty when every group is declared by the caller
+    (``GpuCapacityArgs.node_groups``), and the autoscaler is off unless ``enabled: true``: an
+    existing cluster may run its own (two autoscalers resizing the same groups fight).
     """
 
     kubernetes_version: str = Field(
         catalog.DEFAULT_KUBERNETES_VERSION,
-        **doc("The existing cluster's Kubernetes version (EKS AMI releases are per Kubernetes version)."),
+        **doc(
+            "EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended "
+            "support it is an error, in extended support a warning (end date and cost); a version newer than the "
+            "library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard "
+            "support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
+            type='string `"1.NN"`',
+            default='`"1.35"`',
+        ),
     )
     gpu_node_groups: tuple[GpuNodeGroupSettings, ...] = Field(
         default_factory=_default_gpu_groups,
         **doc("GPU node groups (unique names); empty when the caller declares every group itself."),
     )
     gpu_operator: GpuOperatorSettings = Field(GpuOperatorSettings(), **doc("The NVIDIA gpu-operator Helm release."))
-    verify_time_slicing: bool = Field(False, **doc("Run the time-slicing verification Jobs."))
-    verification: VerificationSettings = Field(
-        VerificationSettings(), **doc("The time-slicing verification Jobs (`verifyTimeSlicing: true`).")
-    )
     autoscaler: AutoscalerSettings = Field(
         AutoscalerSettings(),
         **doc(
@@ -295,23 +142,175 @@ class GpuCapacitySettings(_Model):
             "(two autoscalers resizing the same groups fight)."
         ),
     )
+    verify_time_slicing: bool = Field(
+        False,
+        **doc(
+            'Run the time-slicing verification Jobs (see "Cluster Autoscaler and scale from zero").',
+            type="bool",
+            default="`false` (dev: `true`)",
+        ),
+    )
+    verification: VerificationSettings = Field(
+        VerificationSettings(), **doc("The time-slicing verification Jobs (`verifyTimeSlicing: true`).")
+    )
     tags: Tags = Field(
-        {}, **doc("AWS tags on everything taggable the capacity creates. From Python, values may be Outputs.")
+        {},
+        **doc(
+            "AWS tags on everything taggable (plus `gpu-eks/cluster`). At most 40: AWS allows 50 per resource and 10 "
+            "are kept for the library's own (`gpu-eks/cluster`, `gpu-eks/node-group`, `Name`, Cluster Autoscaler "
+            "tags). Keys 1–128 characters, not starting with `aws:`; values up to 256; letters, digits, spaces and "
+            "`_ . : / = + - @` only (IAM's rule: the node role is tagged). From Python, values may be Outputs.",
+            type="map",
+            default="`{}`",
+        ),
     )
 
     @field_validator("kubernetes_version")
     @classmethod
     def _kubernetes_version(cls, value: str) -> str:
-        return Settings._kubernetes_version(value)  # one rule for both models
+        return _check(kubernetes_version_problem(value, catalog.today()), value)
 
     @property
     def autoscaler_enabled(self) -> bool:
         """``autoscaler.enabled``: off unless set to true (see the field)."""
         return self.autoscaler.enabled is True
 
-    @model_validator(mode="after")
-    def _consistent_groups(self) -> GpuCapacitySettings:
+    def _pinned_ami_releases(self) -> list[tuple[tuple[str | int, ...], str | None]]:
+        """(key, amiReleaseVersion) of every node group: each must be of the cluster's minor."""
+        return [
+            (("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version)
+            for i, g in enumerate(self.gpu_node_groups)
+        ]
+
+    def _problems(self) -> list[KeyedProblem]:
+        """The rules across keys (one list, so every problem is reported at once); ``Settings`` adds its own."""
         problems = gpu_groups_problems(plan_groups(self.gpu_node_groups), self.verify_time_slicing)
+        minor = self.kubernetes_version.split(".")[1]
+        for loc, release in self._pinned_ami_releases():
+            problems += _ami_minor_problems(loc, release, minor)
+        if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
+            problems.append(
+                (
+                    ("verification", "namespace"),
+                    self.verification.namespace,
+                    "a namespace other than gpuOperator.namespace: each component creates its namespace",
+                )
+            )
+        return problems
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GpuCapacitySettings:
+        problems = self._problems()
         if problems:
             raise KeyedProblems(problems)
         return self
+
+
+def _ami_minor_problems(loc: tuple[str | int, ...], release: str | None, minor: str) -> list[KeyedProblem]:
+    # EKS CreateNodegroup/UpdateNodegroupVersion refuse a releaseVersion of another minor than the cluster's.
+    m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
+    if not m or m.group(1) == minor:
+        return []
+    return [
+        (
+            loc,
+            release,
+            f"an AMI release of Kubernetes 1.{minor} (1.{minor}.x-yyyymmdd): EKS refuses a node group AMI of another "
+            "minor than the cluster's",
+        )
+    ]
+
+
+class Settings(GpuCapacitySettings):
+    """Everything a GPU-ready EKS cluster needs, validated: the stack config keys (``gpu-eks:<key>``).
+
+    The GPU keys and their rules are ``GpuCapacitySettings``'; here at least one GPU node group is
+    required and the autoscaler is on by default when a group can change size.
+    """
+
+    # Required here: the Pulumi loader fills in the default, <project>-<stack>.
+    cluster_name: Annotated[str, AfterValidator(_cluster_name)] = Field(
+        **doc(
+            "EKS cluster name: 1–100 letters, digits, `-`, `_`, starting with a letter or digit. Changing it "
+            "replaces the cluster.",
+            type="string",
+            default="`<project>-<stack>` (`gpu-eks-dev`)",
+        )
+    )
+    admin_principal_arns: Annotated[list[PrincipalArn], AfterValidator(_unique)] = Field(
+        [],
+        **doc(
+            "Principals given cluster-admin (`AmazonEKSClusterAdminPolicy`, cluster scope) through EKS access "
+            "entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…`; STS "
+            "`assumed-role` session ARNs are errors (EKS refuses them); each ARN once. The same role name in two "
+            "accounts is two principals: the first listed keeps the access entry key `role-<name>`, later ones get "
+            "`<account>-role-<name>`, so appending never renames an existing entry (keep the order of such a pair: "
+            "swapping it renames both entries, and EKS refuses the new ones while the old exist).",
+            type="list of IAM role/user ARNs",
+            default="`[]`",
+        ),
+    )
+    endpoint_public_access_cidrs: Annotated[list[Cidr], AfterValidator(_unique)] = Field(
+        [],
+        **doc(
+            "CIDRs allowed on the public API endpoint, each once; a bare address is an error (write `/32`). Empty: "
+            "no public endpoint (private only; then `pulumi up` must run from inside the VPC). `0.0.0.0/0` is a "
+            "warning. The private endpoint is always on.",
+            type="list of IPv4 CIDR blocks",
+            default="`[]`",
+        ),
+    )
+    control_plane_log_types: Annotated[list[_LOG_TYPES], AfterValidator(_unique)] = Field(
+        list(CONTROL_PLANE_LOG_TYPES),
+        **doc(
+            "Control-plane logs sent to CloudWatch (each once).",
+            type="list of `api`, `audit`, `authenticator`, `controllerManager`, `scheduler`",
+            default="all five",
+        ),
+    )
+    deletion_protection: bool = Field(
+        False,
+        **doc(
+            "EKS deletion protection on the cluster plus Pulumi `protect` on the control plane (prod: `true`).",
+            type="bool",
+            default="`false`",
+        ),
+    )
+    network: NetworkSettings = Field(
+        NetworkSettings(), **doc("The VPC: an existing one (`vpcId` and its subnets) or a new one (the other keys).")
+    )
+    system_node_group: SystemNodeGroupSettings = Field(
+        SystemNodeGroupSettings(),
+        **doc("The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."),
+    )
+    gpu_node_groups: Annotated[tuple[GpuNodeGroupSettings, ...], AfterValidator(_non_empty)] = Field(
+        default_factory=_default_gpu_groups,
+        **doc(
+            "GPU node groups (at least one; unique names).",
+            type="list of groups",
+            default="one group `gpu`, every other key at its default",
+        ),
+    )
+    autoscaler: AutoscalerSettings = Field(
+        AutoscalerSettings(), **doc("The Cluster Autoscaler that scales the GPU node groups (from zero too).")
+    )
+    preflight: bool = Field(
+        False,
+        **doc(
+            "Run the preflight checks (the read-only account checks of `python -m components preflight`) at the "
+            "start of the program, before any resource is declared; a FAIL stops it.",
+            type="bool",
+            default="`false`",
+        ),
+    )
+
+    @property
+    def autoscaler_enabled(self) -> bool:
+        """``autoscaler.enabled``, defaulting to: some GPU group can change size."""
+        if self.autoscaler.enabled is not None:
+            return self.autoscaler.enabled
+        return any(g.scaling.min_size < g.scaling.max_size for g in self.gpu_node_groups)
+
+    def _pinned_ami_releases(self) -> list[tuple[tuple[str | int, ...], str | None]]:
+        system = (("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)
+        return [system, *super()._pinned_ami_releases()]

@@ -14,23 +14,6 @@ from typing import Required, TypedDict
 import pulumi
 
 
-class NetworkSettings(TypedDict, total=False):
-    """Use an existing VPC (`vpcId` + subnets) or create one (the other keys)."""
-
-    vpc_id: pulumi.Input[str]
-    """Use this existing VPC. Then `cidrBlock`, `availabilityZoneCount` and `natGateways` are errors (they only shape a created VPC). From a program, also an Output (validated when it resolves). Type: `vpc-…` id. Default: none: a VPC is created."""
-    private_subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
-    """With `vpcId`: at least 2 private subnets (2 zones); nodes and the control plane ENIs go here. A subnet is listed once across both lists. From a program, ids or the whole list may be Outputs. Type: list of `subnet-…` ids. Default: `[]`."""
-    public_subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
-    """With `vpcId`: public subnets for internet-facing load balancers. From a program, ids or the whole list may be Outputs. Type: list of `subnet-…` ids. Default: `[]`."""
-    cidr_block: str
-    """Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each `netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6. Type: IPv4 CIDR, /16 to /28. Default: `10.0.0.0/16`."""
-    availability_zone_count: int
-    """Created VPC: zones (one private and one public subnet each; tagged `kubernetes.io/role/internal-elb` / `kubernetes.io/role/elb`). Type: int 2–6. Default: `2`."""
-    nat_gateways: str
-    """Created VPC: NAT gateways (prod: `OnePerAz`). Type: `Single` | `OnePerAz`. Default: `Single`."""
-
-
 class Scaling(TypedDict):
     """EKS `scalingConfig` of a managed node group (minSize <= desiredSize <= maxSize)."""
 
@@ -40,19 +23,6 @@ class Scaling(TypedDict):
     """Desired number of nodes; EKS applies it at creation only (then the autoscaler owns it). Type: int ≥ 0. Required."""
     max_size: int
     """Maximum number of nodes. Type: int ≥ 1. Required."""
-
-
-class SystemNodeGroupSettings(TypedDict, total=False):
-    """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
-
-    instance_types: list[str]
-    """Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Type: list. Default: `["m6i.large"]`."""
-    scaling: Scaling
-    """EKS scaling config (min ≤ desired ≤ max). Type: `{minSize, desiredSize, maxSize}`. Default: `{2, 2, 3}`."""
-    disk_size_gi_b: int
-    """Size in GiB of the encrypted gp3 root volume. Type: int ≥ 20. Default: `50`."""
-    ami_release_version: str
-    """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). Type: string. Default: latest."""
 
 
 class TaintSpec(TypedDict, total=False):
@@ -139,13 +109,55 @@ class VerificationSettings(TypedDict, total=False):
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 
 
+class NetworkSettings(TypedDict, total=False):
+    """Use an existing VPC (`vpcId` + subnets) or create one (the other keys)."""
+
+    vpc_id: pulumi.Input[str]
+    """Use this existing VPC. Then `cidrBlock`, `availabilityZoneCount` and `natGateways` are errors (they only shape a created VPC). From a program, also an Output (validated when it resolves). Type: `vpc-…` id. Default: none: a VPC is created."""
+    private_subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
+    """With `vpcId`: at least 2 private subnets (2 zones); nodes and the control plane ENIs go here. A subnet is listed once across both lists. From a program, ids or the whole list may be Outputs. Type: list of `subnet-…` ids. Default: `[]`."""
+    public_subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
+    """With `vpcId`: public subnets for internet-facing load balancers. From a program, ids or the whole list may be Outputs. Type: list of `subnet-…` ids. Default: `[]`."""
+    cidr_block: str
+    """Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each `netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6. Type: IPv4 CIDR, /16 to /28. Default: `10.0.0.0/16`."""
+    availability_zone_count: int
+    """Created VPC: zones (one private and one public subnet each; tagged `kubernetes.io/role/internal-elb` / `kubernetes.io/role/elb`). Type: int 2–6. Default: `2`."""
+    nat_gateways: str
+    """Created VPC: NAT gateways (prod: `OnePerAz`). Type: `Single` | `OnePerAz`. Default: `Single`."""
+
+
+class SystemNodeGroupSettings(TypedDict, total=False):
+    """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
+
+    instance_types: list[str]
+    """Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Type: list. Default: `["m6i.large"]`."""
+    scaling: Scaling
+    """EKS scaling config (min ≤ desired ≤ max). Type: `{minSize, desiredSize, maxSize}`. Default: `{2, 2, 3}`."""
+    disk_size_gi_b: int
+    """Size in GiB of the encrypted gp3 root volume. Type: int ≥ 20. Default: `50`."""
+    ami_release_version: str
+    """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). Type: string. Default: latest."""
+
+
 class GpuClusterInputs(TypedDict, total=False):
     """The inputs of GpuCluster: the stack config keys (`gpu-eks:<key>`), same names and shapes."""
 
-    cluster_name: Required[str]
-    """EKS cluster name: 1–100 letters, digits, `-`, `_`, starting with a letter or digit. Changing it replaces the cluster. Type: string. Required."""
     kubernetes_version: str
     """EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended support it is an error, in extended support a warning (end date and cost); a version newer than the library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly. Type: string `"1.NN"`. Default: `"1.35"`."""
+    gpu_node_groups: list[GpuNodeGroupSettings]
+    """GPU node groups (at least one; unique names). Type: list of groups. Default: one group `gpu`, every other key at its default."""
+    gpu_operator: GpuOperatorSettings
+    """The NVIDIA gpu-operator Helm release."""
+    autoscaler: AutoscalerSettings
+    """The Cluster Autoscaler that scales the GPU node groups (from zero too)."""
+    verify_time_slicing: bool
+    """Run the time-slicing verification Jobs (see "Cluster Autoscaler and scale from zero"). Type: bool. Default: `false` (dev: `true`)."""
+    verification: VerificationSettings
+    """The time-slicing verification Jobs (`verifyTimeSlicing: true`)."""
+    tags: dict[str, str]
+    """AWS tags on everything taggable (plus `gpu-eks/cluster`). At most 40: AWS allows 50 per resource and 10 are kept for the library's own (`gpu-eks/cluster`, `gpu-eks/node-group`, `Name`, Cluster Autoscaler tags). Keys 1–128 characters, not starting with `aws:`; values up to 256; letters, digits, spaces and `_ . : / = + - @` only (IAM's rule: the node role is tagged). From Python, values may be Outputs. Type: map. Default: `{}`."""
+    cluster_name: Required[str]
+    """EKS cluster name: 1–100 letters, digits, `-`, `_`, starting with a letter or digit. Changing it replaces the cluster. Type: string. Required."""
     admin_principal_arns: list[str]
     """Principals given cluster-admin (`AmazonEKSClusterAdminPolicy`, cluster scope) through EKS access entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…`; STS `assumed-role` session ARNs are errors (EKS refuses them); each ARN once. The same role name in two accounts is two principals: the first listed keeps the access entry key `role-<name>`, later ones get `<account>-role-<name>`, so appending never renames an existing entry (keep the order of such a pair: swapping it renames both entries, and EKS refuses the new ones while the old exist). Type: list of IAM role/user ARNs. Default: `[]`."""
     endpoint_public_access_cidrs: list[str]
@@ -158,17 +170,5 @@ class GpuClusterInputs(TypedDict, total=False):
     """The VPC: an existing one (`vpcId` and its subnets) or a new one (the other keys)."""
     system_node_group: SystemNodeGroupSettings
     """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
-    gpu_node_groups: list[GpuNodeGroupSettings]
-    """GPU node groups (at least one; unique names). Type: list of groups. Default: one group `gpu`, every other key at its default."""
-    gpu_operator: GpuOperatorSettings
-    """The NVIDIA gpu-operator Helm release."""
-    autoscaler: AutoscalerSettings
-    """The Cluster Autoscaler that scales the GPU node groups (from zero too)."""
-    verify_time_slicing: bool
-    """Run the time-slicing verification Jobs (see "Cluster Autoscaler and scale from zero"). Type: bool. Default: `false` (dev: `true`)."""
-    verification: VerificationSettings
-    """The time-slicing verification Jobs (`verifyTimeSlicing: true`)."""
     preflight: bool
     """Run the preflight checks (the read-only account checks of `python -m components preflight`) at the start of the program, before any resource is declared; a FAIL stops it. Type: bool. Default: `false`."""
-    tags: dict[str, str]
-    """AWS tags on everything taggable (plus `gpu-eks/cluster`). At most 40: AWS allows 50 per resource and 10 are kept for the library's own (`gpu-eks/cluster`, `gpu-eks/node-group`, `Name`, Cluster Autoscaler tags). Keys 1–128 characters, not starting with `aws:`; values up to 256; letters, digits, spaces and `_ . : / = + - @` only (IAM's rule: the node role is tagged). From Python, values may be Outputs. Type: map. Default: `{}`."""
