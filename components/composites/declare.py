@@ -22,9 +22,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
-from ..config.addons import AutoscalerSettings, GpuOperatorSettings, VerificationSettings
-from ..config.groups import GpuNodeGroupSettings
 from ..config.names import AUTOSCALER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD
+from ..config.settings import GpuCapacitySettings
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
 from ..verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
@@ -35,8 +34,6 @@ class ClusterTarget:
     """The cluster GPU capacity goes to: what node groups, the operator and the autoscaler need."""
 
     cluster_name: pulumi.Input[str]
-    #: The cluster's Kubernetes version (EKS AMI releases are per version).
-    kubernetes_version: str
     node_role_arn: pulumi.Input[str]
     #: Private subnets of the GPU nodes.
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
@@ -57,35 +54,28 @@ class GpuCapacityParts:
     verification: TimeSlicingVerification | None
 
 
-@dataclass
-class AutoscalerTarget:
-    """A Cluster Autoscaler for the GPU node groups: its settings and the cluster's plain name
-    (it names the ASG discovery tag ``k8s.io/cluster-autoscaler/<name>`` and scopes the IAM policy)."""
-
-    settings: AutoscalerSettings
-    cluster_name: str
-
-
 def declare_gpu_capacity(
     name: str,
     *,
     parent: pulumi.Resource,
     target: ClusterTarget,
-    groups: Sequence[GpuNodeGroupSettings],
-    operator: GpuOperatorSettings,
-    verify: bool,
-    verification: VerificationSettings,
+    settings: GpuCapacitySettings,
     tags: Mapping[str, pulumi.Input[str]],
+    autoscaler_cluster_name: pulumi.Input[str],
     node_groups: Sequence[GpuNodeGroup] = (),
-    autoscaler: AutoscalerTarget | None = None,
 ) -> GpuCapacityParts:
-    """Declare ``{name}-<group>`` per group, ``{name}-gpu-operator``, with ``autoscaler``
-    ``{name}-autoscaler`` (and the groups' ASG tags), and with ``verify`` ``{name}-verify``, all
-    children of ``parent``.
+    """Declare ``{name}-<group>`` per group of ``settings``, ``{name}-gpu-operator``, with the
+    autoscaler enabled ``{name}-autoscaler`` (and the groups' ASG tags), and with
+    ``verifyTimeSlicing`` ``{name}-verify``, all children of ``parent``.
 
-    ``node_groups`` are GPU node groups declared by the caller for the same cluster: the operator
-    covers them too (and the verification checks them).
+    ``settings`` is a ``GpuCapacitySettings`` or a ``Settings`` (which extends it).
+    ``autoscaler_cluster_name`` is the cluster's name as the Cluster Autoscaler knows it (its ASG
+    discovery tag ``k8s.io/cluster-autoscaler/<name>``, its IAM policy): a plain string where the
+    caller has one, so the tag keys are known at preview. ``node_groups`` are GPU node groups
+    declared by the caller for the same cluster: the operator covers them too (and the
+    verification checks them).
     """
+    autoscaling = settings.autoscaler_enabled
     gpu_node_groups = {
         g.name: GpuNodeGroup(
             f"{name}-{g.name}",
@@ -96,12 +86,12 @@ def declare_gpu_capacity(
                 subnet_ids=target.subnet_ids,
                 tags=tags,
                 # Scale-from-zero template tags on each group's ASG (asg.asg_tags).
-                autoscaler_cluster_name=autoscaler.cluster_name if autoscaler else None,
-                kubernetes_version=target.kubernetes_version,
+                autoscaler_cluster_name=autoscaler_cluster_name if autoscaling else None,
+                kubernetes_version=settings.kubernetes_version,
             ),
             opts=pulumi.ResourceOptions(parent=parent),
         )
-        for g in groups
+        for g in settings.gpu_node_groups
     }
     covered = [*gpu_node_groups.values(), *node_groups]
 
@@ -109,7 +99,7 @@ def declare_gpu_capacity(
     gpu_operator = GpuOperator(
         f"{name}-{OPERATOR_CHILD}",
         GpuOperatorArgs(
-            settings=operator,
+            settings=settings.gpu_operator,
             gpu_node_groups=covered,
             # The operator, NFD master and gc need an untainted node to run on.
             wait_for=list(target.ready),
@@ -119,7 +109,7 @@ def declare_gpu_capacity(
 
     # --- Cluster Autoscaler: scales the GPU groups, from zero too (issue 9) -------------------
     cluster_autoscaler = None
-    if autoscaler is not None:
+    if autoscaling:
         if target.oidc_provider_arn is None or target.oidc_provider_url is None:
             raise ValueError(
                 f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
@@ -128,9 +118,9 @@ def declare_gpu_capacity(
         cluster_autoscaler = ClusterAutoscaler(
             f"{name}-{AUTOSCALER_CHILD}",
             ClusterAutoscalerArgs(
-                settings=autoscaler.settings,
-                cluster_name=autoscaler.cluster_name,
-                kubernetes_version=target.kubernetes_version,
+                settings=settings.autoscaler,
+                cluster_name=autoscaler_cluster_name,
+                kubernetes_version=settings.kubernetes_version,
                 oidc_provider_arn=target.oidc_provider_arn,
                 oidc_provider_url=target.oidc_provider_url,
                 # CA runs on an untainted node (the system node group).
@@ -141,11 +131,11 @@ def declare_gpu_capacity(
         )
 
     check = None
-    if verify:
+    if settings.verify_time_slicing:
         check = TimeSlicingVerification(
             f"{name}-{VERIFICATION_CHILD}",
             TimeSlicingVerificationArgs(
-                settings=verification,
+                settings=settings.verification,
                 gpu_node_groups=covered,
                 # With an autoscaler, the warm-up Jobs are what bring a group's first node.
                 wait_for=[gpu_operator, *([cluster_autoscaler] if cluster_autoscaler else [])],

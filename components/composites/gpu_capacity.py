@@ -15,7 +15,7 @@ from ..config.settings import GpuCapacitySettings
 from ..gpu_operator.component import GpuOperator
 from ..nodegroups.component import GpuNodeGroup
 from ..verification.component import TimeSlicingVerification
-from .declare import AutoscalerTarget, ClusterTarget, declare_gpu_capacity, group_outputs
+from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 
 TYPE_NAME = "gpu-eks:index:GpuCapacity"
 
@@ -88,7 +88,6 @@ class GpuCapacity(pulumi.ComponentResource):
             parent=self,
             target=ClusterTarget(
                 cluster_name=args.cluster_name,
-                kubernetes_version=s.kubernetes_version,
                 node_role_arn=self.node_role_arn,
                 subnet_ids=args.subnet_ids,
                 provider=self.provider,
@@ -96,13 +95,10 @@ class GpuCapacity(pulumi.ComponentResource):
                 oidc_provider_url=args.oidc_provider_url,
                 ready=args.wait_for,
             ),
-            groups=s.gpu_node_groups,
-            operator=s.gpu_operator,
-            verify=s.verify_time_slicing,
-            verification=s.verification,
+            settings=s,
             tags=tags,
+            autoscaler_cluster_name=args.cluster_name,
             node_groups=args.node_groups,
-            autoscaler=AutoscalerTarget(s.autoscaler, args.cluster_name) if s.autoscaler_enabled else None,
         )
         self.gpu_node_groups = parts.gpu_node_groups
         self.operator = parts.operator

@@ -21,7 +21,7 @@ from ..config.settings import Settings
 from ..gpu_operator.component import GpuOperator
 from ..nodegroups.component import GpuNodeGroup
 from ..verification.component import TimeSlicingVerification
-from .declare import AutoscalerTarget, ClusterTarget, declare_gpu_capacity, group_outputs
+from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 
 TYPE_NAME = "gpu-eks:index:GpuCluster"
 
@@ -67,7 +67,6 @@ class GpuCluster(pulumi.ComponentResource):
             parent=self,
             target=ClusterTarget(
                 cluster_name=self.cluster.cluster_name,
-                kubernetes_version=s.kubernetes_version,
                 node_role_arn=self.cluster.node_role_arn,
                 subnet_ids=self.cluster.private_subnet_ids,
                 provider=self.cluster.provider,
@@ -75,12 +74,9 @@ class GpuCluster(pulumi.ComponentResource):
                 oidc_provider_url=self.cluster.oidc_provider_url,
                 ready=[self.cluster.system_node_group],
             ),
-            groups=s.gpu_node_groups,
-            operator=s.gpu_operator,
-            verify=s.verify_time_slicing,
-            verification=s.verification,
+            settings=s,
             tags=tags,
-            autoscaler=AutoscalerTarget(s.autoscaler, s.cluster_name) if s.autoscaler_enabled else None,
+            autoscaler_cluster_name=s.cluster_name,
         )
         self.gpu_node_groups: dict[str, GpuNodeGroup] = parts.gpu_node_groups
         self.operator: GpuOperator = parts.operator
