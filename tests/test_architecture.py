@@ -1,5 +1,6 @@
-"""Guards on the code's shape: no module over 500 lines, and no import cycle among the modules of
-``components``. Each guard is also run on a synthetic case it must reject, so it can fail.
+"""Guards on the code's shape: no module over 500 lines, no import cycle among the modules of
+``components``, and docs/architecture.md naming every folder of ``components`` and only real files.
+Each guard is also run on a synthetic case it must reject, so it can fail.
 
 The import graph is built statically with ``ast``: every ``import``/``from ... import`` anywhere in
 a module (inside functions and ``if TYPE_CHECKING:`` blocks too) is an edge; relative imports are
@@ -10,6 +11,7 @@ resolved; ``from . import x`` points at the submodule ``x`` when there is one; a
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -164,3 +166,46 @@ def test_the_import_graph_sees_relative_late_and_type_checking_imports(tmp_path:
         "pkg.other": {"pkg.sub.leaf", "pkg"},
     }
     assert find_cycle(graph) == ["pkg", "pkg.sub.leaf", "pkg.top", "pkg.other", "pkg"]
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/architecture.md names every folder of components/ and only paths that exist
+# ---------------------------------------------------------------------------------------------
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def folders_not_named(text: str, root: Path) -> list[str]:
+    """Packages under ``root`` (``components/<name>/``) that ``text`` never names as ```<name>/```."""
+    return sorted(p.name for p in root.iterdir() if (p / "__init__.py").is_file() and f"`{p.name}/`" not in text)
+
+
+def named_paths_missing(text: str, roots: Iterable[Path]) -> list[str]:
+    """Every ```a/b.py``` or ```x.py``` the text names that exists under none of ``roots``."""
+    names = set(re.findall(r"`([\w./]+\.(?:py|md))`", text))
+    return sorted(n for n in names if not any((r / n).exists() for r in roots))
+
+
+def _architecture_roots() -> list[Path]:
+    return [
+        ROOT,
+        ROOT / "components",
+        ROOT / "tests",
+        ROOT / "docs",
+        *[p for p in (ROOT / "components").iterdir() if p.is_dir()],
+    ]
+
+
+def test_architecture_doc_names_every_folder_and_only_real_files():
+    text = ARCHITECTURE.read_text()
+    assert folders_not_named(text, ROOT / "components") == []
+    assert named_paths_missing(text, _architecture_roots()) == []
+
+
+def test_the_architecture_checks_catch_a_stale_doc(tmp_path: Path):
+    (tmp_path / "pkg" / "newconcept").mkdir(parents=True)
+    (tmp_path / "pkg" / "newconcept" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "old").mkdir()
+    (tmp_path / "pkg" / "old" / "__init__.py").write_text("")
+    assert folders_not_named("`old/` owns things", tmp_path / "pkg") == ["newconcept"]
+    assert named_paths_missing("see `old/gone.py` and `pkg/old/__init__.py`", [tmp_path]) == ["old/gone.py"]
