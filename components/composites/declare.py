@@ -61,7 +61,7 @@ def declare_gpu_capacity(
     target: ClusterTarget,
     settings: GpuCapacitySettings,
     tags: Mapping[str, pulumi.Input[str]],
-    autoscaler_cluster_name: pulumi.Input[str],
+    autoscaler_cluster_name: str | None,
     node_groups: Sequence[GpuNodeGroup] = (),
 ) -> GpuCapacityParts:
     """Declare ``{name}-<group>`` per group of ``settings``, ``{name}-gpu-operator``, with the
@@ -69,13 +69,27 @@ def declare_gpu_capacity(
     ``verifyTimeSlicing`` ``{name}-verify``, all children of ``parent``.
 
     ``settings`` is a ``GpuCapacitySettings`` or a ``Settings`` (which extends it).
-    ``autoscaler_cluster_name`` is the cluster's name as the Cluster Autoscaler knows it (its ASG
-    discovery tag ``k8s.io/cluster-autoscaler/<name>``, its IAM policy): a plain string where the
-    caller has one, so the tag keys are known at preview. ``node_groups`` are GPU node groups
+    ``autoscaler_cluster_name`` is the cluster's plain name as the Cluster Autoscaler knows it (its
+    ASG discovery tag ``k8s.io/cluster-autoscaler/<name>``, its IAM policy), needed when the
+    settings enable the autoscaler; None when the caller has only an Output. ``node_groups`` are GPU node groups
     declared by the caller for the same cluster: the operator covers them too (and the
     verification checks them).
     """
     autoscaling = settings.autoscaler_enabled
+    # Checked before anything is declared.
+    if autoscaling:
+        if autoscaler_cluster_name is None:
+            raise ValueError(
+                f"{name}: the Cluster Autoscaler needs the cluster's name as a plain string (it names the ASG "
+                "discovery tag): received none"
+            )
+        if target.oidc_provider_arn is None or target.oidc_provider_url is None:
+            raise ValueError(
+                f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
+                "received no oidc_provider_arn/oidc_provider_url"
+            )
+    # The cluster name the autoscaler discovers the groups by; None: no autoscaler.
+    ca_cluster_name = autoscaler_cluster_name if autoscaling else None
     gpu_node_groups = {
         g.name: GpuNodeGroup(
             f"{name}-{g.name}",
@@ -86,7 +100,7 @@ def declare_gpu_capacity(
                 subnet_ids=target.subnet_ids,
                 tags=tags,
                 # Scale-from-zero template tags on each group's ASG (asg.asg_tags).
-                autoscaler_cluster_name=autoscaler_cluster_name if autoscaling else None,
+                autoscaler_cluster_name=ca_cluster_name,
                 kubernetes_version=settings.kubernetes_version,
             ),
             opts=pulumi.ResourceOptions(parent=parent),
@@ -109,17 +123,12 @@ def declare_gpu_capacity(
 
     # --- Cluster Autoscaler: scales the GPU groups, from zero too (issue 9) -------------------
     cluster_autoscaler = None
-    if autoscaling:
-        if target.oidc_provider_arn is None or target.oidc_provider_url is None:
-            raise ValueError(
-                f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
-                "received no oidc_provider_arn/oidc_provider_url"
-            )
+    if ca_cluster_name is not None:
         cluster_autoscaler = ClusterAutoscaler(
             f"{name}-{AUTOSCALER_CHILD}",
             ClusterAutoscalerArgs(
                 settings=settings.autoscaler,
-                cluster_name=autoscaler_cluster_name,
+                cluster_name=ca_cluster_name,
                 kubernetes_version=settings.kubernetes_version,
                 oidc_provider_arn=target.oidc_provider_arn,
                 oidc_provider_url=target.oidc_provider_url,

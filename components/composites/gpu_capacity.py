@@ -97,7 +97,8 @@ class GpuCapacity(pulumi.ComponentResource):
             ),
             settings=s,
             tags=tags,
-            autoscaler_cluster_name=args.cluster_name,
+            # A plain name whenever the autoscaler is enabled (_args_problems checks it).
+            autoscaler_cluster_name=args.cluster_name if isinstance(args.cluster_name, str) else None,
             node_groups=args.node_groups,
         )
         self.gpu_node_groups = parts.gpu_node_groups
