@@ -302,3 +302,12 @@ def test_capacity_settings_apply_the_cross_key_rules_of_a_cluster():
         'gpu-eks:verification.namespace: received "gpu-operator"; expected a namespace other than '
         "gpuOperator.namespace: each component creates its namespace",
     ]
+
+
+def test_the_plans_of_a_settings_object_are_derived_once():
+    s = load_settings(
+        {"clusterName": "c", "gpuNodeGroups": [group(name="a"), group(name="b", instanceTypes=["g4dn.12xlarge"])]}
+    )
+    assert s.plans is s.plans  # cached: the rules, the autoscaler's rules, warnings and preflight share them
+    assert [(p.name, p.gpus_per_node, p.slots_per_node) for p in s.plans] == [("a", 1, 4), ("b", 4, 16)]
+    assert "plans" not in s.model_dump()  # not a config key

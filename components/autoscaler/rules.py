@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.settings import GpuCapacitySettings
-from ..sharing.plan import plan_groups
 from . import asg, chart
 
 
@@ -24,7 +23,7 @@ def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_N
                 "enabled (its release must match the cluster's minor), or autoscaler.enabled: false",
             )
         )
-    for i, plan in enumerate(plan_groups(settings.gpu_node_groups)):
+    for i, plan in enumerate(settings.plans):
         group = plan.settings
         # How many tags, not their values: any cluster name gives the same count.
         count = len(asg.asg_tags(plan.node_template_tags, "cluster")) + chart.EKS_OWN_ASG_TAGS

@@ -5,6 +5,7 @@ their keys.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -170,6 +171,12 @@ class GpuCapacitySettings(_Model):
     def _kubernetes_version(cls, value: str) -> str:
         return _check(kubernetes_version_problem(value, catalog.today()), value)
 
+    @cached_property
+    def plans(self) -> tuple[GroupPlan, ...]:
+        """The plan of each GPU node group (``sharing.plan``), in order: derived once per settings
+        object, read by the rules across keys, the autoscaler's rules, the warnings and preflight."""
+        return plan_groups(self.gpu_node_groups)
+
     @property
     def autoscaler_enabled(self) -> bool:
         """``autoscaler.enabled``: off unless set to true (see the field)."""
@@ -184,7 +191,7 @@ class GpuCapacitySettings(_Model):
 
     def _problems(self) -> list[KeyedProblem]:
         """The rules across keys (one list, so every problem is reported at once); ``Settings`` adds its own."""
-        problems = gpu_groups_problems(plan_groups(self.gpu_node_groups), self.verify_time_slicing)
+        problems = gpu_groups_problems(self.plans, self.verify_time_slicing)
         minor = self.kubernetes_version.split(".")[1]
         for loc, release in self._pinned_ami_releases():
             problems += _ami_minor_problems(loc, release, minor)

@@ -8,7 +8,6 @@ import ipaddress
 from collections.abc import Callable, Iterable
 
 from .. import catalog
-from ..sharing.plan import plan_groups
 from .errors import CONFIG_NAMESPACE, Problem
 from .settings import Settings, capacity_message
 
@@ -35,7 +34,7 @@ def _advertised_slots_exceed_pod_capacity(settings: Settings) -> Iterable[Proble
     # verification on, Settings reports this as an error instead.
     if settings.verify_time_slicing:
         return
-    for i, p in enumerate(plan_groups(settings.gpu_node_groups)):
+    for i, p in enumerate(settings.plans):
         if p.slots_per_node > p.usable_pod_slots:
             yield Problem(
                 key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].timeSlicing.replicas",

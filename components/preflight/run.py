@@ -46,8 +46,10 @@ def run_checks(
         eks = session.client("eks", region_name=region)
         quotas = session.client("service-quotas", region_name=region)
 
+        # One check per AMI type the GPU groups boot (their plans), then the system group's.
+        gpu_ami_types = dict.fromkeys(p.ami_type for p in settings.plans)
         results = [
-            check_ami(ssm, settings.kubernetes_version, catalog.GPU_AMI_TYPE),
+            *(check_ami(ssm, settings.kubernetes_version, ami_type) for ami_type in gpu_ami_types),
             check_ami(ssm, settings.kubernetes_version, settings.system_node_group.ami_type),
             check_kubernetes_version(eks, settings.kubernetes_version, today),
             check_existing_vpc(ec2, settings.network),
