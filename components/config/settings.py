@@ -214,7 +214,9 @@ class GpuCapacitySettings(_Model):
 
 
 def _ami_minor_problems(loc: tuple[str | int, ...], release: str | None, minor: str) -> list[KeyedProblem]:
-    # EKS CreateNodegroup/UpdateNodegroupVersion refuse a releaseVersion of another minor than the cluster's.
+    # A node group's releaseVersion is <kubernetes x.y.z>-<yyyymmdd> of the group's version, which
+    # EKS keeps within the cluster's minor (botocore eks CreateNodegroupRequest.releaseVersion; EKS
+    # user guide, "Amazon EKS optimized Amazon Linux AMI versions"; tests/test_settings_aws.py).
     m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
     if not m or m.group(1) == minor:
         return []
