@@ -141,6 +141,13 @@ def variants() -> Simulation:
                     ],
                     "timeSlicing": {"replicas": 2},
                 },
+                {
+                    # MPS: CA's template node advertises GPUs x replicas exactly as for time-slicing.
+                    "name": "mps",
+                    "instanceTypes": ["g4dn.12xlarge"],
+                    "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+                    "mps": {"replicas": 4},
+                },
             ]
         },
     )
@@ -185,6 +192,8 @@ def test_asg_tags_of_a_12xlarge_and_a_group_with_extra_labels_and_taints(variant
     # g4dn.12xlarge: 4 T4 x 3 replicas.
     _assert_template_matches_nodeconfig(variants, "big", "g4dn.12xlarge", "nvidia.com/gpu", 12)
     _assert_template_matches_nodeconfig(variants, "shared", "g4dn.xlarge", "nvidia.com/gpu", 2)
+    _assert_template_matches_nodeconfig(variants, "mps", "g4dn.12xlarge", "nvidia.com/gpu", 16)
+    assert asg_tags_of(variants, "mps")["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "16"
     tags = asg_tags_of(variants, "shared")
     assert tags["k8s.io/cluster-autoscaler/node-template/taint/dedicated"] == ":NoExecute"
     assert tags["k8s.io/cluster-autoscaler/node-template/label/team.example.com/owner"] == "ml"
@@ -263,7 +272,11 @@ def test_a_pod_built_from_the_outputs_fits_the_template_node(dev: Simulation):
 
 
 def test_scheduling_on_the_variants(variants: Simulation):
-    for group, instance_type, slots in (("big", "g4dn.12xlarge", 12), ("shared", "g4dn.xlarge", 2)):
+    for group, instance_type, slots in (
+        ("big", "g4dn.12xlarge", 12),
+        ("shared", "g4dn.xlarge", 2),
+        ("mps", "g4dn.12xlarge", 16),
+    ):
         out = variants.outputs["gpuNodeGroups"][group]
         node = template_node(asg_tags_of(variants, group), instance_type)
         assert fits(pod_from_outputs(out), node)
@@ -293,6 +306,14 @@ def test_slot_and_asg_outputs(dev: Simulation, prod: Simulation, variants: Simul
     assert (big["sharedSlotsPerNode"], big["sharedSlotsAtMaxSize"], big["resourceName"]) == (12, 36, "nvidia.com/gpu")
     shared = variants.outputs["gpuNodeGroups"]["shared"]
     assert (shared["sharedSlotsPerNode"], shared["resourceName"]) == (2, "nvidia.com/gpu")
+    mps = variants.outputs["gpuNodeGroups"]["mps"]
+    assert (mps["sharingMode"], mps["sharedSlotsPerNode"], mps["sharedSlotsAtMaxSize"], mps["memoryPerSlotGiB"]) == (
+        "mps",
+        16,
+        32,
+        4.0,
+    )
+    assert (big["sharingMode"], big["memoryPerSlotGiB"]) == ("timeSlicing", 5.33)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ def test_every_nested_model_names_its_schema_type():
         "SystemNodeGroupSettings",
         "TaintSpec",
         "TimeSlicing",
+        "Mps",
         "VerificationSettings",
     }
 

@@ -38,6 +38,7 @@ from components.config.addons import AutoscalerSettings, GpuOperatorSettings, Ve
 from components.config.groups import GpuNodeGroupSettings, Scaling, SystemNodeGroupSettings, Taint, TimeSlicing
 from components.config.network import NetworkSettings
 from components.config.settings import Settings
+from components.config.sharing import Mps
 from tests.support import ROOT, reference_path, run_python, simulate
 from tooling.simulation import run_program
 
@@ -128,6 +129,7 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "gpu-eks:index:GpuNodeGroupOutputs",
         "gpu-eks:index:GpuNodeGroupSettings",
         "gpu-eks:index:GpuOperatorSettings",
+        "gpu-eks:index:Mps",
         "gpu-eks:index:NetworkSettings",
         "gpu-eks:index:Scaling",
         "gpu-eks:index:SystemNodeGroupSettings",
@@ -234,6 +236,7 @@ PAIRS = [
     (Scaling, multilang.Scaling),
     (Taint, multilang.TaintSpec),
     (TimeSlicing, multilang.TimeSlicing),
+    (Mps, multilang.Mps),
     (GpuOperatorSettings, multilang.GpuOperatorSettings),
     (VerificationSettings, multilang.VerificationSettings),
     (AutoscalerSettings, multilang.AutoscalerSettings),
@@ -388,6 +391,8 @@ def test_construct_returns_the_stack_outputs(constructed_dev):
             "resourceName": "nvidia.com/gpu",
             "sharedSlotsPerNode": 4,
             "sharedSlotsAtMaxSize": 4,
+            "sharingMode": "timeSlicing",
+            "memoryPerSlotGiB": 4.0,
             "autoscalingGroupName": "eks-gpu-eks-t4-00000000-0000-0000-0000-000000000000",
         }
     }

@@ -86,6 +86,15 @@ CAPACITY = {
 }
 
 
+#: (sharing mode, GPU memory per slot in GiB: 16 GiB T4 / replicas).
+SHARING = {
+    "dev": {"t4": ("timeSlicing", 4.0)},
+    "prod": {"t4": ("timeSlicing", 4.0)},
+    VARIANT: {"big": ("timeSlicing", 8.0), "idle": ("timeSlicing", 2.0)},
+    DEFAULTS: {"gpu": ("timeSlicing", 4.0)},
+}
+
+
 #: (physical GPUs at maxSize x replicas): the group's shared slots when fully scaled out.
 SLOTS_AT_MAX_SIZE = {
     "dev": {"t4": 4},
@@ -330,6 +339,8 @@ def test_stack_outputs_per_gpu_node_group(run: tuple[str, Simulation]):
             "resourceName": CAPACITY[name][g][2],
             "sharedSlotsPerNode": CAPACITY[name][g][1],
             "sharedSlotsAtMaxSize": SLOTS_AT_MAX_SIZE[name][g],
+            "sharingMode": SHARING[name][g][0],
+            "memoryPerSlotGiB": SHARING[name][g][1],
             # The fake cloud's name of the ASG EKS creates for the node group.
             "autoscalingGroupName": f"eks-gpu-eks-{g}-00000000-0000-0000-0000-000000000000",
         }

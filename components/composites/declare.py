@@ -168,6 +168,8 @@ def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, obj
             "resourceName": g.plan.resource_name,
             "sharedSlotsPerNode": g.plan.slots_per_node,
             "sharedSlotsAtMaxSize": g.plan.slots_at_max_size,
+            "sharingMode": g.plan.sharing_mode,
+            "memoryPerSlotGiB": round(g.plan.memory_per_slot_mib / 1024, 2),
             "autoscalingGroupName": g.autoscaling_group_name,
         }
         for group_name, g in groups.items()

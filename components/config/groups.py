@@ -21,6 +21,7 @@ from .fields import (
     _unique,
     doc,
 )
+from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 
 
 class Scaling(_Model):
@@ -166,6 +167,10 @@ class TimeSlicing(_Model):
         return self
 
 
+#: The settings of a group's sharing profile: time-slicing (exclusive at replicas 1) or MPS.
+SharingSettings = TimeSlicing | Mps
+
+
 def _known_gpu_types(types: list[str]) -> list[str]:
     unknown = [t for t in types if t not in catalog.GPU_INSTANCE_TYPES]
     if unknown:
@@ -287,6 +292,26 @@ class GpuNodeGroupSettings(_Model):
     time_slicing: TimeSlicing = Field(
         TimeSlicing(), **doc("GPU time-slicing profile of this group (k8s-device-plugin `sharing.timeSlicing`).")
     )
+    mps: Mps | None = Field(
+        None,
+        **doc(
+            "MPS sharing profile of this group (k8s-device-plugin `sharing.mps`), instead of `timeSlicing`: each "
+            "client of a GPU gets an enforced 1/replicas of its memory and compute. Not with `timeSlicing`.",
+            type="`{replicas, profile?}`",
+            default="none (time-slicing)",
+        ),
+    )
+    shared_devices_allocation_policy: Literal["distributed", "packed"] | None = Field(
+        None,
+        **doc(
+            "Which GPU of a multi-GPU node serves the next shared slot (device plugin "
+            "`flags.plugin.sharedDevicesAllocationPolicy`, gpu-operator v26.7.0 and newer only): `distributed` "
+            "(the plugin's default) spreads pods over the GPUs, `packed` fills one GPU before the next. Only with "
+            "sharing (replicas > 1).",
+            type="`distributed` | `packed`",
+            default="the plugin's (`distributed`)",
+        ),
+    )
     # The chart's mig.strategy reaches the device plugin and GFD as the MIG_STRATEGY env, which
     # overrides the config file's flags.migStrategy: both come from this one setting.
     mig_strategy: str = Field(
@@ -307,6 +332,23 @@ class GpuNodeGroupSettings(_Model):
         ),
     )
 
+    @property
+    def sharing(self) -> SharingSettings:
+        """The group's sharing profile settings: ``mps`` when given, else ``timeSlicing``."""
+        return self.mps if self.mps is not None else self.time_slicing
+
+    @property
+    def sharing_key(self) -> str:
+        """The settings key of the group's sharing profile (``mps`` or ``timeSlicing``)."""
+        return "mps" if self.mps is not None else "timeSlicing"
+
+    @model_validator(mode="after")
+    def _sharing_rules(self) -> GpuNodeGroupSettings:
+        problems = sharing_problems(self)
+        if problems:
+            raise KeyedProblems(problems)
+        return self
+
     @field_validator("mig_strategy")
     @classmethod
     def _no_mig(cls, value: str) -> str:
@@ -321,6 +363,55 @@ class GpuNodeGroupSettings(_Model):
         if clash:
             raise ValueError(f"no keys the library sets itself ({', '.join(clash)})")
         return labels
+
+
+def sharing_problems(group: GpuNodeGroupSettings) -> list[KeyedProblem]:
+    """The rules of a group's sharing mode that need more than one key (each with its source)."""
+    problems: list[KeyedProblem] = []
+    if group.mps is None:
+        if group.shared_devices_allocation_policy is not None and not group.time_slicing.shared:
+            problems.append(
+                (
+                    ("sharedDevicesAllocationPolicy",),
+                    group.shared_devices_allocation_policy,
+                    "no key: with timeSlicing replicas 1 no GPU is shared, so there is no shared slot to place",
+                )
+            )
+        return problems
+    if "time_slicing" in group.model_fields_set:
+        problems.append(
+            (
+                ("mps",),
+                group.mps.model_dump(by_alias=True, exclude_none=True),
+                "either mps or timeSlicing, not both: the device plugin shares a node's GPUs one way "
+                "('Time-slicing and MPS are mutually exclusive', NVIDIA/k8s-device-plugin README v0.20.0; "
+                "api/config/v1/sharing.go SharingStrategy picks MPS and ignores timeSlicing)",
+            )
+        )
+    if group.mig_strategy == "mixed":
+        problems.append(
+            (
+                ("migStrategy",),
+                group.mig_strategy,
+                f"none or single with mps: 'using --mig-strategy=mixed is not supported with MPS' ({MPS_MIG_SOURCE})",
+            )
+        )
+    instance = catalog.GPU_INSTANCE_TYPES[group.instance_types[0]]
+    per_client = instance.gpu_memory_mib_per_gpu // group.mps.replicas
+    if per_client < MPS_MIN_MEMORY_PER_CLIENT_MIB:
+        most = instance.gpu_memory_mib_per_gpu // MPS_MIN_MEMORY_PER_CLIENT_MIB
+        problems.append(
+            (
+                ("mps", "replicas"),
+                group.mps.replicas,
+                f"at most {most} for {instance.gpu_model} ({instance.gpu_memory_mib_per_gpu} MiB per GPU): each MPS "
+                f"client gets GPU memory / replicas = {per_client} MiB, below the library's floor of "
+                f"{MPS_MIN_MEMORY_PER_CLIENT_MIB} MiB (a CUDA context and its libraries alone take several hundred "
+                "MiB; the limit is set by the MPS control daemon, cmd/mps-control-daemon/mps/daemon.go "
+                "perDevicePinnedDeviceMemoryLimits, v0.17.2-v0.20.0)",
+            )
+        )
+    return problems
 
 
 class SystemNodeGroupSettings(_Model):

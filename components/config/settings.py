@@ -30,6 +30,7 @@ from .fields import (
 from .groups import GpuNodeGroupSettings, SystemNodeGroupSettings
 from .names import reserved_group_name_problem
 from .network import NetworkSettings
+from .sharing import allocation_policy_problems
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -68,14 +69,19 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
     first: dict[str, int] = {}
     for i, p in enumerate(plans):
         j = first.setdefault(p.profile_name, i)
-        other = plans[j].sharing
-        if other.model_dump(exclude={"profile"}) != p.sharing.model_dump(exclude={"profile"}):
+        # One profile name is one key of the device-plugin ConfigMap: one config file.
+        if dict(plans[j].device_plugin_config) != dict(p.device_plugin_config):
             problems.append(
                 (
-                    ("gpuNodeGroups", i, "timeSlicing", "profile"),
+                    ("gpuNodeGroups", i, p.sharing_key, "profile"),
                     p.profile_name,
-                    f"a profile name not used by gpuNodeGroups[{j}] ({plans[j].name}), "
-                    "whose timeSlicing settings differ: one set of settings per profile name (it is "
+                    f"a profile name not used by gpuNodeGroups[{j}] ({plans[j].name}), whose "
+                    + (
+                        f"{p.sharing_key} settings differ"
+                        if plans[j].sharing_key == p.sharing_key
+                        else "sharing mode differs"
+                    )
+                    + ": one set of settings per profile name (it is "
                     "one key of the device-plugin ConfigMap)",
                 )
             )
@@ -88,8 +94,8 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
     if verify_time_slicing:
         problems += [
             (
-                ("gpuNodeGroups", i, "timeSlicing", "replicas"),
-                p.sharing.replicas,
+                ("gpuNodeGroups", i, p.sharing_key, "replicas"),
+                p.replicas,
                 capacity_message(p, "at most") + " (the verification packs that many pods "
                 "on one node, so it could never succeed)",
             )
@@ -104,8 +110,8 @@ def capacity_message(plan: GroupPlan, prefix: str) -> str:
     slots = plan.usable_pod_slots
     return (
         f"{prefix} {slots // plan.gpus_per_node} for {', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x "
-        f"{plan.sharing.replicas} = {plan.slots_per_node} advertised, but a node runs at most "
-        f"{slots} pods besides its {len(catalog.GPU_NODE_DAEMONSET_PODS)} DaemonSet pods (max pods "
+        f"{plan.replicas} = {plan.slots_per_node} advertised, but a node runs at most "
+        f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods "
         f"{plan.max_pods} with the VPC CNI defaults)"
     )
 
@@ -192,6 +198,9 @@ class GpuCapacitySettings(_Model):
     def _problems(self) -> list[KeyedProblem]:
         """The rules across keys (one list, so every problem is reported at once); ``Settings`` adds its own."""
         problems = gpu_groups_problems(self.plans, self.verify_time_slicing)
+        problems += allocation_policy_problems(
+            [g.shared_devices_allocation_policy for g in self.gpu_node_groups], self.gpu_operator.chart_version
+        )
         minor = self.kubernetes_version.split(".")[1]
         for loc, release in self._pinned_ami_releases():
             problems += _ami_minor_problems(loc, release, minor)

@@ -37,8 +37,8 @@ def _advertised_slots_exceed_pod_capacity(settings: Settings) -> Iterable[Proble
     for i, p in enumerate(settings.plans):
         if p.slots_per_node > p.usable_pod_slots:
             yield Problem(
-                key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].timeSlicing.replicas",
-                received=p.sharing.replicas,
+                key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].{p.sharing_key}.replicas",
+                received=p.replicas,
                 expected=capacity_message(p, "at most"),
             )
 

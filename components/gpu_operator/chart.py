@@ -41,6 +41,12 @@ class ChartVersion:
     daemonset_tolerations: tuple[Toleration, ...]
     #: ``node-feature-discovery.worker.tolerations`` in the chart's values.yaml.
     nfd_worker_tolerations: tuple[Toleration, ...]
+    #: ``devicePlugin.version`` in the chart's values.yaml: the k8s-device-plugin behind it.
+    device_plugin_version: str
+    #: The plugin reads ``flags.plugin.sharedDevicesAllocationPolicy`` from its config file
+    #: (NVIDIA/k8s-device-plugin api/config/v1/flags.go PluginCommandLineFlags: from v0.20.0;
+    #: v0.17.2 and v0.18.1 have no such field and would silently ignore the key).
+    shared_devices_allocation_policy: bool
 
 
 SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
@@ -51,18 +57,24 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
             nfd_chart_version="0.17.3",
             daemonset_tolerations=(_GPU_EXISTS,),
             nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
+            device_plugin_version="v0.17.2",
+            shared_devices_allocation_policy=False,
         ),
         ChartVersion(
             version="v25.10.1",
             nfd_chart_version="0.18.2",
             daemonset_tolerations=(_GPU_EXISTS,),
             nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
+            device_plugin_version="v0.18.1",
+            shared_devices_allocation_policy=False,
         ),
         ChartVersion(
             version="v26.7.0",
             nfd_chart_version="0.19.0",
             daemonset_tolerations=(_GPU_EXISTS,),
             nfd_worker_tolerations=(_CONTROL_PLANE, _GPU_EXISTS),
+            device_plugin_version="v0.20.0",
+            shared_devices_allocation_policy=True,
         ),
     )
 }

@@ -48,10 +48,19 @@ def gpu_operator_values(plans: Sequence[GroupPlan], chart_version: str, cdi_enab
     if not plans:
         raise ValueError("gpu_operator_values needs at least one GPU node group, received none")
     defaults = chart.chart_defaults(chart_version)
+    # Groups declared outside the settings (GpuOperator covers any group) meet the rule here too.
+    if not defaults.shared_devices_allocation_policy:
+        named = [p.name for p in plans if p.settings.shared_devices_allocation_policy is not None]
+        if named:
+            raise ValueError(
+                f"GPU node groups {named} set sharedDevicesAllocationPolicy, which the device plugin "
+                f"{defaults.device_plugin_version} of chart {chart_version} does not read (v0.20.0 / chart v26.7.0 "
+                "and newer)"
+            )
     taints = gpu_taints(plans)
     mig = mig_strategy(plans)
     data = device_plugin.device_plugin_config_data(profile_configs(plans))
-    return {
+    values: dict[str, Any] = {
         # The EKS AL2023 NVIDIA AMI ships the driver and the container toolkit, and nodeadm makes
         # `nvidia` containerd's default runtime: the operator must not install either (AWS docs).
         "driver": {"enabled": False},
@@ -87,3 +96,7 @@ def gpu_operator_values(plans: Sequence[GroupPlan], chart_version: str, cdi_enab
             }
         },
     }
+    # MPS needs no value here: the chart never copies devicePlugin.mps into the ClusterPolicy
+    # (templates/clusterpolicy.yaml, v25.3.1, v25.10.1, v26.7.0; checked with helm template), and the
+    # operator always deploys state-mps-control-daemon with the root device_plugin.MPS_ROOT.
+    return values

@@ -49,6 +49,15 @@ class TimeSlicing(TypedDict, total=False):
     """Sharing profile name: device-plugin ConfigMap key and node label `nvidia.com/device-plugin.config`. One set of settings per name. Changing it replaces the group's nodes; sharing settings do not (see "Why the defaults"). Type: label value. Default: the group's `name`."""
 
 
+class Mps(TypedDict, total=False):
+    """An MPS sharing profile (k8s-device-plugin `sharing.mps`): the plugin's MPS control daemon gives each of `replicas` clients of a GPU 1/replicas of its memory and compute, enforced."""
+
+    replicas: Required[int]
+    """MPS clients per physical GPU, each limited to GPU memory / replicas and 100/replicas % of its SMs by the MPS control daemon. 2 to 48, and at least 1 GiB per client (T4: at most 16). A pod requests exactly one. Type: int 2–48. Required."""
+    profile: str
+    """Sharing profile name, as `timeSlicing.profile` (keep the same name when switching a group between time-slicing and MPS, or its nodes are replaced). Type: label value. Default: the group's `name`."""
+
+
 class GpuNodeGroupSettings(TypedDict, total=False):
     """One EKS managed node group on the AL2023 NVIDIA AMI."""
 
@@ -68,6 +77,10 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     """Node taints, applied by kubelet (`--register-with-taints`) through nodeadm; replaces the default. Key a qualified name, value a label value, effect `NoSchedule`, `PreferNoSchedule` or `NoExecute`. Unique by key and effect: the API server refuses a Node that repeats a pair, and it never joins. With the autoscaler, one taint per key (an ASG taint tag holds one `value:effect`). Type: list of `{key, value?, effect}`. Default: `[{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]`."""
     time_slicing: TimeSlicing
     """GPU time-slicing profile of this group (k8s-device-plugin `sharing.timeSlicing`)."""
+    mps: Mps
+    """MPS sharing profile of this group (k8s-device-plugin `sharing.mps`), instead of `timeSlicing`: each client of a GPU gets an enforced 1/replicas of its memory and compute. Not with `timeSlicing`. Type: `{replicas, profile?}`. Default: none (time-slicing)."""
+    shared_devices_allocation_policy: str
+    """Which GPU of a multi-GPU node serves the next shared slot (device plugin `flags.plugin.sharedDevicesAllocationPolicy`, gpu-operator v26.7.0 and newer only): `distributed` (the plugin's default) spreads pods over the GPUs, `packed` fills one GPU before the next. Only with sharing (replicas > 1). Type: `distributed` | `packed`. Default: the plugin's (`distributed`)."""
     mig_strategy: str
     """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the T4 has no MIG. Type: `none`. Default: `none`."""
     ami_release_version: str

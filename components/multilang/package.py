@@ -79,6 +79,10 @@ class GpuNodeGroupOutputs(TypedDict):
     """Shared GPU slots per node (physical GPUs x replicas)."""
     shared_slots_at_max_size: int
     """Shared GPU slots of the whole group at its maxSize."""
+    sharing_mode: str
+    """How the group shares a GPU: timeSlicing, mps or exclusive."""
+    memory_per_slot_gi_b: float
+    """GPU memory per slot in GiB (GPU memory / replicas): a limit under MPS, a fair share under time-slicing."""
     autoscaling_group_name: str
     """Name of the Auto Scaling group EKS created for the node group."""
 

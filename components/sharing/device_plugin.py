@@ -1,10 +1,12 @@
-"""GPU sharing profiles: the NVIDIA device plugin's time-slicing configuration.
+"""GPU sharing profiles: the NVIDIA device plugin's time-slicing and MPS configuration.
 
 Each profile becomes one key of the device-plugin ConfigMap (``devicePlugin.config.data``);
 a node picks its profile with the label ``nvidia.com/device-plugin.config=<profile>``.
 
 Time-slicing gives no memory or fault isolation: the pods sharing a T4 share its 16 GiB and
 a GPU fault in one affects the others. It raises utilisation for small, trusted workloads.
+MPS (``sharing.mps``) runs an MPS control daemon per node that limits each client to
+1/replicas of the GPU's memory and compute (README, "Sharing modes").
 """
 
 from __future__ import annotations
@@ -16,25 +18,58 @@ from typing import Any
 
 import yaml
 
-from ..config.groups import TimeSlicing
+from ..config.groups import SharingSettings
+from ..config.sharing import Mps
 
 #: The extended resource the device plugin slices (renamed to ``<name>.shared`` if asked).
 GPU_RESOURCE = "nvidia.com/gpu"
 
+#: The MPS root on the host: the gpu-operator's ``DefaultMPSRoot`` and the chart's
+#: ``devicePlugin.mps.root`` default (controllers/object_controls.go; deployments/gpu-operator/
+#: values.yaml; v25.3.1, v25.10.1, v26.7.0). The operator passes it to the device plugin as the
+#: ``MPS_ROOT`` env (its ``--mps-root`` flag, which the plugin requires under MPS: "using MPS requires
+#: --mps-root to be specified", cmd/nvidia-device-plugin/main.go, v0.17.2-v0.20.0) and mounts
+#: ``<root>/shm`` (a tmpfs of half the node's memory, mounted by the MPS daemon's ``mount-shm`` init
+#: container) at ``/dev/shm`` of the plugin and the daemon; the plugin mounts it at ``/dev/shm``
+#: of every MPS client (internal/plugin/mps.go updateReponse).
+MPS_ROOT = "/run/nvidia/mps"
 
-def device_plugin_config(profile: TimeSlicing, mig_strategy: str = "none") -> dict[str, Any]:
+#: The DaemonSet the operator adds on a node whose profile is MPS (assets/state-mps-control-daemon,
+#: nodeSelector ``nvidia.com/mps.capable: "true"``, a label GFD sets only on MPS nodes:
+#: NVIDIA/k8s-device-plugin internal/lm/nvml.go newSharingLabeler). One more pod on the node.
+MPS_NODE_DAEMONSET_PODS: tuple[str, ...] = ("nvidia-device-plugin-mps-control-daemon",)
+
+
+def device_plugin_config(
+    profile: SharingSettings, mig_strategy: str = "none", allocation_policy: str | None = None
+) -> dict[str, Any]:
     """One k8s-device-plugin config file (``version: v1``) for ``profile``.
 
-    ``replicas: 1`` gives a config without ``sharing``: each GPU is advertised once. The plugin
-    refuses ``replicas < 2`` and an empty ``resources`` list inside ``sharing.timeSlicing``, but
-    a config without ``sharing`` is its "none" strategy (NVIDIA/k8s-device-plugin
-    api/config/v1/replicas.go, sharing.go; v0.17.2, v0.18.1, v0.20.0).
+    Time-slicing with ``replicas: 1`` gives a config without ``sharing``: each GPU is advertised
+    once. The plugin refuses ``replicas < 2`` and an empty ``resources`` list inside
+    ``sharing.timeSlicing`` or ``sharing.mps``, but a config without ``sharing`` is its "none"
+    strategy (NVIDIA/k8s-device-plugin api/config/v1/replicas.go, sharing.go; v0.17.2, v0.18.1,
+    v0.20.0). An MPS profile always writes ``failRequestsGreaterThanOne: true``: the plugin forces
+    it at v0.17.2/v0.18.1 and defaults it at v0.20.0 (api/config/v1/config.go), so the file says
+    what every version does.
 
     ``flags.migStrategy`` must equal the chart's ``mig.strategy``: the operator passes that as
     the MIG_STRATEGY env, which overrides the file (see values.gpu_operator_values).
+    ``allocation_policy`` is ``flags.plugin.sharedDevicesAllocationPolicy`` (plugin v0.20.0+).
     """
-    config: dict[str, Any] = {"version": "v1", "flags": {"migStrategy": mig_strategy}}
-    if profile.shared:
+    flags: dict[str, Any] = {"migStrategy": mig_strategy}
+    if allocation_policy is not None:
+        flags["plugin"] = {"sharedDevicesAllocationPolicy": allocation_policy}
+    config: dict[str, Any] = {"version": "v1", "flags": flags}
+    if isinstance(profile, Mps):
+        config["sharing"] = {
+            "mps": {
+                "renameByDefault": False,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": GPU_RESOURCE, "replicas": profile.replicas}],
+            }
+        }
+    elif profile.shared:
         config["sharing"] = {
             "timeSlicing": {
                 "renameByDefault": profile.rename_by_default,

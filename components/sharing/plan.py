@@ -28,13 +28,17 @@ from typing import Any
 
 from .. import catalog
 from ..autoscaler import asg
-from ..config.groups import GpuNodeGroupSettings, Taint, TimeSlicing
+from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
+from ..config.sharing import Mps
 from ..nodegroups import labels, placement, userdata
 from . import device_plugin
 
 #: The extended resource a renamed profile advertises instead of ``nvidia.com/gpu``
 #: (k8s-device-plugin ``sharing.timeSlicing.renameByDefault``: ``<resource>.shared``).
 SHARED_GPU_RESOURCE = f"{device_plugin.GPU_RESOURCE}.shared"
+
+#: The sharing modes of a group (README, "Sharing modes").
+SHARING_MODES = ("timeSlicing", "mps", "exclusive")
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,8 @@ class GroupPlan:
     slots_at_max_size: int
     #: kubelet max pods of the group's smallest instance type (VPC CNI defaults).
     max_pods: int
-    #: Pods a node can run besides its DaemonSet pods (smallest instance type of the group).
+    #: Pods a node can run besides its DaemonSet pods (smallest instance type of the group; an MPS
+    #: group's nodes run one more DaemonSet pod, the MPS control daemon).
     usable_pod_slots: int
     #: The labels every node registers with (kubelet ``--node-labels``); also the node selector.
     node_labels: Mapping[str, str]
@@ -83,9 +88,31 @@ class GroupPlan:
         return self.settings.name
 
     @property
-    def sharing(self) -> TimeSlicing:
-        """The sharing settings of the profile."""
-        return self.settings.time_slicing
+    def sharing(self) -> SharingSettings:
+        """The sharing settings of the profile: ``mps`` or ``timeSlicing`` (see ``sharing_mode``)."""
+        return self.settings.sharing
+
+    @property
+    def sharing_key(self) -> str:
+        """The settings key of the sharing profile: ``mps`` or ``timeSlicing``."""
+        return self.settings.sharing_key
+
+    @property
+    def sharing_mode(self) -> str:
+        """``mps``, ``timeSlicing`` (replicas > 1) or ``exclusive`` (time-slicing replicas 1)."""
+        if isinstance(self.sharing, Mps):
+            return "mps"
+        return "timeSlicing" if self.sharing.shared else "exclusive"
+
+    @property
+    def replicas(self) -> int:
+        """Slots per physical GPU."""
+        return self.sharing.replicas
+
+    @property
+    def memory_per_slot_mib(self) -> int:
+        """GPU memory per slot: a GPU's memory divided by its replicas (MPS enforces it; time-slicing does not)."""
+        return self.instance.gpu_memory_mib_per_gpu // (self.slots_per_node // self.gpus_per_node)
 
     @property
     def mig_strategy(self) -> str:
@@ -103,9 +130,11 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
 def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
     """The plan of ``group`` (validated settings: every instance type is in the catalog)."""
     instance = catalog.GPU_INSTANCE_TYPES[group.instance_types[0]]
-    sharing = group.time_slicing
+    sharing = group.sharing
     profile_name = sharing.profile or group.name
-    resource_name = SHARED_GPU_RESOURCE if sharing.shared and sharing.rename_by_default else device_plugin.GPU_RESOURCE
+    renamed = not isinstance(sharing, Mps) and sharing.shared and sharing.rename_by_default
+    resource_name = SHARED_GPU_RESOURCE if renamed else device_plugin.GPU_RESOURCE
+    extra_daemonset_pods = len(device_plugin.MPS_NODE_DAEMONSET_PODS) if isinstance(sharing, Mps) else 0
     slots_per_node = instance.gpus * sharing.replicas
     node_labels = {
         **group.labels,
@@ -121,12 +150,14 @@ def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
         ami_type=catalog.GPU_AMI_TYPE,
         gpus_per_node=instance.gpus,
         profile_name=profile_name,
-        device_plugin_config=_frozen(device_plugin.device_plugin_config(sharing, group.mig_strategy)),
+        device_plugin_config=_frozen(
+            device_plugin.device_plugin_config(sharing, group.mig_strategy, group.shared_devices_allocation_policy)
+        ),
         resource_name=resource_name,
         slots_per_node=slots_per_node,
         slots_at_max_size=slots_per_node * group.scaling.max_size,
         max_pods=min(catalog.GPU_INSTANCE_TYPES[t].max_pods for t in group.instance_types),
-        usable_pod_slots=min(catalog.usable_pod_slots(t) for t in group.instance_types),
+        usable_pod_slots=min(catalog.usable_pod_slots(t) for t in group.instance_types) - extra_daemonset_pods,
         node_labels=_frozen(node_labels),
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),

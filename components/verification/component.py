@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 
 from ..config.addons import VerificationSettings
 from ..nodegroups.component import GpuNodeGroup
-from .jobs import AWAIT_MARGIN_SECONDS, concurrent_job_spec, job_name, warmup_job_spec
+from .jobs import AWAIT_MARGIN_SECONDS, concurrent_job_spec, job_name, mps_limit_job_spec, warmup_job_spec
 
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
 
@@ -50,6 +50,8 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         )
         self.warmup_jobs: dict[str, k8s.batch.v1.Job] = {}
         self.jobs: dict[str, k8s.batch.v1.Job] = {}
+        #: Per MPS group: the memory-limit Job (jobs.mps_limit_job_spec).
+        self.mps_limit_jobs: dict[str, k8s.batch.v1.Job] = {}
         for plan in (g.plan for g in args.gpu_node_groups):
             if plan.settings.scaling.desired_size < 1 and not args.autoscaling:
                 # Nothing would ever bring a node; waiting would only time out.
@@ -72,6 +74,14 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 # Starts on the node the warm-up brought, so its short deadline covers no boot.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[plan.name]]),
             )
+            if plan.sharing_mode == "mps":
+                limit = mps_limit_job_spec(plan)
+                self.mps_limit_jobs[plan.name] = k8s.batch.v1.Job(
+                    f"{name}-{plan.name}-mps-limit",
+                    metadata=_job_metadata(job_name("mps-limit", plan, limit), self.namespace, limit),
+                    spec=limit,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[self.jobs[plan.name]]),
+                )
         self.register_outputs(
             {
                 "namespace": self.namespace.metadata.name,

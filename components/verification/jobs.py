@@ -13,6 +13,11 @@ unless ONE node runs (physical GPUs x replicas) CUDA pods AT THE SAME TIME, then
    Pods that merely ran one after another cannot pass: required pod affinity alone would not
    force concurrency, the deadline does.
 
+3. MPS groups only: ``…-mps-limit`` (after the concurrent Job, so N MPS clients have run at once
+   on one GPU): one MPS client allocates half its share of GPU memory (must succeed) and 1.5
+   shares (must fail with CUDA out-of-memory although the GPU has room): the memory limit holds.
+   Exclusive groups (``timeSlicing.replicas: 1``) run Jobs 1 and 2 with one pod per GPU.
+
 pulumi-kubernetes (v4) awaits a Job until its ``Complete`` condition and fails the update at
 once on a ``Failed`` condition (batch/v1 Job docs); ``pulumi.com/timeoutSeconds`` bounds the wait.
 Completed pods hold no GPU slot, so afterwards the Cluster Autoscaler can remove the node once it
@@ -128,8 +133,82 @@ def job_name(prefix: str, plan: GroupPlan, spec: dict[str, Any]) -> str:
     """
     content = {
         "spec": spec,
-        "timeSlicing": plan.sharing.model_dump(by_alias=True),
+        plan.sharing_key: plan.sharing.model_dump(by_alias=True),
         "instanceTypes": list(plan.instance_types),
     }
     digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:8]
     return f"{prefix}-{plan.name}-{digest}"
+
+
+# ---------------------------------------------------------------------------------------------
+# MPS: the memory limit (a third Job for MPS groups, after the concurrent Job)
+# ---------------------------------------------------------------------------------------------
+
+#: The memory probe's image: the official Python image (Docker Official Images, mirrored on ECR
+#: Public so nodes pull it without Docker Hub's anonymous rate limit), amd64 and arm64, ~50 MB.
+#: The probe needs no CUDA toolkit: it calls the CUDA driver API (libcuda.so.1, cuMemAlloc_v2)
+#: through ctypes, and the NVIDIA container runtime mounts libcuda into any container granted a
+#: GPU with the ``compute`` driver capability.
+MPS_PROBE_IMAGE = "public.ecr.aws/docker/library/python:3.12-slim"
+#: The probe's deadline: one node is already warm (the concurrent Job ran), one short pod.
+MPS_LIMIT_DEADLINE_SECONDS = 300
+
+#: Exit 0 only if this process is an MPS client (the device plugin set CUDA_MPS_PIPE_DIRECTORY,
+#: internal/plugin/mps.go updateReponse), an allocation within its share succeeds and one above it
+#: fails with CUDA_ERROR_OUT_OF_MEMORY (2). argv: bytes within, bytes above.
+MPS_PROBE_PROGRAM = """
+import ctypes, os, sys
+within, above = int(sys.argv[1]), int(sys.argv[2])
+if not os.environ.get("CUDA_MPS_PIPE_DIRECTORY"):
+    sys.exit("not an MPS client: CUDA_MPS_PIPE_DIRECTORY is unset")
+cuda = ctypes.CDLL("libcuda.so.1")
+def check(what, rc):
+    if rc != 0:
+        sys.exit(f"{what} failed: CUresult {rc}")
+check("cuInit", cuda.cuInit(0))
+dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+check("cuDeviceGet", cuda.cuDeviceGet(ctypes.byref(dev), 0))
+check("cuCtxCreate", cuda.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev))
+def alloc(size):
+    ptr = ctypes.c_uint64()
+    rc = cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(size))
+    if rc == 0:
+        cuda.cuMemFree_v2(ptr)
+    return rc
+rc = alloc(within)
+print(f"within the share: {within >> 20} MiB -> CUresult {rc}")
+if rc != 0:
+    sys.exit("an allocation within the share failed")
+rc = alloc(above)
+print(f"above the share: {above >> 20} MiB -> CUresult {rc}")
+if rc != 2:
+    sys.exit("an allocation above the share did not fail with CUDA_ERROR_OUT_OF_MEMORY: no MPS memory limit")
+print("MPS memory limit enforced")
+"""
+
+
+def mps_probe_sizes(plan: GroupPlan) -> tuple[int, int]:
+    """(bytes within, bytes above) one slot's share of GPU memory.
+
+    Within: half the share, well below the limit the MPS daemon sets (NVML's total memory /
+    replicas, a little under the nominal size). Above: 1.5 shares, which the GPU itself has
+    room for (at most 0.75 of it with replicas >= 2), so only the MPS limit can refuse it.
+    """
+    share = plan.memory_per_slot_mib * 1024 * 1024
+    return share // 2, share * 3 // 2
+
+
+def mps_limit_job_spec(plan: GroupPlan, image: str = MPS_PROBE_IMAGE) -> dict[str, Any]:
+    """One MPS client (one slot): within its memory share succeeds, above it fails."""
+    within, above = mps_probe_sizes(plan)
+    labels = {"app.kubernetes.io/name": f"mps-limit-{plan.name}"}
+    pod = _pod_spec(plan, image, f'exec python3 -c "$MPS_PROBE" {within} {above}', None)
+    container = pod["containers"][0]
+    container["name"] = "mps-probe"
+    container["env"] = [
+        {"name": "MPS_PROBE", "value": MPS_PROBE_PROGRAM},
+        # The runtime mounts libcuda for the `compute` capability: set here, so the probe does not
+        # depend on the runtime's default for an image that is not built on CUDA.
+        {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+    ]
+    return _job_spec(labels, 1, MPS_LIMIT_DEADLINE_SECONDS, pod)

@@ -1,0 +1,394 @@
+"""Sharing modes per GPU node group: time-slicing (the default), MPS, exclusive (issue 18).
+
+Each rule names its upstream source, read at the versions the three charts pin (chart v25.3.1 →
+k8s-device-plugin v0.17.2, v25.10.1 → v0.18.1, v26.7.0 → v0.20.0):
+
+* replicas >= 2 inside ``sharing.mps`` ("number of replicas must be >= 2") and resources required:
+  api/config/v1/replicas.go ReplicatedResource / ReplicatedResources UnmarshalJSON (all three).
+* at most 48 clients per GPU of compute capability >= 7.5 (16 below): the MPS control daemon's
+  cmd/mps-control-daemon/mps/device.go assertReplicas / maxClients (all three).
+* MPS and ``--mig-strategy=mixed`` refused; MPS requires ``--mps-root``:
+  cmd/nvidia-device-plugin/main.go validateFlags (all three). The operator sets ``MPS_ROOT`` on the
+  device plugin (assets/state-device-plugin/0500_daemonset.yaml, gpu-operator v25.3.1, v25.10.1,
+  v26.7.0: ``/run/nvidia/mps``) and mounts ``/run/nvidia/mps/shm`` at ``/dev/shm``.
+* ``failRequestsGreaterThanOne``: forced true under MPS at v0.17.2 and v0.18.1, defaulted to true
+  at v0.20.0 (api/config/v1/config.go). The docs (README "With CUDA MPS") do not mention it: the
+  source wins, and the library writes ``true`` at every version.
+* memory per client = total memory / replicas, set by the daemon
+  (cmd/mps-control-daemon/mps/daemon.go perDevicePinnedDeviceMemoryLimits).
+* ``flags.plugin.sharedDevicesAllocationPolicy``: api/config/v1/flags.go from v0.20.0 only.
+* the operator deploys the MPS control daemon (assets/state-mps-control-daemon/0400_daemonset.yaml)
+  on nodes labelled ``nvidia.com/mps.capable=true``, which GFD sets only under an MPS config
+  (internal/lm/nvml.go newSharingLabeler); the chart never copies ``devicePlugin.mps`` into the
+  ClusterPolicy (templates/clusterpolicy.yaml, checked with helm v4.1.4 ``helm template`` of each
+  chart with an MPS cluster's values): the library sets no MPS value.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config.errors import ConfigError
+from components.config.groups import GpuNodeGroupSettings, TimeSlicing, sharing_problems
+from components.config.loading import load_settings
+from components.config.sharing import Mps
+from components.gpu_operator import chart
+from components.gpu_operator import values as operator_values
+from components.sharing import device_plugin
+from components.sharing.plan import GroupPlan, plan_groups
+from components.verification import jobs
+from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml
+from tests.test_device_plugin_rules import PLUGIN_FIELDS, RESOURCE_FIELDS, plugin_config_problems
+from tooling.simulation import Simulation, run_stack
+
+
+def problems(raw: dict) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_settings({"clusterName": "c", **raw})
+    return [str(p) for p in info.value.problems]
+
+
+def plans(*specs: dict, **top: Any) -> tuple[GroupPlan, ...]:
+    return plan_groups(load_settings({"clusterName": "c", "gpuNodeGroups": list(specs), **top}).gpu_node_groups)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. The three modes in a group plan
+# ---------------------------------------------------------------------------------------------
+
+
+def test_an_mps_group_plan():
+    (p,) = plans({"name": "t4", "mps": {"replicas": 4}})
+    assert (p.sharing_mode, p.sharing_key, p.replicas, p.resource_name) == ("mps", "mps", 4, "nvidia.com/gpu")
+    assert (p.slots_per_node, p.slots_at_max_size, p.memory_per_slot_mib) == (4, 8, 4096)
+    # max pods 29 - 7 DaemonSet pods - the MPS control daemon's pod
+    assert (p.max_pods, p.usable_pod_slots) == (29, 21)
+    assert p.profile_name == "t4"
+    assert p.node_labels["nvidia.com/device-plugin.config"] == "t4"
+    assert p.node_template_tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"] == "4"
+    assert dict(p.device_plugin_config) == {
+        "version": "v1",
+        "flags": {"migStrategy": "none"},
+        "sharing": {
+            "mps": {
+                "renameByDefault": False,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+            }
+        },
+    }
+
+
+def test_time_slicing_stays_the_default_and_exclusive_is_replicas_one():
+    default, whole, big = plans(
+        {"name": "a"},
+        {"name": "b", "timeSlicing": {"replicas": 1}},
+        {"name": "c", "instanceTypes": ["g4dn.12xlarge"], "mps": {"replicas": 2}},
+    )
+    assert (default.sharing_mode, default.replicas, default.memory_per_slot_mib, default.usable_pod_slots) == (
+        "timeSlicing",
+        4,
+        4096,
+        22,
+    )
+    assert (whole.sharing_mode, whole.slots_per_node, whole.memory_per_slot_mib) == ("exclusive", 1, 16384)
+    assert dict(whole.device_plugin_config) == {"version": "v1", "flags": {"migStrategy": "none"}}
+    assert (big.sharing_mode, big.slots_per_node, big.memory_per_slot_mib, big.usable_pod_slots) == (
+        "mps",
+        8,
+        8192,
+        226,
+    )
+
+
+def test_modes_mix_in_one_cluster_with_one_profile_each():
+    ts, mps, whole = plans(
+        {"name": "ts"}, {"name": "mps", "mps": {"replicas": 4}}, {"name": "whole", "timeSlicing": {"replicas": 1}}
+    )
+    data = operator_values.gpu_operator_values([ts, mps, whole], "v26.7.0")["devicePlugin"]["config"]["data"]
+    assert sorted(data) == ["mps", "ts", "whole"]
+    assert "mps:" in data["mps"] and "timeSlicing:" in data["ts"] and "sharing" not in data["whole"]
+
+
+def test_one_profile_name_cannot_hold_two_modes():
+    assert problems(
+        {
+            "gpuNodeGroups": [
+                {"name": "a", "timeSlicing": {"replicas": 4, "profile": "p"}},
+                {"name": "b", "mps": {"replicas": 4, "profile": "p"}},
+            ]
+        }
+    ) == [
+        'gpu-eks:gpuNodeGroups[1].mps.profile: received "p"; expected a profile name not used by gpuNodeGroups[0] '
+        "(a), whose sharing mode differs: one set of settings per profile name (it is one key of the device-plugin "
+        "ConfigMap)"
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. The rules, with key, value and source
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("group", "expected"),
+    [
+        (
+            {"mps": {"replicas": 1}},
+            "gpu-eks:gpuNodeGroups[0].mps.replicas: received 1; expected at least 2 (the device plugin refuses fewer: "
+            "'number of replicas must be >= 2', NVIDIA/k8s-device-plugin api/config/v1/replicas.go (v0.17.2, v0.18.1, "
+            "v0.20.0)); for whole, unshared GPUs write timeSlicing: {replicas: 1}",
+        ),
+        (
+            {"mps": {"replicas": 49}, "instanceTypes": ["g4dn.12xlarge"]},
+            "gpu-eks:gpuNodeGroups[0].mps.replicas: received 49; expected at most 48 (the MPS control daemon refuses "
+            "more clients per GPU: 'maximum allowed replicas exceeded', NVIDIA/k8s-device-plugin "
+            "cmd/mps-control-daemon/mps/device.go maxClients (v0.17.2-v0.20.0))",
+        ),
+        (
+            {"mps": {"replicas": 17}},
+            "gpu-eks:gpuNodeGroups[0].mps.replicas: received 17; expected at most 16 for T4 (16384 MiB per GPU): each "
+            "MPS client gets GPU memory / replicas = 963 MiB, below the library's floor of 1024 MiB (a CUDA context "
+            "and its libraries alone take several hundred MiB; the limit is set by the MPS control daemon, "
+            "cmd/mps-control-daemon/mps/daemon.go perDevicePinnedDeviceMemoryLimits, v0.17.2-v0.20.0)",
+        ),
+        (
+            {"mps": {"replicas": 4}, "timeSlicing": {"replicas": 4}},
+            'gpu-eks:gpuNodeGroups[0].mps: received {"replicas": 4}; expected either mps or timeSlicing, not both: '
+            "the device plugin shares a node's GPUs one way ('Time-slicing and MPS are mutually exclusive', "
+            "NVIDIA/k8s-device-plugin README v0.20.0; api/config/v1/sharing.go SharingStrategy picks MPS and ignores "
+            "timeSlicing)",
+        ),
+        (
+            {"timeSlicing": {"replicas": 1}, "sharedDevicesAllocationPolicy": "packed"},
+            'gpu-eks:gpuNodeGroups[0].sharedDevicesAllocationPolicy: received "packed"; expected no key: with '
+            "timeSlicing replicas 1 no GPU is shared, so there is no shared slot to place",
+        ),
+    ],
+    ids=["replicas-1", "replicas-49", "memory-floor", "both-modes", "policy-without-sharing"],
+)
+def test_mps_rules(group, expected):
+    assert problems({"gpuNodeGroups": [{"name": "g", **group}]}) == [expected]
+
+
+def test_mps_refuses_the_time_slicing_options_naming_the_source():
+    lines = problems({"gpuNodeGroups": [{"name": "g", "mps": {"replicas": 4, "renameByDefault": True}}]})
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        "gpu-eks:gpuNodeGroups[0].mps.renameByDefault: received true; expected no key: MPS groups advertise "
+        "nvidia.com/gpu, never renamed"
+    )
+    assert "api/config/v1/replicas.go" in lines[0]
+    lines = problems({"gpuNodeGroups": [{"name": "g", "mps": {"replicas": 4, "failRequestsGreaterThanOne": False}}]})
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        "gpu-eks:gpuNodeGroups[0].mps.failRequestsGreaterThanOne: received false; expected no key: under MPS a pod "
+        "requests exactly one slot, always"
+    )
+    assert "api/config/v1/config.go" in lines[0]
+
+
+def test_mps_refuses_a_mixed_mig_strategy():
+    # migStrategy is `none` only today (no MIG GPU in the catalog), so the rule is checked on a
+    # group built without validation: it holds when MIG GPUs arrive.
+    group = GpuNodeGroupSettings.model_construct(
+        name="g", instance_types=["g4dn.xlarge"], mps=Mps(replicas=4), mig_strategy="mixed", time_slicing=TimeSlicing()
+    )
+    group.model_fields_set.discard("time_slicing")
+    assert sharing_problems(group) == [
+        (
+            ("migStrategy",),
+            "mixed",
+            "none or single with mps: 'using --mig-strategy=mixed is not supported with MPS' "
+            "(NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go validateFlags (v0.17.2-v0.20.0))",
+        )
+    ]
+
+
+def test_largest_mps_replicas_per_gpu_memory():
+    (p,) = plans({"name": "g", "mps": {"replicas": 16}})
+    assert p.memory_per_slot_mib == 1024
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. The device-plugin file at every chart version; sharedDevicesAllocationPolicy
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", CHART_VERSIONS)
+@pytest.mark.parametrize("replicas", [2, 4, 16])
+def test_every_mps_config_file_loads_in_the_device_plugin(version, replicas):
+    (g,) = plans({"name": "t4", "mps": {"replicas": replicas}}, gpuOperator={"chartVersion": version})
+    data = operator_values.gpu_operator_values([g], version)["devicePlugin"]["config"]["data"]
+    assert plugin_config_problems(data["t4"]) == []
+    config = yaml.safe_load(data["t4"])
+    fields = {**PLUGIN_FIELDS, ("sharing", "mps"): {"renameByDefault", "failRequestsGreaterThanOne", "resources"}}
+    for path, allowed in fields.items():
+        node = config
+        for key in path:
+            node = node.get(key, {})
+        assert set(node) <= allowed, (path, set(node) - allowed)
+    assert {k for r in config["sharing"]["mps"]["resources"] for k in r} <= RESOURCE_FIELDS
+    assert config["sharing"]["mps"]["failRequestsGreaterThanOne"] is True
+
+
+def test_chart_facts_match_the_chart_values():
+    assert {
+        v: (c.device_plugin_version, c.shared_devices_allocation_policy)
+        for v, c in chart.SUPPORTED_CHART_VERSIONS.items()
+    } == {
+        "v25.3.1": ("v0.17.2", False),
+        "v25.10.1": ("v0.18.1", False),
+        "v26.7.0": ("v0.20.0", True),
+    }
+    for version in CHART_VERSIONS:
+        values = load_reference_yaml("gpu-operator", version, "values.yaml")
+        assert values["devicePlugin"]["version"] == chart.SUPPORTED_CHART_VERSIONS[version].device_plugin_version
+
+
+@pytest.mark.parametrize("version", CHART_VERSIONS)
+def test_the_mps_root_is_the_charts_and_the_library_sets_no_mps_value(version):
+    values = load_reference_yaml("gpu-operator", version, "values.yaml")
+    assert values["devicePlugin"]["mps"] == {"root": "/run/nvidia/mps"}
+    assert device_plugin.MPS_ROOT == "/run/nvidia/mps"
+    (g,) = plans({"name": "t4", "mps": {"replicas": 4}}, gpuOperator={"chartVersion": version})
+    assert "mps" not in operator_values.gpu_operator_values([g], version)["devicePlugin"]
+
+
+@pytest.mark.parametrize("policy", ["distributed", "packed"])
+def test_allocation_policy_reaches_the_file_at_v26_7_0(policy):
+    ts, mps = plans(
+        {"name": "ts", "instanceTypes": ["g4dn.12xlarge"], "sharedDevicesAllocationPolicy": policy},
+        {
+            "name": "mps",
+            "instanceTypes": ["g4dn.12xlarge"],
+            "mps": {"replicas": 4},
+            "sharedDevicesAllocationPolicy": policy,
+        },
+    )
+    for p in (ts, mps):
+        assert p.device_plugin_config["flags"] == {
+            "migStrategy": "none",
+            "plugin": {"sharedDevicesAllocationPolicy": policy},
+        }
+    data = operator_values.gpu_operator_values([ts, mps], "v26.7.0")["devicePlugin"]["config"]["data"]
+    assert yaml.safe_load(data["mps"])["flags"]["plugin"] == {"sharedDevicesAllocationPolicy": policy}
+
+
+@pytest.mark.parametrize(("version", "plugin"), [("v25.3.1", "v0.17.2"), ("v25.10.1", "v0.18.1")])
+def test_allocation_policy_is_refused_before_v26_7_0(version, plugin):
+    raw = {
+        "gpuOperator": {"chartVersion": version},
+        "gpuNodeGroups": [{"name": "g", "instanceTypes": ["g4dn.12xlarge"], "sharedDevicesAllocationPolicy": "packed"}],
+    }
+    assert problems(raw) == [
+        f'gpu-eks:gpuNodeGroups[0].sharedDevicesAllocationPolicy: received "packed"; expected no key with '
+        f"gpuOperator.chartVersion {version} (device plugin {plugin}, which has no "
+        "flags.plugin.sharedDevicesAllocationPolicy and would ignore it: NVIDIA/k8s-device-plugin "
+        "api/config/v1/flags.go); chart v26.7.0 or newer reads it (device plugin v0.20.0)"
+    ]
+    # A group declared outside the settings meets the same rule in the operator's values.
+    (g,) = plans({"name": "g", "instanceTypes": ["g4dn.12xlarge"], "sharedDevicesAllocationPolicy": "packed"})
+    with pytest.raises(ValueError, match="does not read"):
+        operator_values.gpu_operator_values([g], version)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Verification: the memory-limit Job
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_mps_memory_probe_job():
+    (p,) = plans({"name": "t4", "mps": {"replicas": 4}})
+    assert jobs.mps_probe_sizes(p) == (2147483648, 6442450944)  # 2 GiB within a 4 GiB share, 6 GiB above
+    spec = jobs.mps_limit_job_spec(p)
+    assert (spec["parallelism"], spec["completions"], spec["backoffLimit"], spec["activeDeadlineSeconds"]) == (
+        1,
+        1,
+        0,
+        300,
+    )
+    (c,) = spec["template"]["spec"]["containers"]
+    assert c["image"] == "public.ecr.aws/docker/library/python:3.12-slim"
+    assert c["resources"] == {"limits": {"nvidia.com/gpu": 1}}  # exactly one slot (failRequestsGreaterThanOne)
+    assert c["args"] == ['exec python3 -c "$MPS_PROBE" 2147483648 6442450944']
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert env["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
+    assert "cuMemAlloc_v2" in env["MPS_PROBE"] and "rc != 2" in env["MPS_PROBE"]
+    assert spec["template"]["spec"]["nodeSelector"]["nvidia.com/device-plugin.config"] == "t4"
+    compile(env["MPS_PROBE"], "probe", "exec")  # valid Python
+
+
+def test_the_probe_sizes_fit_the_gpu_for_every_replica_count():
+    # Above the share but within the GPU: only the MPS limit can refuse it (2 <= replicas <= 16).
+    for replicas in (2, 3, 16):
+        (p,) = plans({"name": "t4", "mps": {"replicas": replicas}})
+        within, above = jobs.mps_probe_sizes(p)
+        assert within < p.memory_per_slot_mib * 2**20 < above <= 16384 * 2**20 * 3 // 4
+
+
+def test_every_verification_pod_requests_one_slot():
+    for spec in ({"mps": {"replicas": 4}}, {"timeSlicing": {"replicas": 1}}, {}):
+        (p,) = plans({"name": "g", **spec})
+        for job in (jobs.warmup_job_spec(p, "img"), jobs.concurrent_job_spec(p, "img")):
+            (c,) = job["template"]["spec"]["containers"]
+            assert c["resources"]["limits"] == {"nvidia.com/gpu": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Day 2: switching modes touches no launch template or node group
+# ---------------------------------------------------------------------------------------------
+
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+NG = "aws:eks/nodeGroup:NodeGroup"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+JOB = "kubernetes:batch/v1:Job"
+GROUP = {"name": "t4", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2}}
+
+
+def _dev(sharing: dict) -> Simulation:
+    return run_stack("dev", ROOT, config_overrides={"gpu-eks:gpuNodeGroups": [{**GROUP, **sharing}]})
+
+
+@pytest.fixture(scope="module")
+def switched() -> dict[str, Simulation]:
+    return {
+        "ts": _dev({"timeSlicing": {"replicas": 4}}),
+        "mps4": _dev({"mps": {"replicas": 4}}),
+        "mps2": _dev({"mps": {"replicas": 2}}),
+    }
+
+
+def _node_inputs(sim: Simulation) -> dict[str, str]:
+    return {r.name: json.dumps(r.wire_inputs, sort_keys=True) for r in sim.by_type(LT) + sim.by_type(NG)}
+
+
+def test_switching_modes_or_mps_replicas_keeps_every_node(switched):
+    ts, mps4, mps2 = switched["ts"], switched["mps4"], switched["mps2"]
+    assert len(_node_inputs(ts)) == 4
+    assert _node_inputs(ts) == _node_inputs(mps4) == _node_inputs(mps2)
+    names = {
+        k: s.one(RELEASE, "gpu-eks-gpu-operator-release").inputs["values"]["devicePlugin"]["config"]["name"]
+        for k, s in switched.items()
+    }
+    assert len(set(names.values())) == 3  # a new ConfigMap name each time: the DaemonSets roll
+
+
+def test_an_mps_group_gets_the_memory_limit_job(switched):
+    mps_jobs = sorted(r.name for r in switched["mps4"].by_type(JOB))
+    assert mps_jobs == ["gpu-eks-verify-t4-concurrent", "gpu-eks-verify-t4-mps-limit", "gpu-eks-verify-t4-warmup"]
+    assert sorted(r.name for r in switched["ts"].by_type(JOB)) == [
+        "gpu-eks-verify-t4-concurrent",
+        "gpu-eks-verify-t4-warmup",
+    ]
+    out = switched["mps4"].outputs["gpuNodeGroups"]["t4"]
+    assert (out["sharingMode"], out["sharedSlotsPerNode"], out["memoryPerSlotGiB"], out["resourceName"]) == (
+        "mps",
+        4,
+        4.0,
+        "nvidia.com/gpu",
+    )
