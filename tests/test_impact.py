@@ -500,3 +500,17 @@ def test_the_readme_example_comment_is_what_the_code_writes(dev_render, project_
     assert comment.startswith("### Stack `dev`: what deploying this change does\n\n" + example + "\n"), (
         "update README's example comment (and docs/ci.md's) to what the code writes now:\n" + comment[:3000]
     )
+
+
+def test_switching_time_slicing_to_mps_rolls_daemonsets_and_keeps_the_nodes(dev_render, project_copy):
+    """Issue 18: the profile label stays the group's, so only the operator's DaemonSets roll."""
+    # The stack's pinned profile name (timeslice-x4) is kept under mps: the node label does not change.
+    new = changed_dev(project_copy, "      timeSlicing:\n        replicas: 4\n", "      mps:\n        replicas: 4\n")
+    summary = impact.summarize("dev", dev_render, new)
+    assert summary.node_rolls == [] and summary.gpu_pods_rescheduled == []
+    assert not any(r.type in (LAUNCH_TEMPLATE, NODE_GROUP) for r in summary.resources)
+    assert [d.release for d in summary.device_plugin_rolls] == ["gpu-eks-gpu-operator-release"]
+    words = impact.text(summary, "mps")
+    assert "starts or stops its MPS control daemon" in words and "nodes stay" in words
+    # The new MPS memory-limit Job is created; the two others are replaced (their names hash the mode).
+    assert [r.label for r in summary.of("create")] == ["kubernetes:batch/v1:Job gpu-eks-verify-t4-mps-limit"]

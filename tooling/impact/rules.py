@@ -278,9 +278,11 @@ RULES: tuple[Rule, ...] = (
         "kubernetes:helm.sh/v3:Release",
         "values.devicePlugin.config.name",
         Effect.ROLL_DEVICE_PLUGIN,
-        "the gpu-operator mounts the device-plugin ConfigMap by name: a new name rolls its DaemonSets",
+        "the gpu-operator mounts the device-plugin ConfigMap by name: a new name rolls its DaemonSets (a group "
+        "switched to or from MPS starts or stops its MPS control daemon)",
         "NVIDIA/gpu-operator (controllers: devicePlugin.config.name mounted as a volume); "
-        "NVIDIA/k8s-device-plugin config-manager (reacts to the node label only)",
+        "NVIDIA/k8s-device-plugin config-manager (reacts to the node label only); MPS control daemon: "
+        "gpu-operator assets/state-mps-control-daemon (nodeSelector nvidia.com/mps.capable, set by GFD)",
         chart="gpu-operator",
     ),
     Rule(

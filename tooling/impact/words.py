@@ -57,7 +57,8 @@ def lines(impact: Impact) -> list[tuple[str, str]]:
         out.append(
             (
                 "device-plugin DaemonSets rolled",
-                f"release {d.release}: {d.cause}; the plugin restarts on every GPU node, running GPU pods keep running",
+                f"release {d.release}: {d.cause}; the plugin restarts on every GPU node, running GPU pods keep "
+                "running, nodes stay",
             )
         )
     for r in impact.resources:
