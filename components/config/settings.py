@@ -48,7 +48,7 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
     problems, or [].
 
     * Names are unique (resource names, the node-group label).
-    * One profile name means one set of timeSlicing settings: it is one key of the device-plugin
+    * One profile name means one device-plugin config file (timeSlicing or mps): one key of the device-plugin
       ConfigMap and the value of the node label the config-manager reads.
     * One migStrategy: the chart's ``mig.strategy`` is one value for the whole cluster.
     * With the verification on, a node can run the pods its advertised shares ask for.
