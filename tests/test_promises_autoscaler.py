@@ -332,6 +332,8 @@ def test_autoscaled_run_tree(scaled: Simulation):
         (JOB, "gpu-eks-verify-multi-concurrent", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-zero-warmup", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-zero-concurrent", "gpu-eks-verify"),
+        # zero is exclusive (replicas 1): one pod per GPU, each holding 60 % of its memory.
+        (JOB, "gpu-eks-verify-zero-exclusive", "gpu-eks-verify"),
     ]
 
 
@@ -367,6 +369,7 @@ def test_autoscaled_verification_covers_the_group_at_zero(scaled: Simulation):
         "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-b70d2b67"),
         "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-bd674fa6"),
         "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-dc515cdb"),
+        "gpu-eks-verify-zero-exclusive": (1, 1, "exclusive-zero-ea58db0f"),
     }
     pod = scaled.one(JOB, "gpu-eks-verify-multi-concurrent").inputs["spec"]["template"]["spec"]
     assert pod["tolerations"] == [

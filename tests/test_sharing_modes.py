@@ -277,6 +277,18 @@ def test_allocation_policy_reaches_the_file_at_v26_7_0(policy):
         }
     data = operator_values.gpu_operator_values([ts, mps], "v26.7.0")["devicePlugin"]["config"]["data"]
     assert yaml.safe_load(data["mps"])["flags"]["plugin"] == {"sharedDevicesAllocationPolicy": policy}
+    # JSON names of PluginCommandLineFlags (api/config/v1/flags.go, v0.20.0); the plugin accepts
+    # only these two values ("invalid --shared-devices-allocation-policy option",
+    # cmd/nvidia-device-plugin/main.go validateFlags; api/config/v1/consts.go).
+    assert set(yaml.safe_load(data["ts"])["flags"]["plugin"]) <= {
+        "passDeviceSpecs",
+        "deviceListStrategy",
+        "deviceIDStrategy",
+        "cdiAnnotationPrefix",
+        "nvidiaCTKPath",
+        "containerDriverRoot",
+        "sharedDevicesAllocationPolicy",
+    }
 
 
 @pytest.mark.parametrize(("version", "plugin"), [("v25.3.1", "v0.17.2"), ("v25.10.1", "v0.18.1")])
@@ -331,6 +343,24 @@ def test_the_probe_sizes_fit_the_gpu_for_every_replica_count():
         assert within < p.memory_per_slot_mib * 2**20 < above <= 16384 * 2**20 * 3 // 4
 
 
+def test_the_exclusive_job_holds_more_than_half_of_each_gpu():
+    (p,) = plans({"name": "big", "instanceTypes": ["g4dn.12xlarge"], "timeSlicing": {"replicas": 1}})
+    spec = jobs.exclusive_job_spec(p)
+    # One pod per GPU, at once (the concurrent Job's deadline: 180 s hold + 120 s to start).
+    assert (spec["parallelism"], spec["completions"], spec["activeDeadlineSeconds"]) == (4, 4, 300)
+    pod = spec["template"]["spec"]
+    assert pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == (
+        "kubernetes.io/hostname"
+    )
+    (c,) = pod["containers"]
+    # 60 % of 16 GiB = 9830 MiB: two pods on one T4 (15 GiB usable) cannot both hold it.
+    assert c["args"] == ['exec python3 -c "$GPU_PROBE" 10307502080 180']
+    assert c["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert "cuDeviceGetCount" in env["GPU_PROBE"] and "time.sleep(hold)" in env["GPU_PROBE"]
+    compile(env["GPU_PROBE"], "probe", "exec")
+
+
 def test_every_verification_pod_requests_one_slot():
     for spec in ({"mps": {"replicas": 4}}, {"timeSlicing": {"replicas": 1}}, {}):
         (p,) = plans({"name": "g", **spec})
@@ -360,6 +390,7 @@ def switched() -> dict[str, Simulation]:
         "ts": _dev({"timeSlicing": {"replicas": 4}}),
         "mps4": _dev({"mps": {"replicas": 4}}),
         "mps2": _dev({"mps": {"replicas": 2}}),
+        "whole": _dev({"timeSlicing": {"replicas": 1}}),
     }
 
 
@@ -375,14 +406,20 @@ def test_switching_modes_or_mps_replicas_keeps_every_node(switched):
         k: s.one(RELEASE, "gpu-eks-gpu-operator-release").inputs["values"]["devicePlugin"]["config"]["name"]
         for k, s in switched.items()
     }
-    assert len(set(names.values())) == 3  # a new ConfigMap name each time: the DaemonSets roll
+    assert len(set(names.values())) == 4  # a new ConfigMap name each time: the DaemonSets roll
+    assert _node_inputs(switched["whole"]) == _node_inputs(ts)
 
 
-def test_an_mps_group_gets_the_memory_limit_job(switched):
+def test_each_mode_gets_its_verification_jobs(switched):
     mps_jobs = sorted(r.name for r in switched["mps4"].by_type(JOB))
     assert mps_jobs == ["gpu-eks-verify-t4-concurrent", "gpu-eks-verify-t4-mps-limit", "gpu-eks-verify-t4-warmup"]
     assert sorted(r.name for r in switched["ts"].by_type(JOB)) == [
         "gpu-eks-verify-t4-concurrent",
+        "gpu-eks-verify-t4-warmup",
+    ]
+    assert sorted(r.name for r in switched["whole"].by_type(JOB)) == [
+        "gpu-eks-verify-t4-concurrent",
+        "gpu-eks-verify-t4-exclusive",
         "gpu-eks-verify-t4-warmup",
     ]
     out = switched["mps4"].outputs["gpuNodeGroups"]["t4"]

@@ -11,7 +11,14 @@ import pulumi_kubernetes as k8s
 
 from ..config.addons import VerificationSettings
 from ..nodegroups.component import GpuNodeGroup
-from .jobs import AWAIT_MARGIN_SECONDS, concurrent_job_spec, job_name, mps_limit_job_spec, warmup_job_spec
+from .jobs import (
+    AWAIT_MARGIN_SECONDS,
+    concurrent_job_spec,
+    exclusive_job_spec,
+    job_name,
+    mps_limit_job_spec,
+    warmup_job_spec,
+)
 
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
 
@@ -50,8 +57,9 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         )
         self.warmup_jobs: dict[str, k8s.batch.v1.Job] = {}
         self.jobs: dict[str, k8s.batch.v1.Job] = {}
-        #: Per MPS group: the memory-limit Job (jobs.mps_limit_job_spec).
-        self.mps_limit_jobs: dict[str, k8s.batch.v1.Job] = {}
+        #: Per MPS group the memory-limit Job (jobs.mps_limit_job_spec), per exclusive group the
+        #: one-pod-per-GPU Job (jobs.exclusive_job_spec): each after the group's concurrent Job.
+        self.mode_jobs: dict[str, k8s.batch.v1.Job] = {}
         for plan in (g.plan for g in args.gpu_node_groups):
             if plan.settings.scaling.desired_size < 1 and not args.autoscaling:
                 # Nothing would ever bring a node; waiting would only time out.
@@ -74,12 +82,14 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 # Starts on the node the warm-up brought, so its short deadline covers no boot.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[plan.name]]),
             )
-            if plan.sharing_mode == "mps":
-                limit = mps_limit_job_spec(plan)
-                self.mps_limit_jobs[plan.name] = k8s.batch.v1.Job(
-                    f"{name}-{plan.name}-mps-limit",
-                    metadata=_job_metadata(job_name("mps-limit", plan, limit), self.namespace, limit),
-                    spec=limit,
+            mode_job = {"mps": ("mps-limit", mps_limit_job_spec), "exclusive": ("exclusive", exclusive_job_spec)}
+            if plan.sharing_mode in mode_job:
+                prefix, build = mode_job[plan.sharing_mode]
+                spec = build(plan)
+                self.mode_jobs[plan.name] = k8s.batch.v1.Job(
+                    f"{name}-{plan.name}-{prefix}",
+                    metadata=_job_metadata(job_name(prefix, plan, spec), self.namespace, spec),
+                    spec=spec,
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[self.jobs[plan.name]]),
                 )
         self.register_outputs(

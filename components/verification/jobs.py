@@ -16,7 +16,9 @@ unless ONE node runs (physical GPUs x replicas) CUDA pods AT THE SAME TIME, then
 3. MPS groups only: ``…-mps-limit`` (after the concurrent Job, so N MPS clients have run at once
    on one GPU): one MPS client allocates half its share of GPU memory (must succeed) and 1.5
    shares (must fail with CUDA out-of-memory although the GPU has room): the memory limit holds.
-   Exclusive groups (``timeSlicing.replicas: 1``) run Jobs 1 and 2 with one pod per GPU.
+4. Exclusive groups only (``timeSlicing.replicas: 1``): ``…-exclusive`` (after the concurrent
+   Job): one pod per GPU of one node at the same time, each holding 60 % of its GPU's memory,
+   which two pods sharing a GPU could not: every pod has a GPU of its own.
 
 pulumi-kubernetes (v4) awaits a Job until its ``Complete`` condition and fails the update at
 once on a ``Failed`` condition (batch/v1 Job docs); ``pulumi.com/timeoutSeconds`` bounds the wait.
@@ -212,3 +214,60 @@ def mps_limit_job_spec(plan: GroupPlan, image: str = MPS_PROBE_IMAGE) -> dict[st
         {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
     ]
     return _job_spec(labels, 1, MPS_LIMIT_DEADLINE_SECONDS, pod)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exclusive: one pod per GPU (a third Job for groups with timeSlicing.replicas 1)
+# ---------------------------------------------------------------------------------------------
+
+#: The share of a GPU's nominal memory each exclusive pod holds: more than half, so two pods on one
+#: GPU cannot both hold it, and well under what the GPU reports (a T4 reports 15 of its 16 GiB).
+EXCLUSIVE_HOLD_FRACTION = 0.6
+
+#: Allocate argv[1] bytes of GPU memory (exit 1 if the GPU cannot give them) and hold them for
+#: argv[2] seconds.
+EXCLUSIVE_PROBE_PROGRAM = """
+import ctypes, sys, time
+size, hold = int(sys.argv[1]), int(sys.argv[2])
+cuda = ctypes.CDLL("libcuda.so.1")
+def check(what, rc):
+    if rc != 0:
+        sys.exit(f"{what} failed: CUresult {rc}")
+check("cuInit", cuda.cuInit(0))
+count, dev, ctx, ptr = ctypes.c_int(), ctypes.c_int(), ctypes.c_void_p(), ctypes.c_uint64()
+check("cuDeviceGetCount", cuda.cuDeviceGetCount(ctypes.byref(count)))
+if count.value != 1:
+    sys.exit(f"{count.value} GPUs visible, expected the 1 this pod requested")
+check("cuDeviceGet", cuda.cuDeviceGet(ctypes.byref(dev), 0))
+check("cuCtxCreate", cuda.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev))
+rc = cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(size))
+if rc != 0:
+    sys.exit(f"could not hold {size >> 20} MiB (CUresult {rc}): another pod uses this GPU")
+print(f"holding {size >> 20} MiB of this pod's GPU for {hold} s")
+time.sleep(hold)
+"""
+
+
+def exclusive_job_spec(plan: GroupPlan, image: str = MPS_PROBE_IMAGE) -> dict[str, Any]:
+    """One pod per GPU of one node, at the same time, each holding 60 % of its GPU's memory.
+
+    Two pods on one GPU cannot both hold more than half of it, so the Job completes only if every
+    pod has a GPU of its own; the deadline (as for ``concurrent_job_spec``) makes the pods overlap.
+    """
+    size = int(plan.instance.gpu_memory_mib_per_gpu * EXCLUSIVE_HOLD_FRACTION) * 1024 * 1024
+    labels = {"app.kubernetes.io/name": f"exclusive-check-{plan.name}"}
+    same_node = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    pod = _pod_spec(plan, image, f'exec python3 -c "$GPU_PROBE" {size} {HOLD_SECONDS}', same_node)
+    container = pod["containers"][0]
+    container["name"] = "exclusive-probe"
+    container["env"] = [
+        {"name": "GPU_PROBE", "value": EXCLUSIVE_PROBE_PROGRAM},
+        {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+    ]
+    return _job_spec(labels, plan.gpus_per_node, CONCURRENT_DEADLINE_SECONDS, pod)
