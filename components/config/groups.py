@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
@@ -166,18 +167,60 @@ class TimeSlicing(_Model):
         return self
 
 
+def _nearest_gpu_types(name: str) -> list[str]:
+    """The known GPU types closest to ``name`` (difflib), else the sizes of its family, else the
+    first size of every family."""
+    known = list(catalog.GPU_INSTANCE_TYPES)
+    near = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if near:
+        return near
+    family = catalog.instance_family(name)
+    same_family = [t for t in known if catalog.instance_family(t) == family]
+    return same_family or list(dict.fromkeys(f"{f}.{_first_size(f)}" for f in catalog.FAMILIES))
+
+
+def _first_size(family: str) -> str:
+    return next(t for t in catalog.GPU_INSTANCE_TYPES if catalog.instance_family(t) == family).split(".", 1)[1]
+
+
 def _known_gpu_types(types: list[str]) -> list[str]:
     unknown = [t for t in types if t not in catalog.GPU_INSTANCE_TYPES]
     if unknown:
-        raise ValueError(f"g4dn sizes only, one of {sorted(catalog.GPU_INSTANCE_TYPES)} (got {unknown})")
-    counts = {catalog.GPU_INSTANCE_TYPES[t].gpus for t in types}
-    if len(counts) > 1:
-        detail = ", ".join(f"{t}={catalog.GPU_INSTANCE_TYPES[t].gpus}" for t in types)
+        detail = "; ".join(f"{t}: nearest known {', '.join(_nearest_gpu_types(t))}" for t in unknown)
+        families = ", ".join(catalog.FAMILIES)
         raise ValueError(
-            "instance types with the same GPU count, since the GPU-count label is per node "
-            f"group (got {detail}); split them into separate node groups"
+            f'NVIDIA GPU instance types the library knows (families {families}; README "GPU families"), got {detail}'
+        )
+    rows = [catalog.GPU_INSTANCE_TYPES[t] for t in types]
+    # One group, one kind of slot: the plan derives the GPU-count and accelerator labels, the slots
+    # per node and the autoscaler's template node from one row, so every type must match it: the
+    # same GPU model with the same memory per advertised GPU (a time-sliced slot on an A10G is not
+    # a slot on a T4, nor is a 1/8 L4 slice a whole L4), the same GPU count (the label and the
+    # advertised capacity are per group) and one CPU architecture (EKS CreateNodegroup: one
+    # amiType per group).
+    if any(not catalog.interchangeable(rows[0], r) for r in rows[1:]):
+        detail = ", ".join(
+            f"{r.name}={r.gpus}x {r.gpu_model} {r.gpu_memory_mib_per_gpu} MiB {r.architecture}" for r in rows
+        )
+        raise ValueError(
+            "instance types with the same GPU model, memory per GPU, GPU count and CPU architecture, since "
+            f"the labels, slots and AMI are per node group (got {detail}); split them into separate node groups"
         )
     return types
+
+
+def sharing_problem(types: list[str], mode: str, shared: bool) -> str | None:
+    """What is expected instead when a group of ``types`` is shared (more than one pod per GPU)
+    with ``mode`` (``catalog.TIME_SLICING``, ``catalog.MPS``) and a family does not allow it
+    (``catalog.FAMILIES[...].sharing``), or None."""
+    if not shared:
+        return None
+    refused = [catalog.GPU_INSTANCE_TYPES[t] for t in types if mode not in catalog.GPU_INSTANCE_TYPES[t].sharing]
+    if not refused:
+        return None
+    family = refused[0].family
+    reason = family.no_sharing_reason if family else ""
+    return f"1 (not shared) for {', '.join(r.name for r in refused)}: no {mode} there, since {reason}"
 
 
 def _unique_taints(taints: tuple[Taint, ...]) -> tuple[Taint, ...]:
@@ -230,9 +273,11 @@ class GpuNodeGroupSettings(_Model):
     ] = Field(
         ["g4dn.xlarge"],
         **doc(
-            "`g4dn.xlarge`, `2xlarge`, `4xlarge`, `8xlarge`, `16xlarge` (1 T4), `12xlarge` (4), `metal` (8), each "
-            "once. All types of a group must have the same GPU count.",
-            type="list of g4dn sizes",
+            "NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, "
+            'p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU '
+            "model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` "
+            "with `g5.xlarge`). An unknown type is an error naming the nearest known ones.",
+            type="list of GPU instance types",
             default='`["g4dn.xlarge"]`',
         ),
     )
@@ -293,7 +338,7 @@ class GpuNodeGroupSettings(_Model):
         "none",
         **doc(
             "Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: "
-            "the T4 has no MIG.",
+            "the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG).",
             type="`none`",
             default="`none`",
         ),
@@ -311,8 +356,18 @@ class GpuNodeGroupSettings(_Model):
     @classmethod
     def _no_mig(cls, value: str) -> str:
         if value != "none":
-            raise ValueError("'none': MIG needs an A100/H100-class GPU, and g4dn's NVIDIA T4 has no MIG")
+            raise ValueError(
+                "'none': the library does not partition GPUs with MIG (no mig-manager profiles), and g4dn's "
+                "NVIDIA T4 has no MIG"
+            )
         return value
+
+    @model_validator(mode="after")
+    def _sharing_the_family_allows(self) -> GpuNodeGroupSettings:
+        problem = sharing_problem(self.instance_types, catalog.TIME_SLICING, self.time_slicing.shared)
+        if problem:
+            raise KeyedProblems([(("timeSlicing", "replicas"), self.time_slicing.replicas, problem)])
+        return self
 
     @field_validator("labels")
     @classmethod

@@ -105,7 +105,7 @@ def capacity_message(plan: GroupPlan, prefix: str) -> str:
     return (
         f"{prefix} {slots // plan.gpus_per_node} for {', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x "
         f"{plan.sharing.replicas} = {plan.slots_per_node} advertised, but a node runs at most "
-        f"{slots} pods besides its {len(catalog.GPU_NODE_DAEMONSET_PODS)} DaemonSet pods (max pods "
+        f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods "
         f"{plan.max_pods} with the VPC CNI defaults)"
     )
 

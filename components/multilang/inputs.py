@@ -55,7 +55,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     name: Required[str]
     """Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify` nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources. Type: 1–40 chars `[a-z0-9-]`. Required."""
     instance_types: list[str]
-    """`g4dn.xlarge`, `2xlarge`, `4xlarge`, `8xlarge`, `16xlarge` (1 T4), `12xlarge` (4), `metal` (8), each once. All types of a group must have the same GPU count. Type: list of g4dn sizes. Default: `["g4dn.xlarge"]`."""
+    """NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` with `g5.xlarge`). An unknown type is an error naming the nearest known ones. Type: list of GPU instance types. Default: `["g4dn.xlarge"]`."""
     capacity_type: str
     """EC2 capacity type. Type: `ON_DEMAND` | `SPOT`. Default: `ON_DEMAND`."""
     scaling: Scaling
@@ -69,7 +69,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     time_slicing: TimeSlicing
     """GPU time-slicing profile of this group (k8s-device-plugin `sharing.timeSlicing`)."""
     mig_strategy: str
-    """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the T4 has no MIG. Type: `none`. Default: `none`."""
+    """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG). Type: `none`. Default: `none`."""
     ami_release_version: str
     """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). Type: string. Default: latest."""
 
@@ -105,6 +105,8 @@ class VerificationSettings(TypedDict, total=False):
 
     image: str
     """CUDA vectorAdd sample image the verification pods run (a valid `[registry/]name[:tag][@sha256:…]`). Type: image reference. Default: `nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0`."""
+    image_arm64: str
+    """Image for the pods on arm64 groups (g5g), when `image` has no linux/arm64 variant. The default `image` is multi-arch (amd64 and arm64). Type: image reference. Default: `image`."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 
