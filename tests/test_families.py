@@ -19,6 +19,8 @@ from components.config.errors import ConfigError
 from components.config.groups import sharing_problem
 from components.config.loading import load_settings
 from components.sharing.plan import GroupPlan, plan_group
+from tests.support import ROOT
+from tooling import families
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
 
@@ -172,7 +174,7 @@ def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, 
         "gpu-eks.io/node-group": "g",
     }
     assert (p.gpus_per_node, p.slots_per_node, p.max_pods, p.usable_pod_slots) == (gpus, slots, max_pods, usable)
-    assert p.gpu_memory_mib_per_gpu == memory
+    assert p.instance.gpu_memory_mib_per_gpu == memory
     assert dict(p.node_template_tags) == _tags(accelerator, str(gpus), str(slots))
 
 
@@ -185,7 +187,7 @@ def test_a_fractional_group_advertises_one_slot_and_is_labelled_one_gpu():
         20,
         13,
     )
-    assert p.gpu_memory_mib_per_gpu == 2861
+    assert p.instance.gpu_memory_mib_per_gpu == 2861
     assert dict(p.node_labels)["gpu-eks.io/gpu-count"] == "1"
     assert dict(p.node_template_tags) == _tags("nvidia-l4", "1", "1")
     assert "sharing" not in p.device_plugin_config
@@ -255,3 +257,19 @@ def test_the_sharing_rule_keys_on_a_shared_group_whatever_the_mode():
         "time-slicing or MPS on top of a vGPU slice, so the library does not offer it: one pod per slice, or whole "
         "L4s (g6, gr6) to share"
     )
+
+
+def test_the_readme_families_table_is_generated_from_the_catalog():
+    readme = (ROOT / "README.md").read_text()
+    assert readme == families.readme_with_families(readme), (
+        "README.md's GPU families table is stale: python -m tooling docs"
+    )
+    assert (
+        "| `g6f` | L4 | 1/8 (L4-3Q): large xlarge, 1/4 (L4-6Q): 2xlarge, 1/2 (L4-12Q): 4xlarge | 2,861 MiB: large "
+        "xlarge, 5,722 MiB: 2xlarge, 11,444 MiB: 4xlarge | x86_64 (`AL2023_x86_64_NVIDIA`) | `nvidia-l4` | none (vGPU "
+        "slice: one pod per node) |"
+    ) in readme
+    assert (
+        "| `g5g` | T4g | 1: xlarge 2xlarge 4xlarge 8xlarge, 2: 16xlarge metal | 16,384 MiB | arm64 "
+        "(`AL2023_ARM_64_NVIDIA`) | `nvidia-t4g` | time-slicing and MPS |"
+    ) in readme

@@ -101,11 +101,6 @@ class GroupPlan:
         """``x86_64`` or ``arm64`` (every type of a group has the same)."""
         return self.instance.architecture
 
-    @property
-    def gpu_memory_mib_per_gpu(self) -> int:
-        """Memory of one advertised GPU: a whole GPU's, or the vGPU slice's framebuffer."""
-        return self.instance.gpu_memory_mib_per_gpu
-
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
