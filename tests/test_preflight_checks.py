@@ -94,6 +94,19 @@ def _group(name: str, types: list[str], capacity: str = "ON_DEMAND", max_size: i
 # ---------------------------------------------------------------------------------------------
 
 
+def test_the_arm64_nvidia_ami_is_looked_up_under_its_own_parameter(ssm: Any) -> None:
+    seed_eks_amis(ami_types=[catalog.GPU_AMI_TYPE_ARM64])
+    result = check_ami(ssm, VERSION, "AL2023_ARM_64_NVIDIA")
+    assert (result.check, result.status, result.details["image_id"]) == (
+        "ami:AL2023_ARM_64_NVIDIA",
+        PASS,
+        "ami-0a64a64a64a64a64a",
+    )
+    assert result.details["parameter"] == (
+        f"/aws/service/eks/optimized-ami/{VERSION}/amazon-linux-2023/arm64/nvidia/recommended/image_id"
+    )
+
+
 def test_ami_passes_when_eks_publishes_the_parameter(ssm: Any) -> None:
     seed_eks_amis()
     gpu = check_ami(ssm, VERSION, catalog.GPU_AMI_TYPE)
