@@ -13,7 +13,7 @@ _SHARING_NAMES = {catalog.TIME_SLICING: "time-slicing", catalog.MPS: "MPS"}
 
 def _per_size(family: str) -> tuple[str, str]:
     """GPUs per instance and memory per advertised GPU, each with the sizes it applies to."""
-    rows = [r for r in catalog.GPU_INSTANCE_TYPES.values() if r.family and r.family.name == family]
+    rows = [r for r in catalog.GPU_INSTANCE_TYPES.values() if r.family.name == family]
     gpus: dict[str, list[str]] = {}
     memory: dict[str, list[str]] = {}
     for r in rows:

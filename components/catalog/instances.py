@@ -94,7 +94,7 @@ class GpuInstanceType:
     #: nodeadm/internal/kubelet/eni_max_pods.go); the same numbers as the older
     #: ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py checks both.
     max_pods: int
-    family: GpuFamily | None = None
+    family: GpuFamily
     #: The share of one physical GPU a vGPU slice holds (g6f.large: 1/8); None: whole GPUs.
     gpu_fraction: Fraction | None = None
     #: NVIDIA vGPU profile of the slice (the PCI subdevice nvidia-kmod-load.sh matches).
@@ -102,7 +102,7 @@ class GpuInstanceType:
 
     @property
     def architecture(self) -> str:
-        return self.family.architecture if self.family else "x86_64"
+        return self.family.architecture
 
     @property
     def ec2_gpus(self) -> int:
@@ -115,7 +115,8 @@ class GpuInstanceType:
 
     @property
     def sharing(self) -> frozenset[str]:
-        return self.family.sharing if self.family else WHOLE_GPU_SHARING
+        """Sharing modes a group of this type may use (``TIME_SLICING``, ``MPS``)."""
+        return self.family.sharing
 
 
 #: Value of the ``k8s.amazonaws.com/accelerator`` node label per GPU model. Cluster Autoscaler's

@@ -218,8 +218,7 @@ def sharing_problem(types: list[str], mode: str, shared: bool) -> str | None:
     refused = [catalog.GPU_INSTANCE_TYPES[t] for t in types if mode not in catalog.GPU_INSTANCE_TYPES[t].sharing]
     if not refused:
         return None
-    family = refused[0].family
-    reason = family.no_sharing_reason if family else ""
+    reason = refused[0].family.no_sharing_reason
     return f"1 (not shared) for {', '.join(r.name for r in refused)}: no {mode} there, since {reason}"
 
 
