@@ -25,6 +25,13 @@ Sources, and which one wins where they disagree:
   v20260917 the AMI carries 580 and 595 and picks one per instance type at first boot
   (amazon-eks-ami#2768), and 595 does not run on G6f (``doc/usage/g7-ami.md``), so G6f keeps 580.
 
+Not here: g7 (RTX PRO 4500 Blackwell) needs the 595 driver, which the AMI only ships from release
+v20260917 (amazon-eks-ami#2768; the max-pods tables in ../shared/reference predate it, and the
+library cannot yet require a minimum AMI release per family); g7e, p6-b200 and p6-b300 are on the
+AMI's list, but the gpu-operator chart versions here were not checked against Blackwell
+(dcgm-exporter, validator); p6e-gb200/gb300 are UltraServer-only arm64 capacity. p3/p3dn (V100)
+are on the AMI's list too but are previous generation and left out.
+
 Fractional GPUs (g6f, gr6f). EC2 reports ``Count: 0`` for them with the slice's memory
 (g6f.large: 2,861 MiB, 1/8 of the L4's 22,888), and so does CA's static list (``GPU: 0``). Inside
 the instance the vGPU is one PCI device (an L4-3Q/6Q/12Q subdevice, above) that the GRID driver
