@@ -18,8 +18,9 @@ from components import catalog
 from components.config.errors import ConfigError
 from components.config.groups import sharing_problem
 from components.config.loading import load_settings
+from components.gpu_operator import values as operator_values
 from components.sharing.plan import GroupPlan, plan_group
-from tests.support import ROOT
+from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml
 from tooling import families
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
@@ -273,3 +274,20 @@ def test_the_readme_families_table_is_generated_from_the_catalog():
         "| `g5g` | T4g | 1: xlarge 2xlarge 4xlarge 8xlarge, 2: 16xlarge metal | 16,384 MiB | arm64 "
         "(`AL2023_ARM_64_NVIDIA`) | `nvidia-t4g` | time-slicing and MPS |"
     ) in readme
+
+
+@pytest.mark.parametrize("version", CHART_VERSIONS)
+def test_mig_capable_nodes_run_mig_manager_too(version):
+    """gpu-operator controllers/state_manager.go (v25.3.1, v25.10.1, v26.7.0): with the container
+    workload config, a node whose GPU is MIG-capable gets nvidia.com/gpu.deploy.mig-manager=true;
+    the chart enables migManager and our values leave it on, so one more DaemonSet pod runs there."""
+    chart = load_reference_yaml("gpu-operator", version, "values.yaml")
+    ours = operator_values.gpu_operator_values((plan(["p5.48xlarge"], 2),), version)
+    assert chart["migManager"]["enabled"] is True and "migManager" not in ours
+    assert catalog.daemonset_pods("p5.48xlarge")[-1] == "nvidia-mig-manager"
+    assert [len(catalog.daemonset_pods(t)) for t in ("p4d.24xlarge", "p5e.48xlarge", "g6e.xlarge", "g6f.large")] == [
+        8,
+        8,
+        7,
+        7,
+    ]
