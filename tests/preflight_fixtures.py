@@ -21,6 +21,7 @@ REGION = "us-west-2"
 VERSION = "1.35"
 GPU_AMI_ID = "ami-0gpu0000000000001"
 SYSTEM_AMI_ID = "ami-0std0000000000001"
+ARM64_GPU_AMI_ID = "ami-0a64a64a64a64a64a"
 ON_DEMAND_QUOTA_NAME = "Running On-Demand G and VT instances"
 SPOT_QUOTA_NAME = "All G and VT Spot Instance Requests"
 
@@ -63,7 +64,11 @@ def seed_eks_amis(
     region: str = REGION,
     ami_types: Sequence[str] = (catalog.GPU_AMI_TYPE, catalog.SYSTEM_AMI_TYPE),
 ) -> None:
-    ids = {catalog.GPU_AMI_TYPE: GPU_AMI_ID, catalog.SYSTEM_AMI_TYPE: SYSTEM_AMI_ID}
+    ids = {
+        catalog.GPU_AMI_TYPE: GPU_AMI_ID,
+        catalog.SYSTEM_AMI_TYPE: SYSTEM_AMI_ID,
+        catalog.GPU_AMI_TYPE_ARM64: ARM64_GPU_AMI_ID,
+    }
     for ami_type in ami_types:
         seed_public_parameter(catalog.AMI_SSM_PARAMETER[ami_type].format(version=version), ids[ami_type], region)
 

@@ -47,7 +47,9 @@ _TAINT_VALUE = re.compile(r"(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)")
 
 
 def template_node(tags: dict[str, str], instance_type: str) -> dict[str, Any]:
-    capacity: dict[str, int] = {"nvidia.com/gpu": catalog.GPU_INSTANCE_TYPES[instance_type].gpus}
+    # CA's static instance list (cloudprovider/aws/ec2_instance_types.go) gives the GPU count EC2
+    # reports: 0 for the vGPU slices (g6f, gr6f), whatever their device plugin advertises.
+    capacity: dict[str, int] = {"nvidia.com/gpu": catalog.GPU_INSTANCE_TYPES[instance_type].ec2_gpus}
     labels: dict[str, str] = {"node.kubernetes.io/instance-type": instance_type}
     taints: list[Taint] = []
     for key, value in tags.items():
@@ -229,7 +231,9 @@ def test_a_renamed_resource_is_refused_with_the_autoscaler():
 def test_builder_agrees_with_the_nodeconfig_for_many_groups():
     """asg_tags vs the NodeConfig, without Pulumi, over sizes, renames and extra labels/taints."""
     for size in sorted(catalog.GPU_INSTANCE_TYPES):
-        for rename in (False, True):
+        # A vGPU slice cannot be shared (catalog.instances): one pod per slice.
+        replicas = 1 if catalog.GPU_INSTANCE_TYPES[size].gpu_fraction else 5
+        for rename in (False, True) if replicas > 1 else (False,):
             g = load_settings(
                 {
                     "clusterName": "c",
@@ -241,7 +245,9 @@ def test_builder_agrees_with_the_nodeconfig_for_many_groups():
                             "instanceTypes": [size],
                             "labels": {"a.example.com/b": "c"},
                             "taints": [{"key": "x", "value": "y", "effect": "PreferNoSchedule"}],
-                            "timeSlicing": {"replicas": 5, "renameByDefault": rename},
+                            "timeSlicing": {"replicas": replicas, "renameByDefault": rename}
+                            if replicas > 1
+                            else {"replicas": 1},
                         }
                     ],
                 }
@@ -254,7 +260,7 @@ def test_builder_agrees_with_the_nodeconfig_for_many_groups():
             assert flags[1] == "--register-with-taints=x=y:PreferNoSchedule"
             assert node["taints"] == [Taint(key="x", value="y", effect="PreferNoSchedule")]
             resource = "nvidia.com/gpu.shared" if rename else "nvidia.com/gpu"
-            assert node["capacity"][resource] == catalog.GPU_INSTANCE_TYPES[size].gpus * 5
+            assert node["capacity"][resource] == catalog.GPU_INSTANCE_TYPES[size].gpus * replicas
 
 
 # ---------------------------------------------------------------------------------------------

@@ -467,7 +467,8 @@ def test_daemonset_pods_on_a_gpu_node_follow_from_the_chart_values(version):
 
 
 def test_usable_pod_slots():
-    assert {t: catalog.usable_pod_slots(t) for t in catalog.GPU_INSTANCE_TYPES} == {
+    g4dn = {t: catalog.usable_pod_slots(t) for t in catalog.GPU_INSTANCE_TYPES if t.startswith("g4dn.")}
+    assert g4dn == {
         "g4dn.xlarge": 22,
         "g4dn.2xlarge": 22,
         "g4dn.4xlarge": 22,
@@ -478,6 +479,13 @@ def test_usable_pod_slots():
     }
     (g,) = groups({"name": "g", "instanceTypes": ["g4dn.8xlarge", "g4dn.xlarge"]})
     assert g.usable_pod_slots == 22  # the smallest type of the group
+    # MIG-capable GPUs run mig-manager too (8 DaemonSet pods); g6f.large has 20 max pods.
+    assert [catalog.usable_pod_slots(t) for t in ("p5.48xlarge", "p4d.24xlarge", "g6f.large", "g5.48xlarge")] == [
+        92,
+        729,
+        13,
+        338,
+    ]
 
 
 def capacity_warnings(settings) -> list:

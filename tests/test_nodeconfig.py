@@ -57,10 +57,36 @@ def user_data_of(sim: Simulation) -> dict[str, str]:
     return out
 
 
+#: Every catalog type with more than one GPU (EC2 GpuInfo); every other advertises one, the vGPU
+#: slices (g6f, gr6f) included.
+_MULTI_GPU = {
+    "g4dn.12xlarge": "4",
+    "g4dn.metal": "8",
+    "g5.12xlarge": "4",
+    "g5.24xlarge": "4",
+    "g5.48xlarge": "8",
+    "g5g.16xlarge": "2",
+    "g5g.metal": "2",
+    "g6.12xlarge": "4",
+    "g6.24xlarge": "4",
+    "g6.48xlarge": "8",
+    "g6e.12xlarge": "4",
+    "g6e.24xlarge": "4",
+    "g6e.48xlarge": "8",
+    "p4d.24xlarge": "8",
+    "p4de.24xlarge": "8",
+    "p5.48xlarge": "8",
+    "p5e.48xlarge": "8",
+    "p5en.48xlarge": "8",
+}
+
+
 @pytest.mark.parametrize("size", sorted(catalog.GPU_INSTANCE_TYPES))
-def test_gpu_count_label_per_g4dn_size(size):
-    expected = {"g4dn.12xlarge": "4", "g4dn.metal": "8"}.get(size, "1")
-    node_labels = group_plan(instanceTypes=[size]).node_labels
+def test_gpu_count_label_per_size(size):
+    expected = _MULTI_GPU.get(size, "1")
+    # A vGPU slice cannot be time-sliced (catalog.instances): its group stays unshared.
+    sharing = {"replicas": 1} if size.startswith(("g6f.", "gr6f.")) else {"replicas": 2}
+    node_labels = group_plan(instanceTypes=[size], timeSlicing=sharing).node_labels
     assert node_labels[labels.GPU_COUNT_LABEL] == expected
 
 

@@ -94,6 +94,19 @@ def _group(name: str, types: list[str], capacity: str = "ON_DEMAND", max_size: i
 # ---------------------------------------------------------------------------------------------
 
 
+def test_the_arm64_nvidia_ami_is_looked_up_under_its_own_parameter(ssm: Any) -> None:
+    seed_eks_amis(ami_types=[catalog.GPU_AMI_TYPE_ARM64])
+    result = check_ami(ssm, VERSION, "AL2023_ARM_64_NVIDIA")
+    assert (result.check, result.status, result.details["image_id"]) == (
+        "ami:AL2023_ARM_64_NVIDIA",
+        PASS,
+        "ami-0a64a64a64a64a64a",
+    )
+    assert result.details["parameter"] == (
+        f"/aws/service/eks/optimized-ami/{VERSION}/amazon-linux-2023/arm64/nvidia/recommended/image_id"
+    )
+
+
 def test_ami_passes_when_eks_publishes_the_parameter(ssm: Any) -> None:
     seed_eks_amis()
     gpu = check_ami(ssm, VERSION, catalog.GPU_AMI_TYPE)
@@ -201,7 +214,8 @@ def test_instance_type_fails_when_the_catalog_disagrees_with_ec2(ec2: Any) -> No
     wrong = dataclasses.replace(catalog.GPU_INSTANCE_TYPES["g4dn.xlarge"], gpus=2, gpu_memory_mib_per_gpu=8192)
     result = check_instance_type(ec2, "g4dn.xlarge", ["us-west-2a"], wrong)
     assert result.status == FAIL
-    assert "the library's table (components/catalog.py GPU_INSTANCE_TYPES) is wrong for g4dn.xlarge" in result.reason
+    table = "the library's table (components/catalog/instances.py GPU_INSTANCE_TYPES)"
+    assert f"{table} is wrong for g4dn.xlarge" in result.reason
     assert result.details["mismatches"] == [
         "GPU count: catalog 2, EC2 1",
         "memory per GPU: catalog 8192 MiB, EC2 16384 MiB",
@@ -260,6 +274,32 @@ def test_on_demand_quota_passes_counting_running_g_instances(ec2: Any) -> None:
     assert result.reason == (
         "48 vCPUs at max size + 4 running = 52 of quota L-DB2E81BA (Running On-Demand G and VT instances) 64"
     )
+
+
+def test_p_family_groups_do_not_count_against_the_g_quota(ec2: Any) -> None:
+    """p4d/p5 count against EC2's P-instance quotas, not "Running On-Demand G and VT instances"."""
+    quotas, stub = _quotaclient("L-DB2E81BA", 64.0)
+    groups = [_group("t4", ["g4dn.2xlarge"], max_size=6), _group("h100", ["p5.48xlarge"], max_size=2)]
+    result = check_vcpu_quota(quotas, ec2, "ON_DEMAND", groups)
+    stub.assert_no_pending_responses()
+    assert (
+        result.reason
+        == "48 vCPUs at max size + 0 running = 48 of quota L-DB2E81BA (Running On-Demand G and VT instances) 64"
+    )
+
+
+def test_the_catalog_disagreeing_on_architecture_is_reported(ec2: Any) -> None:
+    wrong = dataclasses.replace(catalog.GPU_INSTANCE_TYPES["g4dn.xlarge"], family=catalog.FAMILIES["g5g"])
+    info = ec2.describe_instance_types(InstanceTypes=["g4dn.xlarge"])["InstanceTypes"][0]
+    assert gpu_mismatches(wrong, info) == ["architecture: catalog arm64, EC2 x86_64"]
+
+
+def test_a_vgpu_slice_matches_ec2_reporting_zero_gpus(ec2: Any) -> None:
+    info = ec2.describe_instance_types(InstanceTypes=["g6f.large"])["InstanceTypes"][0]
+    assert info["GpuInfo"]["Gpus"][0]["Count"] == 0
+    assert gpu_mismatches(catalog.GPU_INSTANCE_TYPES["g6f.large"], info) == []
+    whole = dataclasses.replace(catalog.GPU_INSTANCE_TYPES["g6f.large"], gpu_fraction=None)
+    assert gpu_mismatches(whole, info) == ["GPU count: catalog 1, EC2 0"]
 
 
 def test_on_demand_quota_fails_when_running_instances_push_it_over(ec2: Any) -> None:

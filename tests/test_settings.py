@@ -60,17 +60,32 @@ def test_replicas_must_be_an_integer_of_at_least_one(replicas, expected):
     assert line.startswith(expected)
 
 
-@pytest.mark.parametrize("instance_type", ["g5.xlarge", "p3.2xlarge", "g4dn.24xlarge", "g4ad.xlarge"])
-def test_instance_type_must_be_a_known_g4dn_size(instance_type):
+@pytest.mark.parametrize(
+    ("instance_type", "nearest"),
+    [
+        ("p3.2xlarge", "p4d.24xlarge, p5.4xlarge, g6.2xlarge"),
+        ("g4dn.24xlarge", "g4dn.4xlarge, g4dn.2xlarge, g4dn.12xlarge"),
+        ("g4ad.xlarge", "g4dn.xlarge, g4dn.8xlarge, g4dn.4xlarge"),
+        ("g7.2xlarge", "g6.2xlarge, g5.2xlarge, g6f.2xlarge"),
+    ],
+)
+def test_an_unknown_instance_type_names_the_nearest_known_ones(instance_type, nearest):
     (line,) = problems({"gpuNodeGroups": [group(instanceTypes=[instance_type])]})
-    assert line.startswith(f'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["{instance_type}"]; expected g4dn')
-    assert "g4dn.xlarge" in line and instance_type in line
+    assert line == (
+        f'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["{instance_type}"]; expected NVIDIA GPU instance types '
+        "the library knows (families g4dn, g5, g5g, g6, gr6, g6e, p4d, p4de, p5, p5e, p5en, g6f, gr6f; README "
+        f'"GPU families"), got {instance_type}: nearest known {nearest}'
+    )
 
 
 def test_a_group_mixing_gpu_counts_is_rejected():
     (line,) = problems({"gpuNodeGroups": [group(instanceTypes=["g4dn.xlarge", "g4dn.12xlarge"])]})
-    assert "gpu-eks:gpuNodeGroups[0].instanceTypes" in line
-    assert "g4dn.xlarge=1, g4dn.12xlarge=4" in line
+    assert line == (
+        'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["g4dn.xlarge", "g4dn.12xlarge"]; expected instance types '
+        "with the same GPU model, memory per GPU, GPU count and CPU architecture, since the labels, slots and AMI are "
+        "per node group (got g4dn.xlarge=1x T4 16384 MiB x86_64, g4dn.12xlarge=4x T4 16384 MiB x86_64); split them "
+        "into separate node groups"
+    )
 
 
 @pytest.mark.parametrize("strategy", ["single", "mixed"])

@@ -6,7 +6,8 @@ paragraph of its docstring. From them this writes
 
 * components/multilang/inputs.py: the component package's inputs, one TypedDict per model (Pulumi's
   analyzer turns them, and the docstring under each key, into the package schema);
-* README.md: the "Configuration reference" table, between the markers below.
+* README.md: the "Configuration reference" table, between the markers below, and the "GPU
+  families" table from the catalog (tooling/families.py).
 
 ``--check`` writes nothing and fails when a file is stale (tests/test_docgen.py does the same).
 """
@@ -30,7 +31,7 @@ from pydantic.fields import FieldInfo
 from components.config import fields
 from components.config.settings import Settings
 
-from . import REPO_ROOT
+from . import REPO_ROOT, families
 
 INPUTS = REPO_ROOT / "components" / "multilang" / "inputs.py"
 README = REPO_ROOT / "README.md"
@@ -272,7 +273,8 @@ def readme_with_table(readme: str) -> str:
 
 def generated() -> dict[Path, str]:
     """Each generated file and the text it should hold."""
-    return {INPUTS: inputs_source(), README: readme_with_table(README.read_text())}
+    readme = families.readme_with_families(readme_with_table(README.read_text()))
+    return {INPUTS: inputs_source(), README: readme}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

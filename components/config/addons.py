@@ -131,6 +131,19 @@ class VerificationSettings(_Model):
             default="`nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0`",
         ),
     )
+    # The default image is a multi-arch manifest (linux/amd64 + linux/arm64): NVIDIA/k8s-samples
+    # built vectoradd-cuda12.5.0 (commit 0cec502, 2024-06-26) with BUILD_MULTI_ARCH_IMAGES "true"
+    # and docker buildx --platform=linux/amd64,linux/arm64 (.common-ci.yml), so arm64 groups (g5g)
+    # pull the arm64 variant of the same tag unless an image is set here.
+    image_arm64: ImageReference | None = Field(
+        None,
+        **doc(
+            "Image for the pods on arm64 groups (g5g), when `image` has no linux/arm64 variant. The default "
+            "`image` is multi-arch (amd64 and arm64).",
+            type="image reference",
+            default="`image`",
+        ),
+    )
     namespace: OwnNamespace = Field(
         "gpu-timeslicing-check",
         **doc(

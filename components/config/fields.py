@@ -213,7 +213,7 @@ def supported_kubernetes_versions(today: Any) -> list[str]:
 
 
 def kubernetes_version_problem(value: str, today: Any) -> str | None:
-    """Why EKS would not run ``value`` on ``today`` (the EKS version calendar in catalog.py), or None."""
+    """Why EKS would not run ``value`` on ``today`` (the EKS version calendar in the catalog), or None."""
     usable = ", ".join(supported_kubernetes_versions(today))
     m = catalog.KUBERNETES_VERSION_PATTERN.match(value)
     if not m:
@@ -224,7 +224,7 @@ def kubernetes_version_problem(value: str, today: Any) -> str | None:
         if int(m.group(1)) > int(newest.split(".")[1]):
             return (
                 f"one of {usable}: {value} is newer than the EKS calendar this library knows "
-                "(components/catalog.py KUBERNETES_VERSIONS); a new version needs a library release"
+                "(components/catalog KUBERNETES_VERSIONS); a new version needs a library release"
             )
         return f"one of {usable}: {value} has left EKS extended support, EKS no longer creates clusters at it"
     if calendar.status(today) == "UNSUPPORTED":

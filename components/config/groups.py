@@ -21,6 +21,7 @@ from .fields import (
     _unique,
     doc,
 )
+from .instance_types import known_gpu_types, sharing_problem
 from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 
 
@@ -100,8 +101,9 @@ class TimeSlicing(_Model):
         **doc(
             "Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` "
             "block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). "
-            "GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7; g4dn.xlarge: 22, "
-            "12xlarge: 227): an error with `verifyTimeSlicing`, a warning otherwise.",
+            "GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on "
+            "A100/H100/H200 with mig-manager; g4dn.xlarge: 22, 12xlarge: 227, p5.48xlarge: 92): an error with "
+            "`verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further).",
             type="int ≥ 1",
             default="`4`",
         ),
@@ -171,20 +173,6 @@ class TimeSlicing(_Model):
 SharingSettings = TimeSlicing | Mps
 
 
-def _known_gpu_types(types: list[str]) -> list[str]:
-    unknown = [t for t in types if t not in catalog.GPU_INSTANCE_TYPES]
-    if unknown:
-        raise ValueError(f"g4dn sizes only, one of {sorted(catalog.GPU_INSTANCE_TYPES)} (got {unknown})")
-    counts = {catalog.GPU_INSTANCE_TYPES[t].gpus for t in types}
-    if len(counts) > 1:
-        detail = ", ".join(f"{t}={catalog.GPU_INSTANCE_TYPES[t].gpus}" for t in types)
-        raise ValueError(
-            "instance types with the same GPU count, since the GPU-count label is per node "
-            f"group (got {detail}); split them into separate node groups"
-        )
-    return types
-
-
 def _unique_taints(taints: tuple[Taint, ...]) -> tuple[Taint, ...]:
     # The API server refuses a Node whose taints repeat a key+effect pair ("taints must be unique
     # by key and effect pair": k8s.io/kubernetes pkg/apis/core/validation validateNodeTaints),
@@ -231,13 +219,15 @@ class GpuNodeGroupSettings(_Model):
         )
     )
     instance_types: Annotated[
-        list[str], Field(min_length=1), AfterValidator(_unique), AfterValidator(_known_gpu_types)
+        list[str], Field(min_length=1), AfterValidator(_unique), AfterValidator(known_gpu_types)
     ] = Field(
         ["g4dn.xlarge"],
         **doc(
-            "`g4dn.xlarge`, `2xlarge`, `4xlarge`, `8xlarge`, `16xlarge` (1 T4), `12xlarge` (4), `metal` (8), each "
-            "once. All types of a group must have the same GPU count.",
-            type="list of g4dn sizes",
+            "NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, "
+            'p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU '
+            "model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` "
+            "with `g5.xlarge`). An unknown type is an error naming the nearest known ones.",
+            type="list of GPU instance types",
             default='`["g4dn.xlarge"]`',
         ),
     )
@@ -318,7 +308,7 @@ class GpuNodeGroupSettings(_Model):
         "none",
         **doc(
             "Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: "
-            "the T4 has no MIG.",
+            "the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG).",
             type="`none`",
             default="`none`",
         ),
@@ -353,8 +343,19 @@ class GpuNodeGroupSettings(_Model):
     @classmethod
     def _no_mig(cls, value: str) -> str:
         if value != "none":
-            raise ValueError("'none': MIG needs an A100/H100-class GPU, and g4dn's NVIDIA T4 has no MIG")
+            raise ValueError(
+                "'none': the library does not partition GPUs with MIG (no mig-manager profiles), and g4dn's "
+                "NVIDIA T4 has no MIG"
+            )
         return value
+
+    @model_validator(mode="after")
+    def _sharing_the_family_allows(self) -> GpuNodeGroupSettings:
+        mode = catalog.MPS if self.mps is not None else catalog.TIME_SLICING
+        problem = sharing_problem(self.instance_types, mode, self.sharing.shared)
+        if problem:
+            raise KeyedProblems([((self.sharing_key, "replicas"), self.sharing.replicas, problem)])
+        return self
 
     @field_validator("labels")
     @classmethod

@@ -40,7 +40,7 @@ class TimeSlicing(TypedDict, total=False):
     """One device-plugin sharing profile (k8s-device-plugin `sharing.timeSlicing`)."""
 
     replicas: int
-    """Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7; g4dn.xlarge: 22, 12xlarge: 227): an error with `verifyTimeSlicing`, a warning otherwise. Type: int ≥ 1. Default: `4`."""
+    """Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on A100/H100/H200 with mig-manager; g4dn.xlarge: 22, 12xlarge: 227, p5.48xlarge: 92): an error with `verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further). Type: int ≥ 1. Default: `4`."""
     rename_by_default: bool
     """Advertise `nvidia.com/gpu.shared` instead of `nvidia.com/gpu`. Not with `replicas: 1`. Type: bool. Default: `false`."""
     fail_requests_greater_than_one: bool
@@ -64,7 +64,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     name: Required[str]
     """Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify` nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources. Type: 1–40 chars `[a-z0-9-]`. Required."""
     instance_types: list[str]
-    """`g4dn.xlarge`, `2xlarge`, `4xlarge`, `8xlarge`, `16xlarge` (1 T4), `12xlarge` (4), `metal` (8), each once. All types of a group must have the same GPU count. Type: list of g4dn sizes. Default: `["g4dn.xlarge"]`."""
+    """NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` with `g5.xlarge`). An unknown type is an error naming the nearest known ones. Type: list of GPU instance types. Default: `["g4dn.xlarge"]`."""
     capacity_type: str
     """EC2 capacity type. Type: `ON_DEMAND` | `SPOT`. Default: `ON_DEMAND`."""
     scaling: Scaling
@@ -82,7 +82,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     shared_devices_allocation_policy: str
     """Which GPU of a multi-GPU node serves the next shared slot (device plugin `flags.plugin.sharedDevicesAllocationPolicy`, gpu-operator v26.7.0 and newer only): `distributed` (the plugin's default) spreads pods over the GPUs, `packed` fills one GPU before the next. Only with sharing (replicas > 1). Type: `distributed` | `packed`. Default: the plugin's (`distributed`)."""
     mig_strategy: str
-    """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the T4 has no MIG. Type: `none`. Default: `none`."""
+    """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG). Type: `none`. Default: `none`."""
     ami_release_version: str
     """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). Type: string. Default: latest."""
 
@@ -118,6 +118,8 @@ class VerificationSettings(TypedDict, total=False):
 
     image: str
     """CUDA vectorAdd sample image the verification pods run (a valid `[registry/]name[:tag][@sha256:…]`). Type: image reference. Default: `nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0`."""
+    image_arm64: str
+    """Image for the pods on arm64 groups (g5g), when `image` has no linux/arm64 variant. The default `image` is multi-arch (amd64 and arm64). Type: image reference. Default: `image`."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 

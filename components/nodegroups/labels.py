@@ -14,7 +14,8 @@ import re
 # Well-known label keys
 # ---------------------------------------------------------------------------------------------
 
-#: This library's GPU-count label: the number of physical GPUs of the node's instance type.
+#: This library's GPU-count label: the GPUs the node's instance type gives the device plugin (its
+#: physical GPUs, or 1 on a g6f/gr6f vGPU slice, for which EC2 reports 0: catalog.instances).
 GPU_COUNT_LABEL = "gpu-eks.io/gpu-count"
 #: This library's node-group label, so workloads can pick one GPU node group.
 NODE_GROUP_LABEL = "gpu-eks.io/node-group"

@@ -42,7 +42,7 @@ def accelerator_labels(instance: catalog.GpuInstanceType) -> dict[str, str]:
     renamed resource (``nvidia.com/gpu.shared``) would leave a labelled node "not ready" to CA for
     good, settings refuse ``renameByDefault`` while the autoscaler is enabled.
     """
-    return {labels.ACCELERATOR_LABEL: catalog.ACCELERATOR_LABEL_VALUES[instance.gpu_model]}
+    return {labels.ACCELERATOR_LABEL: instance.accelerator}
 
 
 def kubelet_flags(labels: Mapping[str, str], taints: Sequence[Taint]) -> list[str]:

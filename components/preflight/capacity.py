@@ -47,14 +47,18 @@ def gpu_mismatches(expected: catalog.GpuInstanceType, info: Mapping[str, Any]) -
     count = sum(int(g.get("Count", 0)) for g in gpus)
     memory = sorted({int(g.get("MemoryInfo", {}).get("SizeInMiB", 0)) for g in gpus})
     vcpus = int(info.get("VCpuInfo", {}).get("DefaultVCpus", 0))
+    archs = info.get("ProcessorInfo", {}).get("SupportedArchitectures", [])
     out = []
-    if count != expected.gpus:
-        out.append(f"GPU count: catalog {expected.gpus}, EC2 {count}")
+    # A vGPU slice (g6f, gr6f): EC2 reports 0 GPUs, the device plugin advertises 1 (catalog.instances).
+    if count != expected.ec2_gpus:
+        out.append(f"GPU count: catalog {expected.ec2_gpus}, EC2 {count}")
     if memory != [expected.gpu_memory_mib_per_gpu]:
         shown = "/".join(str(m) for m in memory) or "none"
         out.append(f"memory per GPU: catalog {expected.gpu_memory_mib_per_gpu} MiB, EC2 {shown} MiB")
     if vcpus != expected.vcpus:
         out.append(f"vCPUs: catalog {expected.vcpus}, EC2 {vcpus}")
+    if archs and expected.architecture not in archs:
+        out.append(f"architecture: catalog {expected.architecture}, EC2 {'/'.join(archs)}")
     return out
 
 
@@ -102,7 +106,7 @@ def check_instance_type(
             parts.append(
                 (
                     FAIL,
-                    f"the library's table (components/catalog.py GPU_INSTANCE_TYPES) is wrong for "
+                    f"the library's table (components/catalog/instances.py GPU_INSTANCE_TYPES) is wrong for "
                     f"{instance_type}: {'; '.join(mismatches)}; fix the table, since node labels, "
                     "advertised GPUs and the quota check derive from it",
                 )
@@ -214,7 +218,8 @@ def check_vcpu_quota(quotas: Any, ec2: Any, capacity_type: str, groups: Sequence
     and fails with AsgInstanceLaunchFailures (VcpuLimitExceeded)."""
     check = f"vcpu-quota:{capacity_type}"
     code = VCPU_QUOTA_CODE[capacity_type]
-    mine = [g for g in groups if g.capacity_type == capacity_type]
+    # P instances (p4d, p5, ...) count against the P quotas, not this one: only G/VT groups here.
+    mine = [g for g in groups if g.capacity_type == capacity_type and counts_against_g_quota(g.instance_types[0])]
     needed = vcpus_needed(mine, capacity_type)
     breakdown = [f"{g.name}: {g.scaling.max_size} x {group_vcpus(g) // g.scaling.max_size}" for g in mine]
     details: dict[str, Any] = {"quota_code": code, "needed_vcpus": needed, "node_groups": breakdown}

@@ -11,7 +11,7 @@ from botocore.exceptions import BotoCoreError
 
 from .. import catalog
 from ..config.settings import Settings
-from .capacity import check_instance_type, check_vcpu_quota
+from .capacity import check_instance_type, check_vcpu_quota, counts_against_g_quota
 from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones
 from .results import CheckResult, PreflightFailed, access_error, failed, is_unparseable_reply
 
@@ -59,7 +59,9 @@ def run_checks(
         zones = zones_result.details.get("zones")
         for instance_type, expected in _instance_types_to_check(settings).items():
             results.append(check_instance_type(ec2, instance_type, zones, expected))
-        capacity_types = sorted({g.capacity_type for g in settings.gpu_node_groups})
+        # The G and VT quotas only (P-family groups count against the P quotas, not checked).
+        g_groups = [g for g in settings.gpu_node_groups if counts_against_g_quota(g.instance_types[0])]
+        capacity_types = sorted({g.capacity_type for g in g_groups})
         for capacity_type in capacity_types:
             results.append(check_vcpu_quota(quotas, ec2, capacity_type, settings.gpu_node_groups))
     except BotoCoreError as err:

@@ -48,11 +48,12 @@ class GroupPlan:
     #: The validated settings the plan was derived from.
     settings: GpuNodeGroupSettings
     #: The catalog entry of the group's first instance type (every type of a group has the same
-    #: GPU count: the settings refuse a mix).
+    #: GPU model, memory per GPU, GPU count and architecture: the settings refuse a mix).
     instance: catalog.GpuInstanceType
-    #: EKS ``amiType`` of the group.
+    #: EKS ``amiType`` of the group: the AL2023 NVIDIA AMI of its architecture.
     ami_type: str
-    #: Physical GPUs per node.
+    #: GPUs the device plugin advertises per node before sharing: the physical GPUs, or 1 on a
+    #: vGPU slice (g6f, gr6f; catalog.instances). Also the GPU-count label.
     gpus_per_node: int
     #: The sharing profile: ConfigMap key of the device-plugin config and value of the node label
     #: ``nvidia.com/device-plugin.config``. Default: the group's name, which no sharing setting
@@ -122,6 +123,11 @@ class GroupPlan:
     def instance_types(self) -> tuple[str, ...]:
         return tuple(self.settings.instance_types)
 
+    @property
+    def architecture(self) -> str:
+        """``x86_64`` or ``arm64`` (every type of a group has the same)."""
+        return self.instance.architecture
+
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
@@ -147,7 +153,7 @@ def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
     return GroupPlan(
         settings=group,
         instance=instance,
-        ami_type=catalog.GPU_AMI_TYPE,
+        ami_type=catalog.GPU_AMI_TYPES[instance.architecture],
         gpus_per_node=instance.gpus,
         profile_name=profile_name,
         device_plugin_config=_frozen(

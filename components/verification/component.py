@@ -15,6 +15,7 @@ from .jobs import (
     AWAIT_MARGIN_SECONDS,
     concurrent_job_spec,
     exclusive_job_spec,
+    image_for,
     job_name,
     mps_limit_job_spec,
     warmup_job_spec,
@@ -67,14 +68,15 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                     f"GPU node group {plan.name!r} has desiredSize 0 and no autoscaler: not verified", resource=self
                 )
                 continue
-            warmup = warmup_job_spec(plan, args.settings.image)
+            image = image_for(plan, args.settings.image, args.settings.image_arm64)
+            warmup = warmup_job_spec(plan, image)
             self.warmup_jobs[plan.name] = k8s.batch.v1.Job(
                 f"{name}-{plan.name}-warmup",
                 metadata=_job_metadata(job_name("ts-warmup", plan, warmup), self.namespace, warmup),
                 spec=warmup,
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            concurrent = concurrent_job_spec(plan, args.settings.image)
+            concurrent = concurrent_job_spec(plan, image)
             self.jobs[plan.name] = k8s.batch.v1.Job(
                 f"{name}-{plan.name}-concurrent",
                 metadata=_job_metadata(job_name("ts-check", plan, concurrent), self.namespace, concurrent),

@@ -59,6 +59,12 @@ AWAIT_MARGIN_SECONDS = 60
 VECTOR_ADD_ONCE = "/cuda-samples/vectorAdd"
 
 
+def image_for(plan: GroupPlan, image: str, image_arm64: str | None) -> str:
+    """The vectorAdd image for the plan's CPU architecture: ``image_arm64`` on arm64 groups when
+    set, else ``image`` (the default is multi-arch: config.addons.VerificationSettings)."""
+    return image_arm64 if plan.architecture == "arm64" and image_arm64 else image
+
+
 def hold_script(seconds: int) -> str:
     """vectorAdd first (fail fast), then again every 5 s until ``seconds`` have passed."""
     return (

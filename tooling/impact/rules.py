@@ -273,7 +273,7 @@ RULES: tuple[Rule, ...] = (
     # gpu-operator: it mounts the device-plugin ConfigMap by name, so a new name rolls the
     # device-plugin DaemonSets; the plugin's config-manager never reloads a ConfigMap's content.
     # A new chart version brings a new device-plugin image (v0.17.2 / v0.18.1 / v0.20.0 behind
-    # charts v25.3.1 / v25.10.1 / v26.7.0: see components/catalog.py): its DaemonSets roll too.
+    # charts v25.3.1 / v25.10.1 / v26.7.0: see components/catalog/instances.py): its DaemonSets roll too.
     Rule(
         "kubernetes:helm.sh/v3:Release",
         "values.devicePlugin.config.name",

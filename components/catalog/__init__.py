@@ -2,7 +2,8 @@
 
 Each fact has exactly one home, here. Everything else (validation, node labels,
 Helm values, preflight checks, documentation tables) reads these tables instead of
-repeating the numbers.
+repeating the numbers. The GPU instance types and families live in ``instances`` and are
+re-exported here: import ``from components import catalog`` and read ``catalog.X``.
 """
 
 from __future__ import annotations
@@ -11,93 +12,41 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-# ---------------------------------------------------------------------------------------------
-# Instance types
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GpuInstanceType:
-    """What the library assumes about one EC2 GPU instance type.
-
-    The numbers are the ones ``ec2:DescribeInstanceTypes`` reports (``VCpuInfo``,
-    ``MemoryInfo``, ``GpuInfo``); the preflight check compares them with the live API
-    so a wrong row here is caught before it mislabels nodes.
-    """
-
-    name: str
-    vcpus: int
-    memory_mib: int
-    gpus: int
-    gpu_model: str
-    gpu_memory_mib_per_gpu: int
-    supports_mig: bool
-    #: kubelet ``maxPods`` on EKS with the VPC CNI defaults (no prefix delegation): ENIs x
-    #: (IPv4 addresses per ENI - 1) + 2 on the default network card. nodeadm computes it from
-    #: its embedded ``instance-info.jsonl`` (awslabs/amazon-eks-ami
-    #: nodeadm/internal/kubelet/eni_max_pods.go); the same numbers as the older
-    #: ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py checks both.
-    max_pods: int
-
-
-def _g4dn(size: str, vcpus: int, memory_gib: int, gpus: int, max_pods: int) -> GpuInstanceType:
-    # Every g4dn size carries NVIDIA T4 GPUs with 16 GiB each. The T4 (Turing) has no MIG.
-    return GpuInstanceType(
-        name=f"g4dn.{size}",
-        vcpus=vcpus,
-        memory_mib=memory_gib * 1024,
-        gpus=gpus,
-        gpu_model="T4",
-        gpu_memory_mib_per_gpu=16 * 1024,
-        supports_mig=False,
-        max_pods=max_pods,
-    )
-
-
-#: Physical GPU count per g4dn size: the single source of truth for the GPU-count label,
-#: the advertised ``nvidia.com/gpu`` capacity, the verification Jobs, the autoscaler tags and preflight.
-GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
-    t.name: t
-    for t in (
-        #     size        vCPUs  GiB  GPUs  max pods
-        _g4dn("xlarge", 4, 16, 1, 29),
-        _g4dn("2xlarge", 8, 32, 1, 29),
-        _g4dn("4xlarge", 16, 64, 1, 29),
-        _g4dn("8xlarge", 32, 128, 1, 58),
-        _g4dn("16xlarge", 64, 256, 1, 58),
-        _g4dn("12xlarge", 48, 192, 4, 234),
-        _g4dn("metal", 96, 384, 8, 737),
-    )
-}
-
-#: The DaemonSet pods every GPU node runs, which count against its max pods. Derived from what
-#: this library installs (README "What it builds") and the operands the operator deploys with
-#: our values; tests/test_device_plugin_rules.py checks the operator half per chart version:
-#: - EKS add-ons: pulumi-eks installs vpc-cni (aws-node) and kube-proxy; CoreDNS is a
-#:   Deployment on the system nodes; no eks-pod-identity-agent add-on is installed.
-#: - gpu-operator (v25.3.1, v25.10.1, v26.7.0; controllers/state_manager.go gpuStateLabels for
-#:   the ``container`` workload config; assets/state-*/ DaemonSet nodeSelectors): device plugin,
-#:   GFD, dcgm-exporter and operator-validator. Not on our nodes: driver and container-toolkit
-#:   (disabled), standalone dcgm and node-status-exporter (disabled by the chart), mig-manager
-#:   (only MIG-capable GPUs; the T4 is not), MPS control daemon (only ``nvidia.com/mps.capable``
-#:   nodes), the sandbox/vGPU/kata/cc operands (only with sandboxWorkloads, disabled).
-#: - the node-feature-discovery worker (the chart's subchart; runs on every GPU node).
-#: The validators' run-to-completion pods (cuda, plugin) end Succeeded and do not count.
-GPU_NODE_DAEMONSET_PODS: tuple[str, ...] = (
-    "aws-node",
-    "kube-proxy",
-    "nvidia-device-plugin-daemonset",
-    "gpu-feature-discovery",
-    "nvidia-dcgm-exporter",
-    "nvidia-operator-validator",
-    "gpu-operator-node-feature-discovery-worker",
+from .instances import (
+    ACCELERATOR_LABEL_VALUES,
+    FAMILIES,
+    GPU_INSTANCE_TYPES,
+    GPU_NODE_DAEMONSET_PODS,
+    MIG_MANAGER_POD,
+    MPS,
+    TIME_SLICING,
+    WHOLE_GPU_SHARING,
+    GpuFamily,
+    GpuInstanceType,
+    daemonset_pods,
+    interchangeable,
+    usable_pod_slots,
 )
 
+__all__ = [
+    "ACCELERATOR_LABEL_VALUES",
+    "FAMILIES",
+    "GPU_INSTANCE_TYPES",
+    "GPU_NODE_DAEMONSET_PODS",
+    "MIG_MANAGER_POD",
+    "MPS",
+    "TIME_SLICING",
+    "WHOLE_GPU_SHARING",
+    "GpuFamily",
+    "GpuInstanceType",
+    "daemonset_pods",
+    "interchangeable",
+    "usable_pod_slots",
+]
 
-def usable_pod_slots(instance_type: str) -> int:
-    """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods."""
-    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(GPU_NODE_DAEMONSET_PODS)
-
+# ---------------------------------------------------------------------------------------------
+# Instance types (the GPU ones: instances.py)
+# ---------------------------------------------------------------------------------------------
 
 #: EC2 Service Quotas codes (service ``ec2``) that bound vCPUs of G and VT instances.
 VCPU_QUOTA_ON_DEMAND_G = "L-DB2E81BA"  # Running On-Demand G and VT instances
@@ -138,6 +87,10 @@ def is_accelerated(instance_type: str) -> bool:
 #: ``amiType`` of the EKS managed node groups. AL2023 NVIDIA ships the NVIDIA driver and the
 #: NVIDIA container toolkit, and nodeadm makes ``nvidia`` containerd's default runtime.
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
+#: The arm64 NVIDIA AMI (g5g): botocore 1.44.5 ``eks`` AMITypes; EKS user guide
+#: "Use EKS-optimized accelerated AMIs for GPU instances" (AL2023 ARM NVIDIA serves g5g).
+GPU_AMI_TYPE_ARM64 = "AL2023_ARM_64_NVIDIA"
+GPU_AMI_TYPES = {"x86_64": GPU_AMI_TYPE, "arm64": GPU_AMI_TYPE_ARM64}
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 #: The system group's AMI type when its instance types are Graviton (arm64): EKS boots the AMI of
 #: the node group's ``amiType``, so an arm64 type needs the arm64 AMI (botocore ``eks`` AMITypes).
@@ -148,6 +101,8 @@ SYSTEM_AMI_TYPES = {"x86_64": SYSTEM_AMI_TYPE, "arm64": SYSTEM_AMI_TYPE_ARM64}
 _AMI_SSM = "/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/"
 AMI_SSM_PARAMETER = {
     GPU_AMI_TYPE: _AMI_SSM + "x86_64/nvidia/recommended/image_id",
+    # EKS user guide, "Retrieve recommended Amazon Linux AMI IDs": amazon-linux-2023/arm64/nvidia.
+    GPU_AMI_TYPE_ARM64: _AMI_SSM + "arm64/nvidia/recommended/image_id",
     SYSTEM_AMI_TYPE: _AMI_SSM + "x86_64/standard/recommended/image_id",
     SYSTEM_AMI_TYPE_ARM64: _AMI_SSM + "arm64/standard/recommended/image_id",
 }
@@ -219,8 +174,3 @@ def today() -> dt.date:
 #: Instance families counted by the two G and VT vCPU quotas above: every family whose name
 #: starts with "g" (g4dn, g5, g6, gr6, ...) or "vt" (vt1).
 VCPU_QUOTA_G_FAMILY_PREFIXES = ("g", "vt")
-
-#: Value of the ``k8s.amazonaws.com/accelerator`` node label per GPU model: the GPU types
-#: Cluster Autoscaler's AWS provider knows (cloudprovider/aws/aws_cloud_provider.go
-#: ``availableGPUTypes``, tag cluster-autoscaler-1.35.2; README "Special note on GPU instances").
-ACCELERATOR_LABEL_VALUES: dict[str, str] = {"T4": "nvidia-tesla-t4"}

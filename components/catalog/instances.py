@@ -1,0 +1,314 @@
+"""The NVIDIA GPU instance types EKS runs on the AL2023 NVIDIA AMIs: one row per type, one
+``GpuFamily`` per family for what all its sizes share.
+
+Sources, and which one wins where they disagree:
+
+* vCPUs, memory, GPU count and memory per GPU: ``ec2:DescribeInstanceTypes`` as botocore 1.44.5 /
+  moto 5.2.5 record it (``moto/ec2/resources/instance_types.json.gz``, pinned in requirements.txt);
+  tests/test_families.py checks every row against that file, and preflight against the live API.
+  The Cluster Autoscaler's static list (cloudprovider/aws/ec2_instance_types.go,
+  cluster-autoscaler-1.35.2) agrees on vCPUs, memory, GPU count and architecture for every row
+  but p5e.48xlarge, which it lacks; CA builds its list from DescribeInstanceTypes at start
+  (aws_cloud_provider.go BuildAWS, unless ``--aws-use-static-instance-list``; our CA IAM policy
+  allows the call), so it knows p5e too, with EC2's numbers.
+* Max pods: awslabs/amazon-eks-ami ``eni-max-pods.txt`` (v20260318) and nodeadm's
+  ``instance-info.jsonl`` (v20260724), both in ../shared/reference/eks; the tests check each row
+  against both.
+* Which AMI serves a family: EKS user guide, "Use EKS-optimized accelerated AMIs for GPU instances"
+  (ml-eks-optimized-ami): AL2023 x86_64 NVIDIA serves p5, p5e, p5en, p4d, p4de, gr6, g6, g6e, g6f,
+  gr6f, g5, g4dn; AL2023 ARM NVIDIA serves g5g (and the p6e-gb200/gb300 UltraServers).
+* Which kernel module the AMI loads: amazon-eks-ami ``templates/al2023/runtime/gpu/
+  nvidia-kmod-load.sh`` (v20260724): g4dn, g5, g5g get the proprietary ``nvidia`` module with the
+  GSP disabled; the L4 vGPU slices (PCI subdevices L4-3Q, L4-6Q, L4-12Q: g6f, gr6f) the GRID guest
+  module ``nvidia-open-grid``; every other GPU here is in ``nvidia-open-supported-devices-580.txt``
+  and gets ``nvidia-open``. The driver branch is 580 (``variables-default.json``); from release
+  v20260917 the AMI carries 580 and 595 and picks one per instance type at first boot
+  (amazon-eks-ami#2768), and 595 does not run on G6f (``doc/usage/g7-ami.md``), so G6f keeps 580.
+
+Not here: g7 (RTX PRO 4500 Blackwell) needs the 595 driver, which the AMI only ships from release
+v20260917 (amazon-eks-ami#2768; the max-pods tables in ../shared/reference predate it, and the
+library cannot yet require a minimum AMI release per family); g7e, p6-b200 and p6-b300 are on the
+AMI's list, but the gpu-operator chart versions here were not checked against Blackwell
+(dcgm-exporter, validator); p6e-gb200/gb300 are UltraServer-only arm64 capacity. p3/p3dn (V100)
+are on the AMI's list too but are previous generation and left out.
+
+Fractional GPUs (g6f, gr6f). EC2 reports ``Count: 0`` for them with the slice's memory
+(g6f.large: 2,861 MiB, 1/8 of the L4's 22,888), and so does CA's static list (``GPU: 0``). Inside
+the instance the vGPU is one PCI device (an L4-3Q/6Q/12Q subdevice, above) that the GRID driver
+presents as one CUDA device; the NVIDIA device plugin advertises one ``nvidia.com/gpu`` per NVML
+device, so a node advertises exactly one. The catalog therefore records ``gpus = 1`` (what the
+scheduler sees, the GPU-count label: never 0, or neither the NFD worker nor CA's scale-from-zero
+would treat the node as a GPU node) and ``ec2_gpus = 0`` (what EC2 and CA report), and the slice's
+memory (the vGPU profile's framebuffer, as EC2 reports it) as memory per GPU. We trust EC2 for the
+memory and our reading of the AMI for the advertised count; preflight checks the EC2 half.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+#: Sharing modes a family allows (the device plugin's ``sharing`` block): time-slicing and MPS.
+TIME_SLICING = "time-slicing"
+MPS = "mps"
+WHOLE_GPU_SHARING: frozenset[str] = frozenset({TIME_SLICING, MPS})
+
+
+@dataclass(frozen=True)
+class GpuFamily:
+    """What every size of one EC2 GPU family shares."""
+
+    name: str
+    #: GPU model as EC2 names it (``GpuInfo.Gpus[].Name``).
+    gpu_model: str
+    #: Memory of one whole GPU (``GpuInfo.Gpus[].MemoryInfo.SizeInMiB``).
+    gpu_memory_mib: int
+    #: EC2 ``ProcessorInfo.SupportedArchitectures``.
+    architecture: str
+    #: The GPU has MIG (A100, H100, H200): gpu-operator then runs mig-manager on the node.
+    supports_mig: bool
+    #: The kernel module the AL2023 NVIDIA AMI loads (nvidia-kmod-load.sh, see the module docstring).
+    kernel_module: str
+    #: Sharing modes a group of this family may use (empty: none, replicas must stay 1).
+    sharing: frozenset[str]
+    #: Why a sharing mode is missing from ``sharing`` (the settings' error says it).
+    no_sharing_reason: str = ""
+    #: vGPU slices: the physical GPU is shared by the hypervisor and EC2 reports 0 GPUs.
+    fractional: bool = False
+
+
+@dataclass(frozen=True)
+class GpuInstanceType:
+    """What the library assumes about one EC2 GPU instance type.
+
+    The numbers are the ones ``ec2:DescribeInstanceTypes`` reports (``VCpuInfo``,
+    ``MemoryInfo``, ``GpuInfo``); the preflight check compares them with the live API
+    so a wrong row here is caught before it mislabels nodes.
+    """
+
+    name: str
+    vcpus: int
+    memory_mib: int
+    #: GPUs the device plugin advertises per node: the physical GPUs, or 1 for a vGPU slice.
+    gpus: int
+    gpu_model: str
+    #: Memory of one advertised GPU: a whole GPU's, or the vGPU profile's framebuffer.
+    gpu_memory_mib_per_gpu: int
+    supports_mig: bool
+    #: kubelet ``maxPods`` on EKS with the VPC CNI defaults (no prefix delegation): ENIs x
+    #: (IPv4 addresses per ENI - 1) + 2 on the default network card. nodeadm computes it from
+    #: its embedded ``instance-info.jsonl`` (awslabs/amazon-eks-ami
+    #: nodeadm/internal/kubelet/eni_max_pods.go); the same numbers as the older
+    #: ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py checks both.
+    max_pods: int
+    family: GpuFamily
+    #: The share of one physical GPU a vGPU slice holds (g6f.large: 1/8); None: whole GPUs.
+    gpu_fraction: Fraction | None = None
+    #: NVIDIA vGPU profile of the slice (the PCI subdevice nvidia-kmod-load.sh matches).
+    vgpu_profile: str | None = None
+
+    @property
+    def architecture(self) -> str:
+        return self.family.architecture
+
+    @property
+    def ec2_gpus(self) -> int:
+        """The GPU count EC2 (and CA's static list) report: 0 for a vGPU slice."""
+        return 0 if self.gpu_fraction is not None else self.gpus
+
+    @property
+    def accelerator(self) -> str:
+        return ACCELERATOR_LABEL_VALUES[self.gpu_model]
+
+    @property
+    def sharing(self) -> frozenset[str]:
+        """Sharing modes a group of this type may use (``TIME_SLICING``, ``MPS``)."""
+        return self.family.sharing
+
+
+#: Value of the ``k8s.amazonaws.com/accelerator`` node label per GPU model. Cluster Autoscaler's
+#: AWS provider lists the GPU types it knows (cloudprovider/aws/aws_cloud_provider.go
+#: ``availableGPUTypes``, tag cluster-autoscaler-1.35.2): nvidia-tesla-t4, nvidia-a10g, nvidia-l4,
+#: nvidia-l40s, nvidia-tesla-a100 (and k80, p100, v100). CA reads the label's presence to hold a
+#: node as "GPU not ready" (processors/customresources/gpu_processor.go); the value only names the
+#: GPU in its metrics, where a type outside that list counts as "generic"
+#: (utils/gpu/gpu.go GetGpuInfoForMetrics). The H100, H200 and T4G are not in the list: their
+#: values follow the same ``nvidia-<model>`` pattern and work the same way. The L4 vGPU slices
+#: carry the L4's value: it is an L4 (CA knows it), and groups never mix slices with whole GPUs.
+ACCELERATOR_LABEL_VALUES: dict[str, str] = {
+    "T4": "nvidia-tesla-t4",
+    "T4g": "nvidia-t4g",
+    "A10G": "nvidia-a10g",
+    "L4": "nvidia-l4",
+    "L40S": "nvidia-l40s",
+    "A100": "nvidia-tesla-a100",
+    "H100": "nvidia-h100",
+    "H200": "nvidia-h200",
+}
+
+_VGPU_NO_SHARING = (
+    "a g6f/gr6f vGPU slice is already a time-sliced share of an L4, scheduled by the hypervisor; "
+    "neither NVIDIA (k8s-device-plugin, gpu-operator) nor AWS documents time-slicing or MPS on top "
+    "of a vGPU slice, so the library does not offer it: one pod per slice, or whole L4s (g6, gr6) to share"
+)
+
+_PROPRIETARY_NO_GSP = "nvidia (proprietary, GSP disabled)"
+
+FAMILIES: dict[str, GpuFamily] = {
+    f.name: f
+    for f in (
+        GpuFamily("g4dn", "T4", 16384, "x86_64", False, _PROPRIETARY_NO_GSP, WHOLE_GPU_SHARING),
+        GpuFamily("g5", "A10G", 22888, "x86_64", False, _PROPRIETARY_NO_GSP, WHOLE_GPU_SHARING),
+        GpuFamily("g5g", "T4g", 16384, "arm64", False, _PROPRIETARY_NO_GSP, WHOLE_GPU_SHARING),
+        GpuFamily("g6", "L4", 22888, "x86_64", False, "nvidia-open", WHOLE_GPU_SHARING),
+        GpuFamily("gr6", "L4", 22888, "x86_64", False, "nvidia-open", WHOLE_GPU_SHARING),
+        GpuFamily("g6e", "L40S", 45776, "x86_64", False, "nvidia-open", WHOLE_GPU_SHARING),
+        GpuFamily("p4d", "A100", 40960, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
+        GpuFamily("p4de", "A100", 81920, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
+        GpuFamily("p5", "H100", 81920, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
+        GpuFamily("p5e", "H200", 144384, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
+        GpuFamily("p5en", "H200", 144384, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
+        GpuFamily("g6f", "L4", 22888, "x86_64", False, "nvidia-open-grid", frozenset(), _VGPU_NO_SHARING, True),
+        GpuFamily("gr6f", "L4", 22888, "x86_64", False, "nvidia-open-grid", frozenset(), _VGPU_NO_SHARING, True),
+    )
+}
+
+#: vGPU profile per L4 share (nvidia-kmod-load.sh NVIDIA_GRID_SUBDEVICES: 27b8:1733 L4-3Q,
+#: 27b8:1735 L4-6Q, 27b8:1737 L4-12Q; the Q profiles' framebuffer is 3, 6 and 12 GB, and EC2
+#: reports the usable part: 2,861, 5,722 and 11,444 MiB).
+_L4_VGPU_PROFILES: dict[Fraction, str] = {
+    Fraction(1, 8): "L4-3Q",
+    Fraction(1, 4): "L4-6Q",
+    Fraction(1, 2): "L4-12Q",
+}
+
+
+def _row(family: str, size: str, vcpus: int, memory_gib: int, gpus: int | Fraction, max_pods: int) -> GpuInstanceType:
+    fam = FAMILIES[family]
+    fraction = gpus if isinstance(gpus, Fraction) else None
+    return GpuInstanceType(
+        name=f"{family}.{size}",
+        vcpus=vcpus,
+        memory_mib=memory_gib * 1024,
+        gpus=1 if fraction is not None else int(gpus),
+        gpu_model=fam.gpu_model,
+        gpu_memory_mib_per_gpu=int(fam.gpu_memory_mib * fraction) if fraction is not None else fam.gpu_memory_mib,
+        supports_mig=fam.supports_mig,
+        max_pods=max_pods,
+        family=fam,
+        gpu_fraction=fraction,
+        vgpu_profile=_L4_VGPU_PROFILES[fraction] if fraction is not None else None,
+    )
+
+
+_8TH, _4TH, _HALF = Fraction(1, 8), Fraction(1, 4), Fraction(1, 2)
+
+#: Every GPU instance type a GPU node group accepts: the single source of truth for the GPU-count
+#: label, the advertised ``nvidia.com/gpu`` capacity, the verification Jobs, the autoscaler tags
+#: and preflight.
+GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
+    t.name: t
+    for t in (
+        #    family  size       vCPUs  GiB  GPUs  max pods
+        _row("g4dn", "xlarge", 4, 16, 1, 29),
+        _row("g4dn", "2xlarge", 8, 32, 1, 29),
+        _row("g4dn", "4xlarge", 16, 64, 1, 29),
+        _row("g4dn", "8xlarge", 32, 128, 1, 58),
+        _row("g4dn", "16xlarge", 64, 256, 1, 58),
+        _row("g4dn", "12xlarge", 48, 192, 4, 234),
+        _row("g4dn", "metal", 96, 384, 8, 737),
+        _row("g5", "xlarge", 4, 16, 1, 58),
+        _row("g5", "2xlarge", 8, 32, 1, 58),
+        _row("g5", "4xlarge", 16, 64, 1, 234),
+        _row("g5", "8xlarge", 32, 128, 1, 234),
+        _row("g5", "16xlarge", 64, 256, 1, 234),
+        _row("g5", "12xlarge", 48, 192, 4, 737),
+        _row("g5", "24xlarge", 96, 384, 4, 737),
+        _row("g5", "48xlarge", 192, 768, 8, 345),
+        _row("g5g", "xlarge", 4, 8, 1, 58),
+        _row("g5g", "2xlarge", 8, 16, 1, 58),
+        _row("g5g", "4xlarge", 16, 32, 1, 234),
+        _row("g5g", "8xlarge", 32, 64, 1, 234),
+        _row("g5g", "16xlarge", 64, 128, 2, 737),
+        _row("g5g", "metal", 64, 128, 2, 737),
+        _row("g6", "xlarge", 4, 16, 1, 58),
+        _row("g6", "2xlarge", 8, 32, 1, 58),
+        _row("g6", "4xlarge", 16, 64, 1, 234),
+        _row("g6", "8xlarge", 32, 128, 1, 234),
+        _row("g6", "16xlarge", 64, 256, 1, 737),
+        _row("g6", "12xlarge", 48, 192, 4, 234),
+        _row("g6", "24xlarge", 96, 384, 4, 737),
+        _row("g6", "48xlarge", 192, 768, 8, 737),
+        _row("gr6", "4xlarge", 16, 128, 1, 234),
+        _row("gr6", "8xlarge", 32, 256, 1, 234),
+        _row("g6e", "xlarge", 4, 32, 1, 58),
+        _row("g6e", "2xlarge", 8, 64, 1, 58),
+        _row("g6e", "4xlarge", 16, 128, 1, 234),
+        _row("g6e", "8xlarge", 32, 256, 1, 234),
+        _row("g6e", "16xlarge", 64, 512, 1, 737),
+        _row("g6e", "12xlarge", 48, 384, 4, 292),
+        _row("g6e", "24xlarge", 96, 768, 4, 492),
+        _row("g6e", "48xlarge", 192, 1536, 8, 492),
+        _row("p4d", "24xlarge", 96, 1152, 8, 737),
+        _row("p4de", "24xlarge", 96, 1152, 8, 737),
+        _row("p5", "4xlarge", 16, 256, 1, 118),
+        _row("p5", "48xlarge", 192, 2048, 8, 100),
+        _row("p5e", "48xlarge", 192, 2048, 8, 100),
+        _row("p5en", "48xlarge", 192, 2048, 8, 198),
+        _row("g6f", "large", 2, 8, _8TH, 20),
+        _row("g6f", "xlarge", 4, 16, _8TH, 58),
+        _row("g6f", "2xlarge", 8, 32, _4TH, 58),
+        _row("g6f", "4xlarge", 16, 64, _HALF, 234),
+        _row("gr6f", "4xlarge", 16, 128, _HALF, 234),
+    )
+}
+
+#: The DaemonSet pods every GPU node runs, which count against its max pods. Derived from what
+#: this library installs (README "What it builds") and the operands the operator deploys with
+#: our values; tests/test_device_plugin_rules.py checks the operator half per chart version:
+#: - EKS add-ons: pulumi-eks installs vpc-cni (aws-node) and kube-proxy; CoreDNS is a
+#:   Deployment on the system nodes; no eks-pod-identity-agent add-on is installed.
+#: - gpu-operator (v25.3.1, v25.10.1, v26.7.0; controllers/state_manager.go gpuStateLabels for
+#:   the ``container`` workload config; assets/state-*/ DaemonSet nodeSelectors): device plugin,
+#:   GFD, dcgm-exporter and operator-validator. Not on our nodes: driver and container-toolkit
+#:   (disabled), standalone dcgm and node-status-exporter (disabled by the chart), mig-manager
+#:   (only MIG-capable GPUs: see ``daemonset_pods``), MPS control daemon (only
+#:   ``nvidia.com/mps.capable`` nodes), the sandbox/vGPU/kata/cc operands (only with
+#:   sandboxWorkloads, disabled).
+#: - the node-feature-discovery worker (the chart's subchart; runs on every GPU node).
+#: The validators' run-to-completion pods (cuda, plugin) end Succeeded and do not count.
+GPU_NODE_DAEMONSET_PODS: tuple[str, ...] = (
+    "aws-node",
+    "kube-proxy",
+    "nvidia-device-plugin-daemonset",
+    "gpu-feature-discovery",
+    "nvidia-dcgm-exporter",
+    "nvidia-operator-validator",
+    "gpu-operator-node-feature-discovery-worker",
+)
+#: On MIG-capable GPUs (A100, H100, H200) the operator also labels the node
+#: ``nvidia.com/gpu.deploy.mig-manager`` (GFD's ``nvidia.com/mig.capable=true``; the chart's
+#: ``migManager.enabled`` defaults to true), so mig-manager runs there too.
+MIG_MANAGER_POD = "nvidia-mig-manager"
+
+
+def daemonset_pods(instance_type: str) -> tuple[str, ...]:
+    """The DaemonSet pods a GPU node of ``instance_type`` runs."""
+    extra = (MIG_MANAGER_POD,) if GPU_INSTANCE_TYPES[instance_type].supports_mig else ()
+    return GPU_NODE_DAEMONSET_PODS + extra
+
+
+def usable_pod_slots(instance_type: str) -> int:
+    """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods."""
+    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(daemonset_pods(instance_type))
+
+
+def interchangeable(a: GpuInstanceType, b: GpuInstanceType) -> bool:
+    """Whether one node group may mix ``a`` and ``b``: the scheduler sees the same slots on both
+    (same GPU model, same memory per advertised GPU, same GPU count) and one AMI boots both."""
+    return (a.gpu_model, a.gpu_memory_mib_per_gpu, a.gpus, a.architecture) == (
+        b.gpu_model,
+        b.gpu_memory_mib_per_gpu,
+        b.gpus,
+        b.architecture,
+    )

@@ -1,0 +1,64 @@
+"""The GPU instance-type rules of a node group: known types (with the nearest ones when not),
+types a group may mix, and the sharing each family allows (facts in ``catalog.instances``)."""
+
+from __future__ import annotations
+
+import difflib
+
+from .. import catalog
+
+
+def _nearest_gpu_types(name: str) -> list[str]:
+    """The known GPU types closest to ``name`` (difflib), else the sizes of its family, else the
+    first size of every family."""
+    known = list(catalog.GPU_INSTANCE_TYPES)
+    near = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if near:
+        return near
+    family = catalog.instance_family(name)
+    same_family = [t for t in known if catalog.instance_family(t) == family]
+    return same_family or list(dict.fromkeys(f"{f}.{_first_size(f)}" for f in catalog.FAMILIES))
+
+
+def _first_size(family: str) -> str:
+    return next(t for t in catalog.GPU_INSTANCE_TYPES if catalog.instance_family(t) == family).split(".", 1)[1]
+
+
+def known_gpu_types(types: list[str]) -> list[str]:
+    unknown = [t for t in types if t not in catalog.GPU_INSTANCE_TYPES]
+    if unknown:
+        detail = "; ".join(f"{t}: nearest known {', '.join(_nearest_gpu_types(t))}" for t in unknown)
+        families = ", ".join(catalog.FAMILIES)
+        raise ValueError(
+            f'NVIDIA GPU instance types the library knows (families {families}; README "GPU families"), got {detail}'
+        )
+    rows = [catalog.GPU_INSTANCE_TYPES[t] for t in types]
+    # One group, one kind of slot: the plan derives the GPU-count and accelerator labels, the slots
+    # per node and the autoscaler's template node from one row, so every type must match it: the
+    # same GPU model with the same memory per advertised GPU (a time-sliced slot on an A10G is not
+    # a slot on a T4, nor is a 1/8 L4 slice a whole L4), the same GPU count (the label and the
+    # advertised capacity are per group) and one CPU architecture (EKS CreateNodegroup: one
+    # amiType per group).
+    if any(not catalog.interchangeable(rows[0], r) for r in rows[1:]):
+        detail = ", ".join(
+            f"{r.name}={r.gpus}x {r.gpu_model} {r.gpu_memory_mib_per_gpu} MiB {r.architecture}" for r in rows
+        )
+        raise ValueError(
+            "instance types with the same GPU model, memory per GPU, GPU count and CPU architecture, since "
+            f"the labels, slots and AMI are per node group (got {detail}); split them into separate node groups"
+        )
+    return types
+
+
+def sharing_problem(types: list[str], mode: str, shared: bool) -> str | None:
+    """What is expected instead when a group of ``types`` is shared (more than one pod per GPU)
+    with ``mode`` (``catalog.TIME_SLICING``, ``catalog.MPS``) and a family does not allow it
+    (``catalog.FAMILIES[...].sharing``), or None."""
+    if not shared:
+        return None
+    refused = [catalog.GPU_INSTANCE_TYPES[t] for t in types if mode not in catalog.GPU_INSTANCE_TYPES[t].sharing]
+    if not refused:
+        return None
+    reason = refused[0].family.no_sharing_reason
+    expected = "1 (not shared)" if mode == catalog.TIME_SLICING else "no mps (timeSlicing: {replicas: 1} instead)"
+    return f"{expected} for {', '.join(r.name for r in refused)}: no {mode} there, since {reason}"
