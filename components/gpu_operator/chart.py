@@ -17,6 +17,7 @@ CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART_NAME = "gpu-operator"
 
 Toleration = dict[str, str]
+EnvVar = dict[str, str]
 
 _GPU_EXISTS: Toleration = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 _MASTER: Toleration = {
@@ -41,6 +42,19 @@ class ChartVersion:
     daemonset_tolerations: tuple[Toleration, ...]
     #: ``node-feature-discovery.worker.tolerations`` in the chart's values.yaml.
     nfd_worker_tolerations: tuple[Toleration, ...]
+    #: ``dcgmExporter.version`` in the chart's values.yaml: the dcgm-exporter image it ships.
+    dcgm_exporter_version: str
+    #: ``dcgmExporter.env`` in the chart's values.yaml (Helm replaces lists: sent back with ours).
+    dcgm_exporter_env: tuple[EnvVar, ...]
+    #: The shipped exporter attributes ``DCGM_FI_DEV_GPU_UTIL`` and ``DCGM_FI_DEV_FB_USED`` to the
+    #: pods sharing a GPU, per process (dcgm-exporter PR #594, commit fb5e3dc, first tagged
+    #: 4.5.3-4.8.2: ``internal/pkg/transformation/process_metrics.go``, ``pidmapper.go``). It needs
+    #: ``KUBERNETES_VIRTUAL_GPUS=true``, ``hostPID`` (it reads ``/proc/<pid>/cgroup`` of the
+    #: workloads' processes) and the pods' UIDs from the API (``enablePodUID``: the operator grants
+    #: the exporter pods get/list/watch only then, ``controllers/object_controls.go`` rbacGates).
+    #: Older exporters (4.4.2-4.7.0) know ``KUBERNETES_VIRTUAL_GPUS`` but copy the GPU's value onto
+    #: every pod: per GPU only, so it stays off there.
+    per_pod_gpu_metrics: bool
 
 
 SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
@@ -51,18 +65,34 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
             nfd_chart_version="0.17.3",
             daemonset_tolerations=(_GPU_EXISTS,),
             nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
+            dcgm_exporter_version="4.2.3-4.1.3-ubuntu22.04",
+            dcgm_exporter_env=(
+                {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"},
+                {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+                {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/dcp-metrics-included.csv"},
+            ),
+            per_pod_gpu_metrics=False,
         ),
         ChartVersion(
             version="v25.10.1",
             nfd_chart_version="0.18.2",
             daemonset_tolerations=(_GPU_EXISTS,),
             nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
+            dcgm_exporter_version="4.4.2-4.7.0-distroless",
+            dcgm_exporter_env=(),
+            per_pod_gpu_metrics=False,
         ),
         ChartVersion(
             version="v26.7.0",
             nfd_chart_version="0.19.0",
             daemonset_tolerations=(_GPU_EXISTS,),
             nfd_worker_tolerations=(_CONTROL_PLANE, _GPU_EXISTS),
+            # 4.6.0-4.8.3 is newer than 4.5.3-4.8.2, the first tag with PR #594 (its tag is not in
+            # the stored mirror; process_metrics.go and pidmapper.go are identical at 4.5.3-4.8.2
+            # and at main d5e5f51 of 2026-05-12).
+            dcgm_exporter_version="4.6.0-4.8.3-distroless",
+            dcgm_exporter_env=(),
+            per_pod_gpu_metrics=True,
         ),
     )
 }

@@ -6,11 +6,13 @@
 """
 
 from .inputs import (
+    AlertThresholds,
     AutoscalerSettings,
     GpuClusterInputs,
     GpuNodeGroupSettings,
     GpuOperatorSettings,
     NetworkSettings,
+    ObservabilitySettings,
     Scaling,
     SystemNodeGroupSettings,
     TaintSpec,
@@ -35,6 +37,7 @@ from .package import (
 __all__ = [
     "COMPONENTS",
     "PACKAGE_NAME",
+    "AlertThresholds",
     "AutoscalerSettings",
     "GpuCluster",
     "GpuClusterInputs",
@@ -43,6 +46,7 @@ __all__ = [
     "GpuNodeGroupSettings",
     "GpuOperatorSettings",
     "NetworkSettings",
+    "ObservabilitySettings",
     "Scaling",
     "SystemNodeGroupSettings",
     "TaintSpec",

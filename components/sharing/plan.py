@@ -95,6 +95,11 @@ class GroupPlan:
     def instance_types(self) -> tuple[str, ...]:
         return tuple(self.settings.instance_types)
 
+    @property
+    def memory_per_slot_mib(self) -> int:
+        """GPU memory per slot: a GPU's memory divided by its replicas (MPS enforces it; time-slicing does not)."""
+        return self.instance.gpu_memory_mib_per_gpu // (self.slots_per_node // self.gpus_per_node)
+
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
