@@ -195,3 +195,14 @@ def test_every_alert_has_a_severity_and_a_runbook():
         assert r["labels"]["severity"] in ("critical", "warning", "info")
         assert set(r["annotations"]) == {"summary", "description", "runbook"}
         assert r["annotations"]["runbook"].endswith(f"(runbook: README.md#observability, alert {r['alert']})")
+
+
+def test_rules_use_only_fields_of_the_prometheus_rule_crd():
+    """Checked once by hand: the dev rule object validates against the PrometheusRule CRD schema of
+    prometheus-operator v0.93.0 (example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml,
+    every object closed); a rule's fields there: alert, annotations, expr, for, keep_firing_for,
+    labels, record. Durations are Prometheus durations ("0m", "5m", "1h30m")."""
+    for r in dev_spec()["groups"][0]["rules"]:
+        assert set(r) == {"alert", "expr", "for", "labels", "annotations"}
+    assert set(dev_spec()) == {"groups"}
+    assert set(dev_spec()["groups"][0]) == {"name", "rules"}
