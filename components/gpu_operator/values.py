@@ -2,7 +2,9 @@
 
 Nothing here is typed by hand per cluster: tolerations come from the node groups' taints,
 the device-plugin config from their sharing profiles, and the chart's own list defaults from
-``chart.SUPPORTED_CHART_VERSIONS`` (checked against the chart's values.yaml in tests).
+``chart.SUPPORTED_CHART_VERSIONS`` (checked against the chart's values.yaml in tests). The
+``dcgmExporter`` values are what observability asks for (``ExporterOptions``), limited to what each
+chart version's exporter can do.
 """
 
 from __future__ import annotations
