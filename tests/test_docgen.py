@@ -58,11 +58,13 @@ def test_every_nested_model_names_its_schema_type():
     """Schema type names are public API: they come from each model's title, not its class name."""
     names = {docgen.type_name(m) for m in docgen.models()}
     assert names == {
+        "AlertThresholds",
         "AutoscalerSettings",
         "GpuClusterInputs",
         "GpuNodeGroupSettings",
         "GpuOperatorSettings",
         "NetworkSettings",
+        "ObservabilitySettings",
         "Scaling",
         "SystemNodeGroupSettings",
         "TaintSpec",

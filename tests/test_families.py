@@ -263,10 +263,10 @@ def test_the_sharing_rule_keys_on_a_shared_group_whatever_the_mode():
     assert sharing_problem(["g6f.large"], catalog.MPS, shared=False) is None
     assert sharing_problem(["g6.xlarge"], catalog.MPS, shared=True) is None
     assert sharing_problem(["gr6f.4xlarge"], catalog.MPS, shared=True) == (
-        "no mps (timeSlicing: {replicas: 1} instead) for gr6f.4xlarge: no mps there, since a g6f/gr6f vGPU slice is already a time-sliced share "
-        "of an L4, scheduled by the hypervisor; neither NVIDIA (k8s-device-plugin, gpu-operator) nor AWS documents "
-        "time-slicing or MPS on top of a vGPU slice, so the library does not offer it: one pod per slice, or whole "
-        "L4s (g6, gr6) to share"
+        "no mps (timeSlicing: {replicas: 1} instead) for gr6f.4xlarge: no mps there, since a g6f/gr6f vGPU slice "
+        "is already a time-sliced share of an L4, scheduled by the hypervisor; neither NVIDIA (k8s-device-plugin, "
+        "gpu-operator) nor AWS documents time-slicing or MPS on top of a vGPU slice, so the library does not offer "
+        "it: one pod per slice, or whole L4s (g6, gr6) to share"
     )
 
 

@@ -34,7 +34,13 @@ from pydantic import BaseModel
 
 from components import multilang
 from components.config import stackfile
-from components.config.addons import AutoscalerSettings, GpuOperatorSettings, VerificationSettings
+from components.config.addons import (
+    AlertThresholds,
+    AutoscalerSettings,
+    GpuOperatorSettings,
+    ObservabilitySettings,
+    VerificationSettings,
+)
 from components.config.groups import GpuNodeGroupSettings, Scaling, SystemNodeGroupSettings, Taint, TimeSlicing
 from components.config.network import NetworkSettings
 from components.config.settings import Settings
@@ -125,12 +131,14 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "description": "Per GPU node group (by name): node selector, tolerations, GPU counts, resource name.",
     }
     assert sorted(schema["types"]) == [
+        "gpu-eks:index:AlertThresholds",
         "gpu-eks:index:AutoscalerSettings",
         "gpu-eks:index:GpuNodeGroupOutputs",
         "gpu-eks:index:GpuNodeGroupSettings",
         "gpu-eks:index:GpuOperatorSettings",
         "gpu-eks:index:Mps",
         "gpu-eks:index:NetworkSettings",
+        "gpu-eks:index:ObservabilitySettings",
         "gpu-eks:index:Scaling",
         "gpu-eks:index:SystemNodeGroupSettings",
         "gpu-eks:index:TaintSpec",
@@ -153,6 +161,7 @@ def test_schema_input_names_are_the_config_keys(schema):
         "gpuOperator",
         "kubernetesVersion",
         "network",
+        "observability",
         "preflight",
         "systemNodeGroup",
         "tags",
@@ -240,6 +249,8 @@ PAIRS = [
     (GpuOperatorSettings, multilang.GpuOperatorSettings),
     (VerificationSettings, multilang.VerificationSettings),
     (AutoscalerSettings, multilang.AutoscalerSettings),
+    (ObservabilitySettings, multilang.ObservabilitySettings),
+    (AlertThresholds, multilang.AlertThresholds),
 ]
 
 

@@ -290,7 +290,8 @@ def test_asg_tags_are_children_of_their_gpu_node_group(run: tuple[str, Simulatio
 def test_no_autoscaler_no_tags_no_role():
     sim = simulate_run(VARIANT)
     assert sim.by_type(COMPONENT) == [] and sim.by_type(TAG) == [] and sim.by_type(POLICY) == []
-    assert [r.name for r in sim.by_type(ROLE)] == ["gpu-eks-cluster-node-role"]
+    # The CloudWatch agent's IRSA role (observability, as in dev) is the only other role.
+    assert [r.name for r in sim.by_type(ROLE)] == ["gpu-eks-cluster-node-role", "gpu-eks-observability-cloudwatch-role"]
     assert [r.name for r in sim.by_type(RELEASE)] == ["gpu-eks-gpu-operator-release"]
 
 
@@ -321,6 +322,7 @@ def test_autoscaled_run_tree(scaled: Simulation):
         *group_children("zero"),
         ("gpu-eks:operator:GpuOperator", "gpu-eks-gpu-operator", "gpu-eks"),
         ("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator"),
+        ("kubernetes:core/v1:ConfigMap", "gpu-eks-gpu-operator-dcgm-metrics", "gpu-eks-gpu-operator"),
         (RELEASE, "gpu-eks-gpu-operator-release", "gpu-eks-gpu-operator"),
         (COMPONENT, "gpu-eks-autoscaler", "gpu-eks"),
         (ROLE, "gpu-eks-autoscaler-role", "gpu-eks-autoscaler"),
@@ -334,6 +336,15 @@ def test_autoscaled_run_tree(scaled: Simulation):
         (JOB, "gpu-eks-verify-zero-concurrent", "gpu-eks-verify"),
         # zero is exclusive (replicas 1): one pod per GPU, each holding 60 % of its memory.
         (JOB, "gpu-eks-verify-zero-exclusive", "gpu-eks-verify"),
+        ("gpu-eks:observability:GpuObservability", "gpu-eks-observability", "gpu-eks"),
+        ("kubernetes:core/v1:ConfigMap", "gpu-eks-observability-dashboard", "gpu-eks-observability"),
+        (ROLE, "gpu-eks-observability-cloudwatch-role", "gpu-eks-observability"),
+        (
+            "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+            "gpu-eks-observability-cloudwatch-policy",
+            "gpu-eks-observability",
+        ),
+        ("aws:eks/addon:Addon", "gpu-eks-observability-cloudwatch", "gpu-eks-observability"),
     ]
 
 

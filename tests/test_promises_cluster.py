@@ -252,10 +252,24 @@ def test_node_role_trust_policy_and_tags(run: tuple[str, Simulation]):
 
 
 def test_node_role_has_exactly_the_four_policies(run: tuple[str, Simulation]):
-    _, sim = run
+    name, sim = run
     attachments = sim.by_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
     assert {a.name: a.inputs for a in attachments} == {
-        name: {"policyArn": arn, "role": "gpu-eks-cluster-node-role"} for name, arn in NODE_ROLE_POLICY_ARNS.items()
+        **{
+            name: {"policyArn": arn, "role": "gpu-eks-cluster-node-role"} for name, arn in NODE_ROLE_POLICY_ARNS.items()
+        },
+        # Observability (dev, variant): the CloudWatch agent's policy is on its own IRSA role, never
+        # on the node role (a node role change must not touch the nodes).
+        **(
+            {
+                "gpu-eks-observability-cloudwatch-policy": {
+                    "policyArn": "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy",
+                    "role": "gpu-eks-observability-cloudwatch-role",
+                }
+            }
+            if name in ("dev", VARIANT)
+            else {}
+        ),
     }
 
 

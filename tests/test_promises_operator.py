@@ -116,6 +116,31 @@ NFD_WORKER_TOLERATIONS = {
 CDI = {"dev": False, "prod": False, VARIANT: True, DEFAULTS: False}
 
 
+#: observability.enabled (dev, and the variant made from it): the dcgm-exporter values. dev
+#: (chart v26.7.0, a shared T4 group): per-pod metrics (KUBERNETES_VIRTUAL_GPUS + hostPID +
+#: enablePodUID) and the metrics ConfigMap without profiling fields; the variant (v25.3.1, whose
+#: exporter has no per-process metrics): the ConfigMap only, the chart's env kept (Helm replaces lists).
+DCGM_EXPORTER: dict[str, dict[str, Any]] = {
+    "dev": {
+        "hostPID": True,
+        "enablePodUID": True,
+        "enablePodLabels": False,
+        "env": [
+            {"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"},
+            {"name": "DCGM_EXPORTER_CONFIGMAP_DATA", "value": "gpu-operator:gpu-eks-dcgm-metrics"},
+        ],
+    },
+    VARIANT: {
+        "env": [
+            {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"},
+            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+            {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/dcp-metrics-included.csv"},
+            {"name": "DCGM_EXPORTER_CONFIGMAP_DATA", "value": "nvidia-gpu:gpu-eks-dcgm-metrics"},
+        ],
+    },
+}
+
+
 def values(run: str) -> dict[str, Any]:
     return {
         "driver": {"enabled": False},
@@ -136,6 +161,7 @@ def values(run: str) -> dict[str, Any]:
         # The chart's mig.strategy reaches the device plugin and GFD as MIG_STRATEGY, which
         # overrides the config file: set from the groups' migStrategy (none: the T4 has no MIG).
         "mig": {"strategy": "none"},
+        **({"dcgmExporter": DCGM_EXPORTER[run]} if run in DCGM_EXPORTER else {}),
     }
 
 

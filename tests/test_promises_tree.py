@@ -69,6 +69,23 @@ OPERATOR_PART = [
     ("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns", OPERATOR),
     ("kubernetes:helm.sh/v3:Release", "gpu-eks-gpu-operator-release", OPERATOR),
 ]
+#: With observability on (dev, variant: T4 groups): the exporter's metrics ConfigMap comes before the release.
+METRICS_CONFIG_MAP = ("kubernetes:core/v1:ConfigMap", "gpu-eks-gpu-operator-dcgm-metrics")
+OBSERVED_OPERATOR_PART = [*OPERATOR_PART[:2], (*METRICS_CONFIG_MAP, OPERATOR), OPERATOR_PART[2]]
+#: The runs with observability on (dev's default pipeline: cloudwatch).
+OBSERVED = ("dev", VARIANT)
+OBSERVABILITY = ("gpu-eks:observability:GpuObservability", "gpu-eks-observability")
+DASHBOARD = ("kubernetes:core/v1:ConfigMap", "gpu-eks-observability-dashboard")
+CLOUDWATCH_ROLE = ("aws:iam/role:Role", "gpu-eks-observability-cloudwatch-role")
+CLOUDWATCH_POLICY = (ATTACHMENT, "gpu-eks-observability-cloudwatch-policy")
+CLOUDWATCH_ADDON = ("aws:eks/addon:Addon", "gpu-eks-observability-cloudwatch")
+OBSERVABILITY_PART = [
+    (*OBSERVABILITY, GPU_CLUSTER),
+    (*DASHBOARD, OBSERVABILITY),
+    (*CLOUDWATCH_ROLE, OBSERVABILITY),
+    (*CLOUDWATCH_POLICY, OBSERVABILITY),
+    (*CLOUDWATCH_ADDON, OBSERVABILITY),
+]
 
 
 AUTOSCALER = ("gpu-eks:autoscaler:ClusterAutoscaler", "gpu-eks-autoscaler")
@@ -95,9 +112,10 @@ EXPECTED_TREE = {
     "dev": [
         *cluster_part(True),
         *gpu_group("t4", ASG_TAGS_T4),
-        *OPERATOR_PART,
+        *OBSERVED_OPERATOR_PART,
         *AUTOSCALER_PART,
         *verify_part(("t4",)),
+        *OBSERVABILITY_PART,
     ],
     "prod": [
         *cluster_part(True),
@@ -106,7 +124,14 @@ EXPECTED_TREE = {
         *AUTOSCALER_PART,
     ],
     # No autoscaler: no ASG tags, and "idle" (desiredSize 0) is not verified.
-    VARIANT: [*cluster_part(False), *gpu_group("big"), *gpu_group("idle"), *OPERATOR_PART, *verify_part(("big",))],
+    VARIANT: [
+        *cluster_part(False),
+        *gpu_group("big"),
+        *gpu_group("idle"),
+        *OBSERVED_OPERATOR_PART,
+        *verify_part(("big",)),
+        *OBSERVABILITY_PART,
+    ],
     DEFAULTS: [
         *cluster_part(True),
         *gpu_group("gpu", tuple(t.replace("gpu-eks-dev", "gpu-eks-defaults") for t in ASG_TAGS_T4)),
@@ -126,7 +151,9 @@ REMOTE = {"eks:index:Cluster", "awsx:ec2:Vpc"}
 ON_K8S_PROVIDER = {
     "dev": {
         "gpu-eks-gpu-operator-ns",
+        "gpu-eks-gpu-operator-dcgm-metrics",
         "gpu-eks-gpu-operator-release",
+        "gpu-eks-observability-dashboard",
         "gpu-eks-autoscaler-release",
         "gpu-eks-verify-ns",
         "gpu-eks-verify-t4-warmup",
@@ -135,7 +162,9 @@ ON_K8S_PROVIDER = {
     "prod": {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-autoscaler-release"},
     VARIANT: {
         "gpu-eks-gpu-operator-ns",
+        "gpu-eks-gpu-operator-dcgm-metrics",
         "gpu-eks-gpu-operator-release",
+        "gpu-eks-observability-dashboard",
         "gpu-eks-verify-ns",
         "gpu-eks-verify-big-warmup",
         "gpu-eks-verify-big-concurrent",
@@ -266,10 +295,30 @@ def test_every_policy_attachment_waits_for_the_role(run: tuple[str, Simulation])
 
 def test_the_operator_waits_for_the_system_node_group(run: tuple[str, Simulation]):
     """The operator and NFD master/gc tolerate no GPU taint: they need the untainted system nodes."""
-    _, sim = run
+    name, sim = run
     assert deps(sim, "kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns") == {(NG, "gpu-eks-cluster-system")}
+    # The exporter reads its metrics ConfigMap at start (and exits without it): created first.
     assert deps(sim, "kubernetes:helm.sh/v3:Release", "gpu-eks-gpu-operator-release") == {
-        ("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns")
+        ("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns"),
+        *([METRICS_CONFIG_MAP] if name in OBSERVED else []),
+    }
+
+
+def test_observability_waits_for_the_operators_namespace_and_the_addon_for_its_role(run: tuple[str, Simulation]):
+    name, sim = run
+    if name not in OBSERVED:
+        assert sim.by_type(OBSERVABILITY[0]) == []
+        return
+    ns = ("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns")
+    assert deps(sim, *METRICS_CONFIG_MAP) == {ns}
+    assert deps(sim, *DASHBOARD) == {ns}
+    assert deps(sim, *CLOUDWATCH_POLICY) == {CLOUDWATCH_ROLE}
+    # The add-on's agent must not start before its IRSA role can act.
+    assert deps(sim, *CLOUDWATCH_ADDON) == {
+        CLOUDWATCH_ROLE,
+        CLOUDWATCH_POLICY,
+        ns,
+        ("eks:index:Cluster", "gpu-eks-cluster-eks"),
     }
 
 
@@ -294,6 +343,7 @@ def test_verification_waits_for_the_operator_the_autoscaler_and_every_gpu_node_g
     assert deps(sim, "kubernetes:core/v1:Namespace", "gpu-eks-verify-ns") == {
         ("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns"),
         ("kubernetes:helm.sh/v3:Release", "gpu-eks-gpu-operator-release"),
+        *([METRICS_CONFIG_MAP] if name in OBSERVED else []),
         *groups,
         *tags,
         *autoscaler,

@@ -22,10 +22,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
-from ..config.names import AUTOSCALER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD
+from ..config.names import AUTOSCALER_CHILD, OBSERVABILITY_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD
 from ..config.settings import GpuCapacitySettings
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
+from ..gpu_operator.values import ExporterOptions, per_pod_gpu_metrics
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
+from ..observability.component import GpuObservability, GpuObservabilityArgs
 from ..verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 
@@ -52,6 +54,7 @@ class GpuCapacityParts:
     operator: GpuOperator
     autoscaler: ClusterAutoscaler | None
     verification: TimeSlicingVerification | None
+    observability: GpuObservability | None = None
 
 
 def declare_gpu_capacity(
@@ -66,7 +69,8 @@ def declare_gpu_capacity(
 ) -> GpuCapacityParts:
     """Declare ``{name}-<group>`` per group of ``settings``, ``{name}-gpu-operator``, with the
     autoscaler enabled ``{name}-autoscaler`` (and the groups' ASG tags), and with
-    ``verifyTimeSlicing`` ``{name}-verify``, all children of ``parent``.
+    ``verifyTimeSlicing`` ``{name}-verify``, with ``observability.enabled`` ``{name}-observability``,
+    all children of ``parent``.
 
     ``settings`` is a ``GpuCapacitySettings`` or a ``Settings`` (which extends it).
     ``autoscaler_cluster_name`` is the cluster's plain name as the Cluster Autoscaler knows it (its
@@ -88,6 +92,12 @@ def declare_gpu_capacity(
                 f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
                 "received no oidc_provider_arn/oidc_provider_url"
             )
+    obs = settings.observability
+    if obs.enabled and obs.cloudwatch and (target.oidc_provider_arn is None or target.oidc_provider_url is None):
+        raise ValueError(
+            f"{name}: observability.pipeline {obs.pipeline!r} needs the cluster's IAM OIDC provider (IRSA of the "
+            "CloudWatch agent): received no oidc_provider_arn/oidc_provider_url"
+        )
     # The cluster name the autoscaler discovers the groups by; None: no autoscaler.
     ca_cluster_name = autoscaler_cluster_name if autoscaling else None
     gpu_node_groups = {
@@ -110,6 +120,15 @@ def declare_gpu_capacity(
     covered = [*gpu_node_groups.values(), *node_groups]
 
     k8s_providers = {"kubernetes": target.provider}
+    # What observability asks of the operator's dcgm-exporter; None: the chart's defaults.
+    exporter = (
+        ExporterOptions(
+            per_pod_metrics=obs.per_pod_metrics,
+            service_monitor_labels=dict(obs.prometheus_labels) if obs.prometheus else None,
+        )
+        if obs.enabled
+        else None
+    )
     gpu_operator = GpuOperator(
         f"{name}-{OPERATOR_CHILD}",
         GpuOperatorArgs(
@@ -117,6 +136,7 @@ def declare_gpu_capacity(
             gpu_node_groups=covered,
             # The operator, NFD master and gc need an untainted node to run on.
             wait_for=list(target.ready),
+            exporter=exporter,
         ),
         opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
     )
@@ -152,8 +172,31 @@ def declare_gpu_capacity(
             ),
             opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
         )
+    observability = None
+    if obs.enabled:
+        plans = [g.plan for g in covered]
+        observability = GpuObservability(
+            f"{name}-{OBSERVABILITY_CHILD}",
+            GpuObservabilityArgs(
+                settings=obs,
+                plans=plans,
+                cluster_name=target.cluster_name,
+                operator_namespace=settings.gpu_operator.namespace,
+                per_pod_metrics=per_pod_gpu_metrics(plans, settings.gpu_operator.chart_version, exporter),
+                oidc_provider_arn=target.oidc_provider_arn,
+                oidc_provider_url=target.oidc_provider_url,
+                tags=tags,
+                # The operator creates the namespace the rule and the dashboard default to.
+                wait_for=[gpu_operator.namespace],
+            ),
+            opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
+        )
     return GpuCapacityParts(
-        gpu_node_groups=gpu_node_groups, operator=gpu_operator, autoscaler=cluster_autoscaler, verification=check
+        gpu_node_groups=gpu_node_groups,
+        operator=gpu_operator,
+        autoscaler=cluster_autoscaler,
+        verification=check,
+        observability=observability,
     )
 
 

@@ -105,8 +105,15 @@ class GpuCapacity(pulumi.ComponentResource):
         self.operator = parts.operator
         self.autoscaler = parts.autoscaler
         self.verification = parts.verification
+        self.observability = parts.observability
         all_groups = {**self.gpu_node_groups, **{g.settings.name: g for g in args.node_groups}}
-        self.register_outputs({"nodeRoleArn": self.node_role_arn, "gpuNodeGroups": group_outputs(all_groups)})
+        self.register_outputs(
+            {
+                "nodeRoleArn": self.node_role_arn,
+                "gpuNodeGroups": group_outputs(all_groups),
+                **({"observability": self.observability.outputs} if self.observability else {}),
+            }
+        )
 
 
 def _args_problems(name: str, args: GpuCapacityArgs) -> list[str]:
@@ -133,4 +140,10 @@ def _args_problems(name: str, args: GpuCapacityArgs) -> list[str]:
                 f"GpuCapacity {name!r}: autoscaler.enabled needs oidc_provider_arn and oidc_provider_url (the "
                 "Cluster Autoscaler gets AWS access through IRSA)"
             )
+    obs = args.settings.observability
+    if obs.enabled and obs.cloudwatch and (args.oidc_provider_arn is None or args.oidc_provider_url is None):
+        problems.append(
+            f"GpuCapacity {name!r}: observability.pipeline {obs.pipeline!r} needs oidc_provider_arn and "
+            "oidc_provider_url (the CloudWatch agent gets AWS access through IRSA)"
+        )
     return problems

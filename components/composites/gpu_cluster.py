@@ -20,6 +20,7 @@ from ..config.names import CLUSTER_CHILD
 from ..config.settings import Settings
 from ..gpu_operator.component import GpuOperator
 from ..nodegroups.component import GpuNodeGroup
+from ..observability.component import GpuObservability
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 
@@ -82,6 +83,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.operator: GpuOperator = parts.operator
         self.autoscaler: ClusterAutoscaler | None = parts.autoscaler
         self.verification: TimeSlicingVerification | None = parts.verification
+        self.observability: GpuObservability | None = parts.observability
 
         self.register_outputs(self.stack_outputs())
 
@@ -93,4 +95,6 @@ class GpuCluster(pulumi.ComponentResource):
             "oidcProviderArn": self.cluster.oidc_provider_arn,
             "oidcProviderUrl": self.cluster.oidc_provider_url,
             "gpuNodeGroups": group_outputs(self.gpu_node_groups),
+            # Where the GPU metrics land (observability.enabled only).
+            **({"observability": self.observability.outputs} if self.observability else {}),
         }

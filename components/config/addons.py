@@ -4,14 +4,24 @@ the verification Jobs.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..autoscaler import chart as ca_chart
 from ..gpu_operator import chart
 from .charts import pinned_chart_version
-from .fields import ImageReference, OwnNamespace, _Model, _scale_down_time, doc
+from .fields import (
+    ImageReference,
+    LabelKey,
+    LabelValue,
+    OwnNamespace,
+    ResourceName,
+    _duration_seconds,
+    _Model,
+    _scale_down_time,
+    doc,
+)
 
 
 class GpuOperatorSettings(_Model):
@@ -153,3 +163,137 @@ class VerificationSettings(_Model):
             default="`gpu-timeslicing-check`",
         ),
     )
+
+
+def _alert_duration(value: str) -> str:
+    # A Prometheus rule's `for:` (and what it means to a user) from one minute to one day.
+    seconds = _duration_seconds(value)
+    if seconds is None or not 60 <= seconds <= 86400:
+        raise ValueError("a duration such as 15m or 1h30m (units h, m, s) from 1m to 24h")
+    return value
+
+
+AlertDuration = Annotated[str, AfterValidator(_alert_duration)]
+Percent = Annotated[int, Field(strict=True, ge=1, le=100)]
+
+
+class AlertThresholds(_Model):
+    """When the shared-GPU alerts fire (PrometheusRule ``gpu-eks-shared-gpus``)."""
+
+    model_config = ConfigDict(title="AlertThresholds")
+
+    memory_used_percent: Percent = Field(
+        90,
+        **doc(
+            "`GpuMemoryNearFull`: a GPU's framebuffer used, in percent of its total, at or above which it fires (no "
+            "memory isolation under time-slicing: the next allocation of any tenant fails).",
+            type="int 1–100",
+            default="`90`",
+        ),
+    )
+    memory_for: AlertDuration = Field(
+        "5m", **doc("How long memory stays that full first.", type="duration", default="`5m`")
+    )
+    contention_utilization_percent: Percent = Field(
+        95,
+        **doc(
+            "`SharedGpuContended`: a GPU's utilisation, in percent, at or above which a GPU held by two or more pods "
+            "counts as contended.",
+            type="int 1–100",
+            default="`95`",
+        ),
+    )
+    contention_for: AlertDuration = Field(
+        "30m", **doc("How long the contention lasts first.", type="duration", default="`30m`")
+    )
+    idle_utilization_percent: Percent = Field(
+        5,
+        **doc(
+            "`GpuSlotIdle`: a pod's own utilisation of its GPU, in percent, at or below which its slot counts as idle.",
+            type="int 1–100",
+            default="`5`",
+        ),
+    )
+    idle_for: AlertDuration = Field("2h", **doc("How long the slot stays idle first.", type="duration", default="`2h`"))
+    advertised_for: AlertDuration = Field(
+        "15m",
+        **doc(
+            "`GpuSlotsNotAdvertised`: how long a GPU node may advertise a count other than GPUs x replicas (the "
+            "device plugin restarting with a new config takes a minute or two).",
+            type="duration",
+            default="`15m`",
+        ),
+    )
+    exporter_missing_for: AlertDuration = Field(
+        "10m",
+        **doc(
+            "`GpuExporterMissing`: how long a GPU node may have no dcgm-exporter series (its pod starting after the "
+            "node joins).",
+            type="duration",
+            default="`10m`",
+        ),
+    )
+
+
+class ObservabilitySettings(_Model):
+    """GPU metrics, alerts and a dashboard for the shared GPUs (off unless `enabled: true`)."""
+
+    model_config = ConfigDict(title="ObservabilitySettings")
+
+    enabled: bool = Field(
+        False,
+        **doc(
+            "Turn on per-pod GPU metrics where the chart's exporter has them, the metrics pipeline, the alerts and the "
+            "dashboard. Off by default: it installs things that cost money (CloudWatch) and runs the exporter with "
+            "`hostPID`.",
+            type="bool",
+            default="`false`",
+        ),
+    )
+    pipeline: Literal["cloudwatch", "prometheus", "both"] = Field(
+        "cloudwatch",
+        **doc(
+            "Where metrics go. `cloudwatch`: the `amazon-cloudwatch-observability` EKS add-on (Container Insights; "
+            "works on a fresh cluster). `prometheus`: a Prometheus operator already in the cluster: the exporter's "
+            "ServiceMonitor and the PrometheusRule; `pulumi up` fails if its CRDs are absent. `both`: the two.",
+            type="`cloudwatch` | `prometheus` | `both`",
+            default="`cloudwatch`",
+        ),
+    )
+    namespace: ResourceName | None = Field(
+        None,
+        **doc(
+            "An existing namespace for the PrometheusRule and the dashboard ConfigMap (your Prometheus must select "
+            "rules there, your Grafana sidecar watch it).",
+            type="string",
+            default="`gpuOperator.namespace`",
+        ),
+    )
+    prometheus_labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict,
+        **doc(
+            "Labels of the PrometheusRule and the exporter's ServiceMonitor, so your Prometheus selects them (e.g. "
+            "`release: kube-prometheus-stack`).",
+            type="map",
+            default="`{}`",
+        ),
+    )
+    per_pod_metrics: bool = Field(
+        True,
+        **doc(
+            "Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, "
+            "with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older "
+            "ones report per GPU only).",
+            type="bool",
+            default="`true`",
+        ),
+    )
+    alerts: AlertThresholds = Field(AlertThresholds(), **doc("When the shared-GPU alerts fire."))
+
+    @property
+    def cloudwatch(self) -> bool:
+        return self.pipeline in ("cloudwatch", "both")
+
+    @property
+    def prometheus(self) -> bool:
+        return self.pipeline in ("prometheus", "both")

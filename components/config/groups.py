@@ -212,8 +212,9 @@ class GpuNodeGroupSettings(_Model):
     name: ResourceName = Field(
         **doc(
             "Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default "
-            "sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify` nor starting with one of them "
-            "plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources.",
+            "sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify`, `autoscaler`, `observability` "
+            "nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own "
+            "resources.",
             type="1–40 chars `[a-z0-9-]`",
             default="required",
         )

@@ -12,7 +12,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import catalog
 from ..sharing.plan import GroupPlan, plan_groups
-from .addons import AutoscalerSettings, GpuOperatorSettings, VerificationSettings
+from .addons import AutoscalerSettings, GpuOperatorSettings, ObservabilitySettings, VerificationSettings
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     _LOG_TYPES,
@@ -159,6 +159,13 @@ class GpuCapacitySettings(_Model):
     )
     verification: VerificationSettings = Field(
         VerificationSettings(), **doc("The time-slicing verification Jobs (`verifyTimeSlicing: true`).")
+    )
+    observability: ObservabilitySettings = Field(
+        ObservabilitySettings(),
+        **doc(
+            "GPU metrics per pod on shared GPUs, a metrics pipeline (CloudWatch or your Prometheus), shared-GPU alerts "
+            'and a Grafana dashboard (see "Observability"). Off unless `enabled: true`.'
+        ),
     )
     tags: Tags = Field(
         {},

@@ -4,7 +4,8 @@ For each version we keep the chart's *own* default entries of the two toleration
 extend. Helm replaces lists instead of merging them, so to add a toleration without losing the
 chart's we must send the chart's entries too. tests/test_chart_reference.py compares every row
 here with the chart's values.yaml in ../shared/reference/gpu-operator/<version>/, so a wrong
-row cannot go unnoticed.
+row cannot go unnoticed. Each row also says which dcgm-exporter the chart ships and what it can do
+(tests/test_observability.py checks the image and env against values.yaml).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 CHART_NAME = "gpu-operator"
 
 Toleration = dict[str, str]
+EnvVar = dict[str, str]
 
 _GPU_EXISTS: Toleration = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 _MASTER: Toleration = {
@@ -47,6 +49,19 @@ class ChartVersion:
     #: (NVIDIA/k8s-device-plugin api/config/v1/flags.go PluginCommandLineFlags: from v0.20.0;
     #: v0.17.2 and v0.18.1 have no such field and would silently ignore the key).
     shared_devices_allocation_policy: bool
+    #: ``dcgmExporter.version`` in the chart's values.yaml: the dcgm-exporter image it ships.
+    dcgm_exporter_version: str
+    #: ``dcgmExporter.env`` in the chart's values.yaml (Helm replaces lists: sent back with ours).
+    dcgm_exporter_env: tuple[EnvVar, ...]
+    #: The shipped exporter attributes ``DCGM_FI_DEV_GPU_UTIL`` and ``DCGM_FI_DEV_FB_USED`` to the
+    #: pods sharing a GPU, per process (dcgm-exporter PR #594, commit fb5e3dc, first tagged
+    #: 4.5.3-4.8.2: ``internal/pkg/transformation/process_metrics.go``, ``pidmapper.go``). It needs
+    #: ``KUBERNETES_VIRTUAL_GPUS=true``, ``hostPID`` (it reads ``/proc/<pid>/cgroup`` of the
+    #: workloads' processes) and the pods' UIDs from the API (``enablePodUID``: the operator grants
+    #: the exporter pods get/list/watch only then, ``controllers/object_controls.go`` rbacGates).
+    #: Older exporters (4.4.2-4.7.0) know ``KUBERNETES_VIRTUAL_GPUS`` but copy the GPU's value onto
+    #: every pod: per GPU only, so it stays off there.
+    per_pod_gpu_metrics: bool
 
 
 SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
@@ -59,6 +74,13 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
             nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
             device_plugin_version="v0.17.2",
             shared_devices_allocation_policy=False,
+            dcgm_exporter_version="4.2.3-4.1.3-ubuntu22.04",
+            dcgm_exporter_env=(
+                {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"},
+                {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+                {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/dcp-metrics-included.csv"},
+            ),
+            per_pod_gpu_metrics=False,
         ),
         ChartVersion(
             version="v25.10.1",
@@ -67,6 +89,9 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
             nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
             device_plugin_version="v0.18.1",
             shared_devices_allocation_policy=False,
+            dcgm_exporter_version="4.4.2-4.7.0-distroless",
+            dcgm_exporter_env=(),
+            per_pod_gpu_metrics=False,
         ),
         ChartVersion(
             version="v26.7.0",
@@ -75,6 +100,12 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
             nfd_worker_tolerations=(_CONTROL_PLANE, _GPU_EXISTS),
             device_plugin_version="v0.20.0",
             shared_devices_allocation_policy=True,
+            # 4.6.0-4.8.3 is newer than 4.5.3-4.8.2, the first tag with PR #594 (its tag is not in
+            # the stored mirror; process_metrics.go and pidmapper.go are identical at 4.5.3-4.8.2
+            # and at main d5e5f51 of 2026-05-12).
+            dcgm_exporter_version="4.6.0-4.8.3-distroless",
+            dcgm_exporter_env=(),
+            per_pod_gpu_metrics=True,
         ),
     )
 }

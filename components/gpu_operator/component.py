@@ -35,6 +35,9 @@ class GpuOperatorArgs:
     #: Resources to finish first (e.g. the system node group: the operator needs a node). Pulumi
     #: does not pass a component's `depends_on` to its children, so this is an explicit argument.
     wait_for: Sequence[pulumi.Resource] = ()
+    #: What observability asks of the dcgm-exporter (per-pod metrics, ServiceMonitor); None: the
+    #: chart's defaults.
+    exporter: values.ExporterOptions | None = None
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -64,7 +67,7 @@ class GpuOperator(pulumi.ComponentResource):
         warning = charts.unvalidated_chart_warning(chart.CHART_NAME, s.chart_version, chart.SUPPORTED_CHART_VERSIONS)
         if warning:
             pulumi.log.warn(warning, resource=self)
-        self.values = values.gpu_operator_values(plans, s.chart_version, s.cdi_enabled)
+        self.values = values.gpu_operator_values(plans, s.chart_version, s.cdi_enabled, args.exporter, s.namespace)
 
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
@@ -79,6 +82,18 @@ class GpuOperator(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
         )
+        # The exporter's metrics file (no profiling fields): read at its start, so created first.
+        release_after: list[pulumi.Resource] = []
+        if args.exporter is not None and values.needs_metrics_config_map(plans):
+            self.metrics_config_map = k8s.core.v1.ConfigMap(
+                f"{name}-dcgm-metrics",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=values.METRICS_CONFIG_MAP, namespace=self.namespace.metadata.name
+                ),
+                data={"metrics": values.metrics_csv()},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            release_after.append(self.metrics_config_map)
         # The release depends on the namespace through `namespace=`, hence on `wait_for` too.
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
@@ -92,7 +107,7 @@ class GpuOperator(pulumi.ComponentResource):
             atomic=True,
             cleanup_on_fail=True,
             timeout=RELEASE_TIMEOUT_SECONDS,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=release_after),
         )
         self.register_outputs(
             {

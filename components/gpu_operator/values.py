@@ -2,12 +2,15 @@
 
 Nothing here is typed by hand per cluster: tolerations come from the node groups' taints,
 the device-plugin config from their sharing profiles, and the chart's own list defaults from
-``chart.SUPPORTED_CHART_VERSIONS`` (checked against the chart's values.yaml in tests).
+``chart.SUPPORTED_CHART_VERSIONS`` (checked against the chart's values.yaml in tests). The
+``dcgmExporter`` values are what observability asks for (``ExporterOptions``), limited to what each
+chart version's exporter can do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..config.groups import Taint
@@ -43,7 +46,113 @@ def mig_strategy(plans: Sequence[GroupPlan]) -> str:
     return strategies.pop()
 
 
-def gpu_operator_values(plans: Sequence[GroupPlan], chart_version: str, cdi_enabled: bool = False) -> dict[str, Any]:
+#: GPU models whose DCGM profiling fields (``DCGM_FI_PROF_*``) need exclusive access to the GPU:
+#: Turing: the T4 (g4dn) and the T4g (g5g, the same Turing TU104 for Graviton: AWS "Amazon EC2 G5g
+#: instances" page). With two exporters or tenants asking, DCGM refuses them (dcgm-exporter#307),
+#: so the exporter collects the fields below instead of its default file.
+PROFILING_NEEDS_EXCLUSIVE_ACCESS = frozenset({"T4", "T4g"})
+
+#: The exporter's metrics ConfigMap (``DCGM_EXPORTER_CONFIGMAP_DATA=<namespace>:<name>``, key
+#: ``metrics``: dcgm-exporter ``internal/pkg/counters/counter_config.go``), in the operator's
+#: namespace: the operator's Role lets the exporter get ConfigMaps there
+#: (``assets/state-dcgm-exporter/0200_role.yaml``, v25.3.1 to v26.7.0). The exporter exits if it
+#: cannot read it, so the ConfigMap is created before the release.
+METRICS_CONFIG_MAP = "gpu-eks-dcgm-metrics"
+
+#: dcgm-exporter's ``etc/default-counters.csv`` (4.5.3-4.8.2) without the ``DCGM_FI_PROF_*``
+#: fields: "field, Prometheus type, help". The alerts and the dashboard read GPU_UTIL, FB_*, XID.
+METRICS_WITHOUT_PROFILING: tuple[tuple[str, str, str], ...] = (
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
+    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
+    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
+    ("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %)."),
+    ("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %)."),
+    ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+    ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
+    ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
+    ("DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB)."),
+    ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"),
+    ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"),
+    ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"),
+    ("DCGM_FI_DRIVER_VERSION", "label", "Driver Version"),
+)
+
+
+@dataclass(frozen=True)
+class ExporterOptions:
+    """What the observability settings ask of the operator's dcgm-exporter."""
+
+    #: Attribute GPU utilisation and memory to pods on shared GPUs (where the chart's exporter can).
+    per_pod_metrics: bool = True
+    #: Turn on the exporter's ServiceMonitor with these labels; None: leave the chart's setting.
+    service_monitor_labels: Mapping[str, str] | None = None
+
+
+def metrics_csv() -> str:
+    """The exporter's metrics file without profiling fields (the ConfigMap's ``metrics`` key)."""
+    return "".join(f"{name}, {kind}, {help_text}\n" for name, kind, help_text in METRICS_WITHOUT_PROFILING)
+
+
+def needs_metrics_config_map(plans: Sequence[GroupPlan]) -> bool:
+    """Whether a GPU model whose profiling fields need exclusive access is in the cluster."""
+    return any(p.instance.gpu_model in PROFILING_NEEDS_EXCLUSIVE_ACCESS for p in plans)
+
+
+def per_pod_gpu_metrics(plans: Sequence[GroupPlan], chart_version: str, options: ExporterOptions | None) -> bool:
+    """Whether the exporter attributes utilisation and memory to pods: asked for, a group shares
+    its GPUs (more slots than GPUs), and the chart's exporter has per-process metrics."""
+    if options is None or not options.per_pod_metrics:
+        return False
+    shared = any(p.slots_per_node > p.gpus_per_node for p in plans)
+    return shared and chart.chart_defaults(chart_version).per_pod_gpu_metrics
+
+
+def dcgm_exporter_values(
+    plans: Sequence[GroupPlan], chart_version: str, options: ExporterOptions | None, namespace: str
+) -> dict[str, Any]:
+    """The ``dcgmExporter`` values; {} (the chart's defaults) without observability. ``namespace``:
+    the release's (where METRICS_CONFIG_MAP is)."""
+    if options is None:
+        return {}
+    defaults = chart.chart_defaults(chart_version)
+    env = [dict(e) for e in defaults.dcgm_exporter_env]
+    out: dict[str, Any] = {}
+    if per_pod_gpu_metrics(plans, chart_version, options):
+        env.append({"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"})
+        out["hostPID"] = True
+        # The pod's UID is how the exporter matches a process's cgroup to a pod; the operator
+        # grants the exporter pods get/list/watch only with enablePodUID or enablePodLabels.
+        # Pod labels stay off: one series per pod label would multiply cardinality.
+        out["enablePodUID"] = True
+        out["enablePodLabels"] = False
+    if needs_metrics_config_map(plans):
+        env.append({"name": "DCGM_EXPORTER_CONFIGMAP_DATA", "value": f"{namespace}:{METRICS_CONFIG_MAP}"})
+    if len(env) > len(defaults.dcgm_exporter_env):
+        out["env"] = env
+    if options.service_monitor_labels is not None:
+        # honorLabels: the exporter's pod/namespace/container labels name the workload; without
+        # it Prometheus renames them exported_pod/exported_namespace/exported_container.
+        out["serviceMonitor"] = {
+            "enabled": True,
+            "honorLabels": True,
+            "additionalLabels": dict(options.service_monitor_labels),
+        }
+    return out
+
+
+def gpu_operator_values(
+    plans: Sequence[GroupPlan],
+    chart_version: str,
+    cdi_enabled: bool = False,
+    exporter: ExporterOptions | None = None,
+    namespace: str = "gpu-operator",
+) -> dict[str, Any]:
     """The gpu-operator values for a cluster whose GPU nodes are the groups of ``plans``."""
     if not plans:
         raise ValueError("gpu_operator_values needs at least one GPU node group, received none")
@@ -60,6 +169,7 @@ def gpu_operator_values(plans: Sequence[GroupPlan], chart_version: str, cdi_enab
     taints = gpu_taints(plans)
     mig = mig_strategy(plans)
     data = device_plugin.device_plugin_config_data(profile_configs(plans))
+    dcgm = dcgm_exporter_values(plans, chart_version, exporter, namespace)
     values: dict[str, Any] = {
         # The EKS AL2023 NVIDIA AMI ships the driver and the container toolkit, and nodeadm makes
         # `nvidia` containerd's default runtime: the operator must not install either (AWS docs).
@@ -95,6 +205,7 @@ def gpu_operator_values(plans: Sequence[GroupPlan], chart_version: str, cdi_enab
                 "tolerations": placement.extend_tolerations(defaults.nfd_worker_tolerations, taints),
             }
         },
+        **({"dcgmExporter": dcgm} if dcgm else {}),
     }
     # MPS needs no value here: the chart never copies devicePlugin.mps into the ClusterPolicy
     # (templates/clusterpolicy.yaml, v25.3.1, v25.10.1, v26.7.0; checked with helm template), and the

@@ -6,12 +6,14 @@
 """
 
 from .inputs import (
+    AlertThresholds,
     AutoscalerSettings,
     GpuClusterInputs,
     GpuNodeGroupSettings,
     GpuOperatorSettings,
     Mps,
     NetworkSettings,
+    ObservabilitySettings,
     Scaling,
     SystemNodeGroupSettings,
     TaintSpec,
@@ -36,6 +38,7 @@ from .package import (
 __all__ = [
     "COMPONENTS",
     "PACKAGE_NAME",
+    "AlertThresholds",
     "AutoscalerSettings",
     "GpuCluster",
     "GpuClusterInputs",
@@ -45,6 +48,7 @@ __all__ = [
     "GpuOperatorSettings",
     "Mps",
     "NetworkSettings",
+    "ObservabilitySettings",
     "Scaling",
     "SystemNodeGroupSettings",
     "TaintSpec",

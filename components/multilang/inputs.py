@@ -62,7 +62,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     """One EKS managed node group on the AL2023 NVIDIA AMI."""
 
     name: Required[str]
-    """Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify` nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources. Type: 1–40 chars `[a-z0-9-]`. Required."""
+    """Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify`, `autoscaler`, `observability` nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources. Type: 1–40 chars `[a-z0-9-]`. Required."""
     instance_types: list[str]
     """NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` with `g5.xlarge`). An unknown type is an error naming the nearest known ones. Type: list of GPU instance types. Default: `["g4dn.xlarge"]`."""
     capacity_type: str
@@ -124,6 +124,44 @@ class VerificationSettings(TypedDict, total=False):
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 
 
+class AlertThresholds(TypedDict, total=False):
+    """When the shared-GPU alerts fire (PrometheusRule `gpu-eks-shared-gpus`)."""
+
+    memory_used_percent: int
+    """`GpuMemoryNearFull`: a GPU's framebuffer used, in percent of its total, at or above which it fires (no memory isolation under time-slicing: the next allocation of any tenant fails). Type: int 1–100. Default: `90`."""
+    memory_for: str
+    """How long memory stays that full first. Type: duration. Default: `5m`."""
+    contention_utilization_percent: int
+    """`SharedGpuContended`: a GPU's utilisation, in percent, at or above which a GPU held by two or more pods counts as contended. Type: int 1–100. Default: `95`."""
+    contention_for: str
+    """How long the contention lasts first. Type: duration. Default: `30m`."""
+    idle_utilization_percent: int
+    """`GpuSlotIdle`: a pod's own utilisation of its GPU, in percent, at or below which its slot counts as idle. Type: int 1–100. Default: `5`."""
+    idle_for: str
+    """How long the slot stays idle first. Type: duration. Default: `2h`."""
+    advertised_for: str
+    """`GpuSlotsNotAdvertised`: how long a GPU node may advertise a count other than GPUs x replicas (the device plugin restarting with a new config takes a minute or two). Type: duration. Default: `15m`."""
+    exporter_missing_for: str
+    """`GpuExporterMissing`: how long a GPU node may have no dcgm-exporter series (its pod starting after the node joins). Type: duration. Default: `10m`."""
+
+
+class ObservabilitySettings(TypedDict, total=False):
+    """GPU metrics, alerts and a dashboard for the shared GPUs (off unless `enabled: true`)."""
+
+    enabled: bool
+    """Turn on per-pod GPU metrics where the chart's exporter has them, the metrics pipeline, the alerts and the dashboard. Off by default: it installs things that cost money (CloudWatch) and runs the exporter with `hostPID`. Type: bool. Default: `false`."""
+    pipeline: str
+    """Where metrics go. `cloudwatch`: the `amazon-cloudwatch-observability` EKS add-on (Container Insights; works on a fresh cluster). `prometheus`: a Prometheus operator already in the cluster: the exporter's ServiceMonitor and the PrometheusRule; `pulumi up` fails if its CRDs are absent. `both`: the two. Type: `cloudwatch` | `prometheus` | `both`. Default: `cloudwatch`."""
+    namespace: str
+    """An existing namespace for the PrometheusRule and the dashboard ConfigMap (your Prometheus must select rules there, your Grafana sidecar watch it). Type: string. Default: `gpuOperator.namespace`."""
+    prometheus_labels: dict[str, str]
+    """Labels of the PrometheusRule and the exporter's ServiceMonitor, so your Prometheus selects them (e.g. `release: kube-prometheus-stack`). Type: map. Default: `{}`."""
+    per_pod_metrics: bool
+    """Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older ones report per GPU only). Type: bool. Default: `true`."""
+    alerts: AlertThresholds
+    """When the shared-GPU alerts fire."""
+
+
 class NetworkSettings(TypedDict, total=False):
     """Use an existing VPC (`vpcId` + subnets) or create one (the other keys)."""
 
@@ -169,6 +207,8 @@ class GpuClusterInputs(TypedDict, total=False):
     """Run the time-slicing verification Jobs (see "Cluster Autoscaler and scale from zero"). Type: bool. Default: `false` (dev: `true`)."""
     verification: VerificationSettings
     """The time-slicing verification Jobs (`verifyTimeSlicing: true`)."""
+    observability: ObservabilitySettings
+    """GPU metrics per pod on shared GPUs, a metrics pipeline (CloudWatch or your Prometheus), shared-GPU alerts and a Grafana dashboard (see "Observability"). Off unless `enabled: true`."""
     tags: dict[str, str]
     """AWS tags on everything taggable (plus `gpu-eks/cluster`). At most 40: AWS allows 50 per resource and 10 are kept for the library's own (`gpu-eks/cluster`, `gpu-eks/node-group`, `Name`, Cluster Autoscaler tags). Keys 1–128 characters, not starting with `aws:`; values up to 256; letters, digits, spaces and `_ . : / = + - @` only (IAM's rule: the node role is tagged). From Python, values may be Outputs. Type: map. Default: `{}`."""
     cluster_name: Required[str]

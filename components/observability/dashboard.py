@@ -1,0 +1,197 @@
+"""The Grafana dashboard of the shared GPUs: per node and per pod (utilisation, memory used against
+the slot's share, XIDs). Pure: a dict that is the dashboard's JSON model.
+
+Series: see ``rules`` (device-level series have no ``pod_uid``, per-pod ones have it; per-pod
+panels stay empty at chart versions whose exporter has no per-pod metrics).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..sharing.plan import GroupPlan
+
+#: The dashboard's uid and title (stable: Grafana links use the uid).
+UID = "gpu-eks-shared-gpus"
+TITLE = "Shared GPUs (gpu-eks)"
+#: The label the Grafana sidecar loads dashboards from (kube-prometheus-stack's Grafana:
+#: ``sidecar.dashboards.label``, value ``"1"``).
+SIDECAR_LABEL = {"grafana_dashboard": "1"}
+#: The ConfigMap key: one dashboard file.
+FILE_NAME = f"{UID}.json"
+
+_DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+_NODE = 'Hostname=~"$node"'
+_WIDTH = 12
+_HEIGHT = 8
+
+
+def _panel(
+    panel_id: int, title: str, expr: str, legend: str, unit: str, x: int, y: int, thresholds: Sequence[int] = ()
+) -> dict[str, Any]:
+    steps: list[dict[str, Any]] = [{"color": "green", "value": None}]
+    steps += [{"color": "red", "value": v} for v in thresholds]
+    return {
+        "id": panel_id,
+        "type": "timeseries",
+        "title": title,
+        "datasource": _DATASOURCE,
+        "gridPos": {"h": _HEIGHT, "w": _WIDTH, "x": x, "y": y},
+        "fieldConfig": {
+            "defaults": {
+                "unit": unit,
+                "thresholds": {"mode": "absolute", "steps": steps},
+                "custom": {"thresholdsStyle": {"mode": "line" if thresholds else "off"}},
+            },
+            "overrides": [],
+        },
+        "targets": [{"refId": "A", "datasource": _DATASOURCE, "expr": expr, "legendFormat": legend}],
+    }
+
+
+def _row(panel_id: int, title: str, y: int) -> dict[str, Any]:
+    return {
+        "id": panel_id,
+        "type": "row",
+        "title": title,
+        "collapsed": False,
+        "gridPos": {"h": 1, "w": 24, "x": 0, "y": y},
+        "panels": [],
+    }
+
+
+def slot_shares(plans: Sequence[GroupPlan]) -> list[tuple[str, int]]:
+    """(group, GPU memory per slot in MiB) of each group, in order."""
+    return [(p.name, p.memory_per_slot_mib) for p in plans]
+
+
+def _slot_table(panel_id: int, plans: Sequence[GroupPlan], y: int) -> dict[str, Any]:
+    lines = ["| group | instance types | GPUs x replicas | memory per slot |", "|---|---|---|---|"]
+    lines += [
+        f"| {p.name} | {', '.join(p.instance_types)} | {p.gpus_per_node} x {p.slots_per_node // p.gpus_per_node} "
+        f"| {p.memory_per_slot_mib} MiB |"
+        for p in plans
+    ]
+    return {
+        "id": panel_id,
+        "type": "text",
+        "title": "Each slot's share of its GPU's memory",
+        "gridPos": {"h": _HEIGHT, "w": _WIDTH, "x": _WIDTH, "y": y},
+        "options": {
+            "mode": "markdown",
+            "content": "\n".join(lines)
+            + "\n\nTime-slicing does not enforce the share: a pod above it takes memory from the others.",
+        },
+    }
+
+
+def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
+    """The dashboard model; the red line of the per-pod memory panel is the smallest slot share."""
+    smallest_share = min(p.memory_per_slot_mib for p in plans)
+    per_gpu = "{{Hostname}} GPU {{gpu}}"
+    per_pod = "{{namespace}}/{{pod}} ({{Hostname}} GPU {{gpu}})"
+    panels = [
+        _row(1, "Per node", 0),
+        _panel(
+            2,
+            "GPU utilisation per GPU",
+            f'max by (Hostname, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid="", {_NODE}}})',
+            per_gpu,
+            "percent",
+            0,
+            1,
+        ),
+        _panel(
+            3,
+            "GPU memory used per GPU",
+            f'max by (Hostname, gpu) (DCGM_FI_DEV_FB_USED{{pod_uid="", {_NODE}}})',
+            per_gpu,
+            "decmbytes",
+            _WIDTH,
+            1,
+        ),
+        _panel(
+            4,
+            "Last XID per GPU (0: none)",
+            f"max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS{{{_NODE}}})",
+            per_gpu,
+            "none",
+            0,
+            1 + _HEIGHT,
+        ),
+        _panel(
+            5,
+            "Pods holding a slot per GPU",
+            f'count by (Hostname, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}})',
+            per_gpu,
+            "none",
+            _WIDTH,
+            1 + _HEIGHT,
+        ),
+        _row(6, "Per pod", 1 + 2 * _HEIGHT),
+        _panel(
+            7,
+            "GPU utilisation per pod",
+            f'max by (namespace, pod, Hostname, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}})',
+            per_pod,
+            "percent",
+            0,
+            2 + 2 * _HEIGHT,
+        ),
+        _panel(
+            8,
+            "GPU memory used per pod (red: a slot's share)",
+            f'max by (namespace, pod, Hostname, gpu) (DCGM_FI_DEV_FB_USED{{pod_uid!="", {_NODE}}})',
+            per_pod,
+            "decmbytes",
+            _WIDTH,
+            2 + 2 * _HEIGHT,
+            thresholds=(smallest_share,),
+        ),
+        _panel(
+            9,
+            "Last XID of the GPU each pod runs on",
+            f'max by (namespace, pod, Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS{{pod_uid!="", {_NODE}}})',
+            per_pod,
+            "none",
+            0,
+            2 + 3 * _HEIGHT,
+        ),
+        _slot_table(10, plans, 2 + 3 * _HEIGHT),
+    ]
+    return {
+        "uid": UID,
+        "title": TITLE,
+        "tags": ["gpu", "gpu-eks"],
+        "timezone": "utc",
+        "schemaVersion": 39,
+        "version": 1,
+        "editable": True,
+        "refresh": "1m",
+        "time": {"from": "now-6h", "to": "now"},
+        "templating": {
+            "list": [
+                {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"},
+                {
+                    "name": "node",
+                    "type": "query",
+                    "label": "Node",
+                    "datasource": _DATASOURCE,
+                    "query": {"query": "label_values(DCGM_FI_DEV_GPU_TEMP, Hostname)", "refId": "node"},
+                    "definition": "label_values(DCGM_FI_DEV_GPU_TEMP, Hostname)",
+                    "refresh": 2,
+                    "includeAll": True,
+                    "multi": True,
+                    "allValue": ".*",
+                },
+            ]
+        },
+        "panels": panels,
+    }
+
+
+def dashboard_json(plans: Sequence[GroupPlan]) -> str:
+    """The dashboard as the ConfigMap carries it (stable key order)."""
+    return json.dumps(dashboard(plans), sort_keys=True)

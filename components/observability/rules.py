@@ -1,0 +1,214 @@
+"""The shared-GPU alerts: a PrometheusRule's ``spec`` (also a promtool rule file), built from the
+group plans and the thresholds. Pure: no Pulumi.
+
+What the series look like (dcgm-exporter, ``internal/pkg/transformation/kubernetes.go`` and
+``process_metrics.go``, 4.5.3-4.8.2, the code the exporter of chart v26.7.0 builds on):
+
+* Every series names its GPU by ``Hostname`` (the node: the DaemonSet's ``NODE_NAME``), ``gpu``
+  (index) and ``UUID``.
+* With per-pod metrics (``KUBERNETES_VIRTUAL_GPUS`` + ``enablePodUID``), ``DCGM_FI_DEV_GPU_UTIL``
+  and ``DCGM_FI_DEV_FB_USED`` come once per GPU without ``pod_uid`` (the device's value) and once
+  per pod holding a slot of that GPU with ``pod``, ``namespace``, ``container`` and ``pod_uid``
+  (the pod's own processes; 0 for a pod that runs nothing on it). Other fields are copied onto
+  every pod of the GPU: the rules take ``max by`` GPU for them.
+* Without per-pod metrics (older charts), there is no ``pod_uid``: the per-pod rules
+  (contention, idle slots) have nothing to fire on; the per-GPU ones work.
+
+The node-level rules read kube-state-metrics: ``kube_node_status_capacity`` (resource names with
+``.`` and ``/`` as ``_``) and ``kube_node_labels`` (only the labels its
+``--metric-labels-allowlist=nodes=[nvidia.com/device-plugin.config]`` lets through).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..config.addons import AlertThresholds
+from ..nodegroups import labels
+from ..sharing.plan import GroupPlan
+
+#: Name of the rule group (and of the PrometheusRule object).
+GROUP_NAME = "gpu-eks-shared-gpus"
+
+#: The XIDs the device plugin treats as application errors: the GPU stays healthy and
+#: allocatable (k8s-device-plugin ``internal/rm/health.go`` ``ignoredXids``: identical in v0.17.2,
+#: v0.18.1 and v0.20.0, the plugins of gpu-operator v25.3.1, v25.10.1 and v26.7.0). Every other
+#: XID marks the GPU unhealthy: the plugin stops advertising it.
+APPLICATION_XIDS: tuple[int, ...] = (13, 31, 43, 45, 68, 109)
+
+#: Where each alert's runbook is: the README section of this library.
+RUNBOOK = "README.md#observability"
+
+#: One GPU, whatever the pod a series was copied onto.
+_GPU = "Hostname, UUID, gpu"
+
+
+def kube_state_metrics_name(name: str) -> str:
+    """A resource or label name as kube-state-metrics writes it: every character outside
+    ``[a-zA-Z0-9_]`` becomes ``_`` (kube-state-metrics ``SanitizeLabelName``)."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", name)
+
+
+def _regex(names: Sequence[str]) -> str:
+    """An RE2 alternation of ``names`` as the body of a PromQL string: escaped for the regex, its
+    backslashes doubled for the string literal."""
+    return "|".join(re.escape(n) for n in names).replace("\\", "\\\\")
+
+
+def _alert(
+    name: str,
+    expr: str,
+    for_: str,
+    severity: str,
+    summary: str,
+    description: str,
+    action: str,
+    extra_labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": for_,
+        "labels": {"severity": severity, **(extra_labels or {})},
+        "annotations": {
+            "summary": summary,
+            "description": description,
+            "runbook": f"{action} (runbook: {RUNBOOK}, alert {name})",
+        },
+    }
+
+
+def _xid() -> str:
+    return f"max by ({_GPU}) (DCGM_FI_DEV_XID_ERRORS)"
+
+
+def application_xid_expr() -> str:
+    """The GPUs whose last XID is an application error."""
+    return " or ".join(f"{_xid()} == {x}" for x in APPLICATION_XIDS)
+
+
+def profiles(plans: Sequence[GroupPlan]) -> dict[str, GroupPlan]:
+    """One plan per sharing profile (the settings rules: one set of sharing settings per name)."""
+    out: dict[str, GroupPlan] = {}
+    for p in plans:
+        out.setdefault(p.profile_name, p)
+    return out
+
+
+def _profile_nodes(profile_names: Sequence[str]) -> str:
+    label = "label_" + kube_state_metrics_name(labels.DEVICE_PLUGIN_CONFIG_LABEL)
+    return f'max by (node) (kube_node_labels{{{label}=~"{_regex(profile_names)}"}})'
+
+
+def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
+    """Nodes of ``plan``'s profile that do not advertise exactly GPUs x replicas of its resource."""
+    resource = kube_state_metrics_name(plan.resource_name)
+    expr = (
+        f"{_profile_nodes([plan.profile_name])} unless on (node) "
+        f'(max by (node) (kube_node_status_capacity{{resource="{resource}"}}) == {plan.slots_per_node})'
+    )
+    return _alert(
+        "GpuSlotsNotAdvertised",
+        expr,
+        t.advertised_for,
+        "warning",
+        f"Node {{{{ $labels.node }}}} does not advertise {plan.slots_per_node} {plan.resource_name}",
+        f"Nodes with sharing profile {plan.profile_name} ({plan.gpus_per_node} GPU(s) x "
+        f"{plan.sharing.replicas} replicas) should advertise {plan.slots_per_node} {plan.resource_name}; this one "
+        "does not: the sharing config was not applied (device plugin or its config-manager not running, the node "
+        "label nvidia.com/device-plugin.config not matching a ConfigMap key) or the GPU count is wrong.",
+        "kubectl describe node <node> (Capacity, label nvidia.com/device-plugin.config); kubectl -n <operator "
+        "namespace> logs the nvidia-device-plugin pod on the node (container config-manager); fix, then restart it",
+        {"profile": plan.profile_name},
+    )
+
+
+def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str, Any]]:
+    """Every alert rule, in a fixed order."""
+    app = application_xid_expr()
+    fb_used = f'max by ({_GPU}) (DCGM_FI_DEV_FB_USED{{pod_uid=""}})'
+    fb_free = f"max by ({_GPU}) (DCGM_FI_DEV_FB_FREE)"
+    fb_reserved = f"(max by ({_GPU}) (DCGM_FI_DEV_FB_RESERVED) or {fb_free} * 0)"
+    util = f'max by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid=""}})'
+    busy_pods = f'count by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!=""}} > 0)'
+    resources = _regex(sorted({kube_state_metrics_name(p.resource_name) for p in plans}))
+    gpu_nodes = (
+        f"({_profile_nodes(list(profiles(plans)))} or "
+        f'max by (node) (kube_node_status_capacity{{resource=~"{resources}"}} > 0))'
+    )
+    exporter_nodes = 'label_replace(max by (Hostname) (DCGM_FI_DEV_GPU_TEMP), "node", "$1", "Hostname", "(.*)")'
+    return [
+        _alert(
+            "GpuXidApplicationError",
+            app,
+            "0m",
+            "warning",
+            "XID {{ $value }} (application error) on GPU {{ $labels.gpu }} of {{ $labels.Hostname }}",
+            "A process on this GPU hit an application-level XID (13, 31, 43, 45, 68 or 109: the device plugin keeps "
+            "the GPU allocatable). On a shared GPU every tenant of it may have been affected.",
+            "Find the pods on the GPU (dashboard, per pod) and their logs around the time; an application bug or "
+            "out-of-bounds access, not the hardware: no node action",
+        ),
+        _alert(
+            "GpuXidHardwareError",
+            f"{_xid()} > 0 unless ({app})",
+            "0m",
+            "critical",
+            "XID {{ $value }} on GPU {{ $labels.gpu }} of {{ $labels.Hostname }}",
+            "An XID the device plugin treats as fatal: it marks the GPU unhealthy and stops advertising it, so every "
+            "slot of that GPU is lost and its pods likely failed.",
+            "Cordon and drain the node, then terminate the instance (the node group replaces it); open an AWS case if "
+            "it repeats on new instances",
+        ),
+        _alert(
+            "GpuMemoryNearFull",
+            f"{fb_used} / ({fb_used} + {fb_free} + {fb_reserved}) * 100 >= {t.memory_used_percent}",
+            t.memory_for,
+            "warning",
+            "GPU {{ $labels.gpu }} of {{ $labels.Hostname }} memory {{ $value | humanize }}% used",
+            "Time-slicing does not isolate GPU memory: when it is full, the next allocation of any pod sharing this "
+            "GPU fails (CUDA out of memory), not only the pod that used it up.",
+            "See which pod uses the memory (dashboard: memory per pod against the slot's share); lower its batch or "
+            "move it to a group with fewer replicas or more GPU memory",
+        ),
+        _alert(
+            "SharedGpuContended",
+            f"{util} >= {t.contention_utilization_percent} and on ({_GPU}) {busy_pods} > 1",
+            t.contention_for,
+            "warning",
+            "Shared GPU {{ $labels.gpu }} of {{ $labels.Hostname }} contended",
+            f"Two or more pods are running work on this GPU and it has been at least "
+            f"{t.contention_utilization_percent}% busy: time-slicing gives each a slice of time, so each runs slower "
+            "than alone.",
+            "Lower the group's replicas, add nodes (maxSize), or give the latency-sensitive pod a GPU of its own",
+        ),
+        _alert(
+            "GpuSlotIdle",
+            f'max by (namespace, pod, {_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!=""}}) <= {t.idle_utilization_percent}',
+            t.idle_for,
+            "info",
+            "Pod {{ $labels.namespace }}/{{ $labels.pod }} holds a GPU slot it does not use",
+            f"The pod's own processes used at most {t.idle_utilization_percent}% of the GPU: the slot is paid for "
+            "and unavailable to others.",
+            "Ask the owner to release it (scale the workload down, or give up the GPU request when idle)",
+        ),
+        *(advertised_rule(p, t) for p in profiles(plans).values()),
+        _alert(
+            "GpuExporterMissing",
+            f"{gpu_nodes} unless on (node) {exporter_nodes}",
+            t.exporter_missing_for,
+            "warning",
+            "No GPU metrics from node {{ $labels.node }}",
+            "A GPU node has no dcgm-exporter series: its GPUs are unmonitored and none of the other GPU alerts can "
+            "fire for it.",
+            "kubectl -n <operator namespace> get pods -o wide | grep dcgm-exporter; check the pod on the node "
+            "(tolerations, image pull, crash logs) and that Prometheus scrapes the ServiceMonitor nvidia-dcgm-exporter",
+        ),
+    ]
+
+
+def rule_spec(plans: Sequence[GroupPlan], t: AlertThresholds) -> dict[str, Any]:
+    """The PrometheusRule ``spec``; the same mapping is a promtool rule file."""
+    return {"groups": [{"name": GROUP_NAME, "rules": alert_rules(plans, t)}]}
