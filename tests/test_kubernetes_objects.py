@@ -14,6 +14,7 @@ from tests.support import ROOT, settings_for_stack
 KINDS = {
     "kubernetes:core/v1:Namespace": ("v1", "Namespace"),
     "kubernetes:batch/v1:Job": ("batch/v1", "Job"),
+    "kubernetes:networking.k8s.io/v1:NetworkPolicy": ("networking.k8s.io/v1", "NetworkPolicy"),
 }
 
 
