@@ -328,6 +328,7 @@ def test_autoscaled_run_tree(scaled: Simulation):
         (RELEASE, "gpu-eks-autoscaler-release", "gpu-eks-autoscaler"),
         ("gpu-eks:verification:TimeSlicingVerification", "gpu-eks-verify", "gpu-eks"),
         ("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns", "gpu-eks-verify"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "gpu-eks-verify-deny-all", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-multi-warmup", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-multi-concurrent", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-zero-warmup", "gpu-eks-verify"),
@@ -363,10 +364,10 @@ def test_autoscaled_verification_covers_the_group_at_zero(scaled: Simulation):
         for j in scaled.by_type(JOB)
     }
     assert counts == {
-        "gpu-eks-verify-multi-warmup": (1, 1, "ts-warmup-multi-7a37929c"),
-        "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-b70d2b67"),
-        "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-bd674fa6"),
-        "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-dc515cdb"),
+        "gpu-eks-verify-multi-warmup": (1, 1, "ts-warmup-multi-db18d719"),
+        "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-2d420732"),
+        "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-d03db0d1"),
+        "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-9ea97cdc"),
     }
     pod = scaled.one(JOB, "gpu-eks-verify-multi-concurrent").inputs["spec"]["template"]["spec"]
     assert pod["tolerations"] == [
