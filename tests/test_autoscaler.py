@@ -573,8 +573,8 @@ def test_verification_jobs_in_dev(dev: Simulation):
         assert pod["nodeSelector"] == dev.outputs["gpuNodeGroups"]["t4"]["nodeSelector"]
         assert pod["tolerations"] == dev.outputs["gpuNodeGroups"]["t4"]["tolerations"]
         assert pod["containers"][0]["resources"] == {
-            "requests": {"cpu": "100m", "memory": "128Mi"},
-            "limits": {"cpu": "500m", "memory": "512Mi", "nvidia.com/gpu": 1},
+            "requests": {"cpu": "10m", "memory": "128Mi"},
+            "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1},
         }
     # Packed on one node; each pod holds its slot for 180 s.
     assert c["template"]["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [

@@ -94,8 +94,8 @@ def test_the_scanned_objects_are_the_ones_this_library_writes(dev_objects: Path)
         ("Namespace", "gpu-operator"),
         ("Namespace", "gpu-timeslicing-check"),
         ("NetworkPolicy", "deny-all"),
-        ("Job", "ts-warmup-t4-c8b3f819"),
-        ("Job", "ts-check-t4-9879584a"),
+        ("Job", "ts-warmup-t4-3d8fde30"),
+        ("Job", "ts-check-t4-ee28b0f5"),
     ]
 
 
@@ -104,7 +104,7 @@ def test_the_verification_objects_pass_checkov(dev_objects: Path):
     assert failures(report) == []
     # The scanner really looked at the Jobs (a run that parsed nothing passes trivially).
     passed = {(c["check_id"], c["resource"]) for c in report["results"]["passed_checks"]}
-    job = "Job.gpu-timeslicing-check.ts-warmup-t4-c8b3f819"
+    job = "Job.gpu-timeslicing-check.ts-warmup-t4-3d8fde30"
     for check in (
         "CKV_K8S_23",  # root containers (runAsNonRoot)
         "CKV_K8S_20",  # allowPrivilegeEscalation false

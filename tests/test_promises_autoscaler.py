@@ -364,10 +364,10 @@ def test_autoscaled_verification_covers_the_group_at_zero(scaled: Simulation):
         for j in scaled.by_type(JOB)
     }
     assert counts == {
-        "gpu-eks-verify-multi-warmup": (1, 1, "ts-warmup-multi-db18d719"),
-        "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-2d420732"),
-        "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-d03db0d1"),
-        "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-9ea97cdc"),
+        "gpu-eks-verify-multi-warmup": (1, 1, "ts-warmup-multi-975f053a"),
+        "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-5e19c0a9"),
+        "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-452f9a3a"),
+        "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-52e24f0f"),
     }
     pod = scaled.one(JOB, "gpu-eks-verify-multi-concurrent").inputs["spec"]["template"]["spec"]
     assert pod["tolerations"] == [

@@ -97,8 +97,8 @@ SLOTS_AT_MAX_SIZE = {
 #: (a sharing change is a new Job, so the check runs again).
 JOB_NAMES = {
     # Changed in 0.2.0 with the restricted pod security context: new Jobs, the check runs once more.
-    "dev": {"t4": ("ts-warmup-t4-c8b3f819", "ts-check-t4-9879584a")},
-    VARIANT: {"big": ("ts-warmup-big-763768ed", "ts-check-big-bd12402f")},
+    "dev": {"t4": ("ts-warmup-t4-3d8fde30", "ts-check-t4-ee28b0f5")},
+    VARIANT: {"big": ("ts-warmup-big-a2bd8957", "ts-check-big-f436a59f")},
 }
 #: Each pod of the concurrency Job holds its slot this long (vectorAdd in a loop).
 HOLD_SCRIPT = (
@@ -130,8 +130,8 @@ def job_inputs(run: str, group: str, kind: str) -> dict[str, Any]:
                 "args": ["/cuda-samples/vectorAdd" if warmup else HOLD_SCRIPT],
                 # CPU and memory too (checkov CKV_K8S_10..13); the GPU share beside them.
                 "resources": {
-                    "requests": {"cpu": "100m", "memory": "128Mi"},
-                    "limits": {"cpu": "500m", "memory": "512Mi", resource: 1},
+                    "requests": {"cpu": "10m", "memory": "128Mi"},
+                    "limits": {"cpu": "1", "memory": "1Gi", resource: 1},
                 },
                 # The restricted Pod Security Standard, container level.
                 "securityContext": {

@@ -33,11 +33,15 @@ NAMESPACE_LABELS = {"pod-security.kubernetes.io/enforce": POD_SECURITY_LEVEL}
 RUN_AS_UID = 65534
 
 #: CPU and memory per verification container (the GPU share is added to the limits by the caller).
-#: vectorAdd allocates 3 x 50,000 floats; the CUDA context's host memory stays well under 256 Mi.
-CPU_REQUEST = "100m"
-CPU_LIMIT = "500m"
+#: The requests are what the scheduler adds up: the concurrency Job puts every slot of one node on
+#: it at once (up to max pods − 7: 22 on a g4dn.xlarge's 4 vCPUs, 51 on a g4dn.8xlarge, 730 on a
+#: g4dn.metal's 96), so they stay small enough for any accepted configuration to schedule
+#: (22 x 10m = 0.22 vCPU; 730 x 128 Mi = 91 GiB of 384). vectorAdd adds 3 x 50,000 floats and
+#: sleeps between runs; the limits leave the CUDA context's start-up (CPU, host memory) room.
+CPU_REQUEST = "10m"
+CPU_LIMIT = "1"
 MEMORY_REQUEST = "128Mi"
-MEMORY_LIMIT = "512Mi"
+MEMORY_LIMIT = "1Gi"
 
 #: A writable /tmp (and HOME) on a read-only root: the CUDA JIT cache and the shell may write there.
 TMP_VOLUME = "tmp"
