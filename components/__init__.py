@@ -89,6 +89,12 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        # pyproject.toml's version (components/version.py): one place for the package, the
+        # component package's schema and what a consumer's installed copy reports.
+        from .version import package_version
+
+        return package_version()
     if name not in _EXPORTS:
         raise AttributeError(f"module 'components' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

@@ -21,6 +21,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def missing_dependency(prog: str, command: str, module: str) -> str:
+    """What to do when this Python lacks a package the command needs (instead of a traceback)."""
+    return (
+        f"error: {prog} {command}: this Python ({sys.executable}) does not have the package {module!r}.\n"
+        "Run it with the project's virtual environment: `source .venv/bin/activate` first (a checkout's\n"
+        "./scripts/run creates .venv and renders the dev stack), or install the requirements into this\n"
+        "Python: `python -m pip install -r requirements.txt`."
+    )
+
+
 def main(
     argv: list[str] | None = None,
     prog: str = "python -m components",
@@ -37,7 +47,13 @@ def main(
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:
             # Import only the module of the command being run.
-            mod = importlib.import_module(module)
+            try:
+                mod = importlib.import_module(module)
+            except ModuleNotFoundError as err:
+                if (err.name or "").split(".")[0] in ("components", "tooling"):
+                    raise
+                print(missing_dependency(prog, name, err.name or str(err)), file=sys.stderr)
+                return 2
             mod.configure(p)
             p.set_defaults(_run=mod.run)
     args = parser.parse_args(argv)

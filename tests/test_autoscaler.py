@@ -599,7 +599,10 @@ def test_verification_jobs_in_dev(dev: Simulation):
         assert pod["restartPolicy"] == "Never"
         assert pod["nodeSelector"] == dev.outputs["gpuNodeGroups"]["t4"]["nodeSelector"]
         assert pod["tolerations"] == dev.outputs["gpuNodeGroups"]["t4"]["tolerations"]
-        assert pod["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+        assert pod["containers"][0]["resources"] == {
+            "requests": {"cpu": "10m", "memory": "128Mi"},
+            "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1},
+        }
     # Packed on one node; each pod holds its slot for 180 s.
     assert c["template"]["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [
         {

@@ -167,7 +167,9 @@ def test_comment_cuts_a_long_diff_but_keeps_every_summary():
 
 def test_diff_of_a_stack_against_itself_is_empty(capsys: pytest.CaptureFixture[str]):
     assert cli_main(["diff", "--against", "dev"]) == 0  # --stack defaults to dev
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == (
+        "no change: the rendered desired state is the same for dev -> dev (render/dev.yaml -> render/dev.yaml)\n"
+    )
 
 
 def test_diff_against_an_unknown_stack_exits_2(capsys: pytest.CaptureFixture[str]):
@@ -250,7 +252,11 @@ def test_diff_base_shows_config_and_code_changes_and_warns_of_replacements(repo:
 def test_diff_base_without_changes_exits_0(repo: Path):
     done = run_diff(repo, "--base", "main", "--stack", "dev")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == ""
+    # Said, not silence (an empty output looks like a failure).
+    assert done.stdout == (
+        "no change: the rendered desired state is the same for dev "
+        "(main/render/dev.yaml -> work-tree/render/dev.yaml)\n"
+    )
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 
 

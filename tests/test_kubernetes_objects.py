@@ -15,6 +15,7 @@ KINDS = {
     "kubernetes:core/v1:Namespace": ("v1", "Namespace"),
     "kubernetes:batch/v1:Job": ("batch/v1", "Job"),
     "kubernetes:core/v1:ConfigMap": ("v1", "ConfigMap"),
+    "kubernetes:networking.k8s.io/v1:NetworkPolicy": ("networking.k8s.io/v1", "NetworkPolicy"),
 }
 
 

@@ -330,6 +330,7 @@ def test_autoscaled_run_tree(scaled: Simulation):
         (RELEASE, "gpu-eks-autoscaler-release", "gpu-eks-autoscaler"),
         ("gpu-eks:verification:TimeSlicingVerification", "gpu-eks-verify", "gpu-eks"),
         ("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns", "gpu-eks-verify"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "gpu-eks-verify-deny-all", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-multi-warmup", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-multi-concurrent", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-zero-warmup", "gpu-eks-verify"),
@@ -376,11 +377,11 @@ def test_autoscaled_verification_covers_the_group_at_zero(scaled: Simulation):
         for j in scaled.by_type(JOB)
     }
     assert counts == {
-        "gpu-eks-verify-multi-warmup": (1, 1, "ts-warmup-multi-7a37929c"),
-        "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-b70d2b67"),
-        "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-bd674fa6"),
-        "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-dc515cdb"),
-        "gpu-eks-verify-zero-exclusive": (1, 1, "exclusive-zero-ea58db0f"),
+        "gpu-eks-verify-multi-warmup": (1, 1, "ts-warmup-multi-975f053a"),
+        "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-5e19c0a9"),
+        "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-452f9a3a"),
+        "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-52e24f0f"),
+        "gpu-eks-verify-zero-exclusive": (1, 1, "exclusive-zero-d4fa877a"),
     }
     pod = scaled.one(JOB, "gpu-eks-verify-multi-concurrent").inputs["spec"]["template"]["spec"]
     assert pod["tolerations"] == [

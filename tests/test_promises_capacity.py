@@ -132,6 +132,7 @@ def test_children_names_types_and_parents(sim: Simulation):
         (RELEASE, "ml-gpu-autoscaler-release", AUTOSCALER),
         (*VERIFY, CAPACITY),
         (NAMESPACE, "ml-gpu-verify-ns", VERIFY),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "ml-gpu-verify-deny-all", VERIFY),
         (JOB, "ml-gpu-verify-t4-warmup", VERIFY),
         (JOB, "ml-gpu-verify-t4-concurrent", VERIFY),
     ]
@@ -154,6 +155,7 @@ def test_kubernetes_objects_use_the_created_provider(sim: Simulation):
         "ml-gpu-gpu-operator-release",
         "ml-gpu-autoscaler-release",
         "ml-gpu-verify-ns",
+        "ml-gpu-verify-deny-all",
         "ml-gpu-verify-t4-warmup",
         "ml-gpu-verify-t4-concurrent",
     }

@@ -99,10 +99,11 @@ JOB = "kubernetes:batch/v1:Job"
 
 
 def verify_part(groups: tuple[str, ...]) -> list[tuple[str, str, tuple[str, str | None]]]:
-    """The namespace, then per group a warm-up Job and the concurrency Job."""
+    """The namespace, its deny-all NetworkPolicy, then per group a warm-up Job and the concurrency Job."""
     return [
         (*VERIFY, GPU_CLUSTER),
         ("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns", VERIFY),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "gpu-eks-verify-deny-all", VERIFY),
         *[(JOB, f"gpu-eks-verify-{g}-{job}", VERIFY) for g in groups for job in ("warmup", "concurrent")],
     ]
 
@@ -156,6 +157,7 @@ ON_K8S_PROVIDER = {
         "gpu-eks-observability-dashboard",
         "gpu-eks-autoscaler-release",
         "gpu-eks-verify-ns",
+        "gpu-eks-verify-deny-all",
         "gpu-eks-verify-t4-warmup",
         "gpu-eks-verify-t4-concurrent",
     },
@@ -166,6 +168,7 @@ ON_K8S_PROVIDER = {
         "gpu-eks-gpu-operator-release",
         "gpu-eks-observability-dashboard",
         "gpu-eks-verify-ns",
+        "gpu-eks-verify-deny-all",
         "gpu-eks-verify-big-warmup",
         "gpu-eks-verify-big-concurrent",
     },
@@ -248,9 +251,13 @@ def test_resource_options(run: tuple[str, Simulation]):
 
 
 def test_no_aliases_of_ours_yet(run: tuple[str, Simulation]):
-    """Only pulumi-kubernetes's own type aliases (apps/v1 Deployment's older API groups)."""
+    """Only pulumi-kubernetes's own type aliases (apps/v1 Deployment's and networking.k8s.io/v1
+    NetworkPolicy's older API groups)."""
     _, sim = run
-    assert {r.type for r in sim.resources if r.aliases} <= {"kubernetes:apps/v1:Deployment"}
+    assert {r.type for r in sim.resources if r.aliases} <= {
+        "kubernetes:apps/v1:Deployment",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+    }
 
 
 # --- Order of creation ------------------------------------------------------------------------

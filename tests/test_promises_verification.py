@@ -105,8 +105,9 @@ SLOTS_AT_MAX_SIZE = {
 #: Job names: `ts-warmup-<group>-<hash>` / `ts-check-<group>-<hash>`, the hash of what is verified
 #: (a sharing change is a new Job, so the check runs again).
 JOB_NAMES = {
-    "dev": {"t4": ("ts-warmup-t4-cc13e48d", "ts-check-t4-f95cb9e7")},
-    VARIANT: {"big": ("ts-warmup-big-b91ac7ca", "ts-check-big-afcfcdf8")},
+    # Changed in 0.2.0 with the restricted pod security context: new Jobs, the check runs once more.
+    "dev": {"t4": ("ts-warmup-t4-3d8fde30", "ts-check-t4-ee28b0f5")},
+    VARIANT: {"big": ("ts-warmup-big-a2bd8957", "ts-check-big-f436a59f")},
 }
 #: Each pod of the concurrency Job holds its slot this long (vectorAdd in a loop).
 HOLD_SCRIPT = (
@@ -136,11 +137,37 @@ def job_inputs(run: str, group: str, kind: str) -> dict[str, Any]:
                 "imagePullPolicy": "IfNotPresent",
                 "command": ["/bin/sh", "-c"],
                 "args": ["/cuda-samples/vectorAdd" if warmup else HOLD_SCRIPT],
-                "resources": {"limits": {resource: 1}},
-                "securityContext": {"allowPrivilegeEscalation": False},
+                # CPU and memory too (checkov CKV_K8S_10..13); the GPU share beside them.
+                "resources": {
+                    "requests": {"cpu": "10m", "memory": "128Mi"},
+                    "limits": {"cpu": "1", "memory": "1Gi", resource: 1},
+                },
+                # The restricted Pod Security Standard, container level.
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"]},
+                    "privileged": False,
+                    "readOnlyRootFilesystem": True,
+                    "runAsNonRoot": True,
+                    "runAsUser": 65534,
+                    "runAsGroup": 65534,
+                    "seccompProfile": {"type": "RuntimeDefault"},
+                },
+                "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+                "env": [{"name": "HOME", "value": "/tmp"}],
             }
         ],
         "terminationGracePeriodSeconds": 5,
+        # The pods call no Kubernetes API: no token mounted.
+        "automountServiceAccountToken": False,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65534,
+            "runAsGroup": 65534,
+            "fsGroup": 65534,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
     }
     if not warmup:
         pod["affinity"] = {
@@ -205,7 +232,7 @@ def test_verification_namespace(run: tuple[str, Simulation]):
     assert ns.inputs == {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": VERIFY_NAMESPACE[name], "labels": {"pod-security.kubernetes.io/enforce": "baseline"}},
+        "metadata": {"name": VERIFY_NAMESPACE[name], "labels": {"pod-security.kubernetes.io/enforce": "restricted"}},
     }
 
 
@@ -287,7 +314,13 @@ def test_verification_pods_land_on_the_groups_nodes_and_tolerate_its_taints(run:
 def test_verification_requests_one_share_of_the_groups_resource(run: tuple[str, Simulation]):
     name, sim = run
     limits = {
-        (g, kind): job_spec(sim, g, kind)["template"]["spec"]["containers"][0]["resources"]
+        (g, kind): {
+            "limits": {
+                k: v
+                for k, v in job_spec(sim, g, kind)["template"]["spec"]["containers"][0]["resources"]["limits"].items()
+                if k not in ("cpu", "memory")
+            }
+        }
         for g in VERIFIED_GROUPS[name]
         for kind in ("warmup", "concurrent")
     }

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
 
 from tests.support import ROOT
 
@@ -35,3 +39,63 @@ def test_readme_states_the_tagging_policy():
     readme = (ROOT / "README.md").read_text()
     assert "Releases are git tags `vX.Y.Z`" in readme
     assert "[CHANGELOG](CHANGELOG.md)" in readme and "[UPGRADING.md](UPGRADING.md)" in readme
+
+
+# --- The README's consumer install line, as a consumer types it ----------------------------------
+
+#: The README's requirement line for consumers (section "Upgrading").
+README_REQUIREMENT = re.compile(r"`(gpu-eks-components @ git\+(https://github\.com/<org>/<this-repo>\.git)@(v[^`]+))`")
+
+
+def readme_requirement() -> tuple[str, str, str]:
+    (found,) = README_REQUIREMENT.findall((ROOT / "README.md").read_text())
+    return found
+
+
+def test_the_readme_install_lines_pin_the_package_version():
+    """Both consumer lines (pip and `pulumi package add`) name the tag of this version."""
+    readme = (ROOT / "README.md").read_text()
+    assert readme_requirement()[2] == "v0.2.0" == f"v{package_version()}"
+    assert "pulumi package add https://github.com/<org>/<this-repo>.git/plugin@v0.2.0" in readme
+    assert not re.findall(r"@v(?!0\.2\.0\b)\d+\.\d+\.\d+", readme)
+
+
+def test_the_version_lives_in_one_place():
+    from components import __version__
+    from components.multilang import package_version as schema_version
+
+    assert __version__ == schema_version() == package_version() == "0.2.0"
+
+
+def test_the_readme_consumer_line_installs_this_version(tmp_path: Path):
+    """`pip install "<README line>"` with the repository URL pointing at a clone of this
+    repository (git+file://, offline), as a consumer's requirements file would have it. The clone
+    gets the tag when this repository does not have it yet (the release commit before tagging)."""
+    line, url, tag = readme_requirement()
+    clone = tmp_path / "clone"
+    git = ["git", "-c", "advice.detachedHead=false", "-c", "user.name=test", "-c", "user.email=test@example.com"]
+    subprocess.run([*git, "clone", "--quiet", str(ROOT), str(clone)], check=True, capture_output=True, timeout=120)
+    tags = subprocess.run([*git, "-C", str(clone), "tag", "--list", tag], capture_output=True, text=True, check=True)
+    if not tags.stdout.strip():
+        subprocess.run([*git, "-C", str(clone), "tag", "-a", tag, "-m", tag], check=True, capture_output=True)
+    # A PEP 508 URL needs a host (packaging refuses git+file:///…); git reads file://localhost/….
+    requirement = line.replace(url, f"file://localhost{clone}")
+    assert requirement == f"gpu-eks-components @ git+file://localhost{clone}@{tag}"
+    site = tmp_path / "site"
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
+    done = subprocess.run(
+        [*pip, "--target", str(site), requirement], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(site)
+    probe = (
+        "import importlib.metadata, components; "
+        "print(importlib.metadata.version('gpu-eks-components'), components.__version__)"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == ["0.2.0", "0.2.0"]
+    assert (site / "components" / "composites" / "gpu_capacity.py").is_file()

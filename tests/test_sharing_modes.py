@@ -326,7 +326,11 @@ def test_the_mps_memory_probe_job():
     )
     (c,) = spec["template"]["spec"]["containers"]
     assert c["image"] == "public.ecr.aws/docker/library/python:3.12-slim"
-    assert c["resources"] == {"limits": {"nvidia.com/gpu": 1}}  # exactly one slot (failRequestsGreaterThanOne)
+    # Exactly one slot (failRequestsGreaterThanOne), with the restricted profile's CPU and memory.
+    assert c["resources"] == {
+        "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1},
+        "requests": {"cpu": "10m", "memory": "128Mi"},
+    }
     assert c["args"] == ['exec python3 -c "$MPS_PROBE" 2147483648 6442450944']
     env = {e["name"]: e["value"] for e in c["env"]}
     assert env["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
@@ -355,7 +359,10 @@ def test_the_exclusive_job_holds_more_than_half_of_each_gpu():
     (c,) = pod["containers"]
     # 60 % of 16 GiB = 9830 MiB: two pods on one T4 (15 GiB usable) cannot both hold it.
     assert c["args"] == ['exec python3 -c "$GPU_PROBE" 10307502080 180']
-    assert c["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert c["resources"] == {
+        "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1},
+        "requests": {"cpu": "10m", "memory": "128Mi"},
+    }
     env = {e["name"]: e["value"] for e in c["env"]}
     assert "cuDeviceGetCount" in env["GPU_PROBE"] and "time.sleep(hold)" in env["GPU_PROBE"]
     compile(env["GPU_PROBE"], "probe", "exec")
@@ -366,7 +373,7 @@ def test_every_verification_pod_requests_one_slot():
         (p,) = plans({"name": "g", **spec})
         for job in (jobs.warmup_job_spec(p, "img"), jobs.concurrent_job_spec(p, "img")):
             (c,) = job["template"]["spec"]["containers"]
-            assert c["resources"]["limits"] == {"nvidia.com/gpu": 1}
+            assert c["resources"]["limits"] == {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1}
 
 
 # ---------------------------------------------------------------------------------------------

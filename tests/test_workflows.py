@@ -311,10 +311,10 @@ def test_preflight_step_reports_and_keeps_the_exit_status(pr: dict[str, Any], tm
 
 
 def zizmor_or_skip() -> list[str]:
-    """The zizmor command (requirements.txt pins it); skipped without it, except in CI."""
+    """The zizmor command (requirements-dev.txt pins it); skipped without it, except in CI."""
     found = shutil.which("zizmor") or shutil.which("zizmor", path=str(Path(sys.executable).parent))
     if found is None:
-        message = "zizmor is not installed (pip install -r requirements.txt)"
+        message = "zizmor is not installed (pip install -r requirements-dev.txt)"
         if os.environ.get("CI") or os.environ.get("GPU_EKS_REQUIRE_REFERENCE"):
             pytest.fail(message)
         pytest.skip(message)

@@ -290,7 +290,11 @@ COMMENT_LIMIT = 60_000
 
 
 def text_output(results: Sequence[StackDiff]) -> str:
-    """The summaries of every stack that changed, then the unified diffs."""
+    """The summaries of every stack that changed, then the unified diffs; a line saying "no change"
+    when no render differs (an empty output would look like a failure)."""
+    if not any(r.diff for r in results):
+        compared = ", ".join(f"{r.stack} ({r.title})" for r in results) or "no stack"
+        return f"no change: the rendered desired state is the same for {compared}\n"
     summaries = [impact.text(r.impact, f"stack {r.stack} ({r.title})") for r in results if r.impact]
     return "".join(summaries) + ("\n" if summaries else "") + "".join(r.diff for r in results)
 

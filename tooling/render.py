@@ -173,7 +173,7 @@ def stack_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[str]
     except stackfile.StackNotFound:
         known = ", ".join(stackfile.available_stacks(root)) or "none"
         raise RenderError(
-            f"error: unknown stack {stack!r}: there is no stacks/Pulumi.{stack}.yaml (stacks: {known})", 2
+            f"error: unknown stack {stack!r}: there is no {stackfile.stack_file(stack, root)} (stacks: {known})", 2
         ) from None
     except ConfigError as err:
         raise RenderError(f"error: stack {stack!r} has an invalid configuration\n{err.report()}", 2) from None

@@ -7,14 +7,17 @@ find problems below the value they validate raise ``KeyedProblems``.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import json
 import sys
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 
 #: The Pulumi config namespace of this library (the project name in Pulumi.yaml).
 CONFIG_NAMESPACE = "gpu-eks"
@@ -192,7 +195,43 @@ def _expected(e: Mapping[str, Any]) -> str:
     return "a value of the type documented in the README's configuration reference"
 
 
-def problems_from(err: ValidationError, namespace: str) -> list[Problem]:
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The settings model inside a field's type (``X | None``, ``list[X]``, ``Annotated[X, …]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The camelCase keys a mapping at ``loc`` (a path of keys and list indexes) accepts."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if current is None:
+            return []
+        if isinstance(part, int):
+            continue
+        fields = {f.alias or name: f for name, f in current.model_fields.items()}
+        if part not in fields:
+            return []
+        current = _model_in(fields[part].annotation)
+    return [] if current is None else [f.alias or name for name, f in current.model_fields.items()]
+
+
+def unknown_key_hint(key: str, known: list[str]) -> str:
+    """``did you mean instanceTypes? `` for a typo or a snake_case spelling of a known key, else ''."""
+    camel = to_camel(key)
+    if camel in known:
+        return f"did you mean {camel}? (keys are camelCase) "
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"did you mean {close[0]}? " if close else ""
+
+
+def problems_from(err: ValidationError, namespace: str, model: type[BaseModel] | None = None) -> list[Problem]:
+    """Pydantic's errors as Problems; with ``model``, an unknown key gets the closest key it accepts there."""
     problems = []
     for e in err.errors(include_url=False):
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
@@ -204,7 +243,12 @@ def problems_from(err: ValidationError, namespace: str) -> list[Problem]:
         received: Any = e.get("input", _MISSING)
         if e["type"] == "missing":
             received = _MISSING
-        problems.append(Problem(key=key_of(loc, namespace), received=received, expected=_expected(e)))
+        expected = _expected(e)
+        if e["type"] == "extra_forbidden" and model is not None and loc and isinstance(loc[-1], str):
+            hint = unknown_key_hint(loc[-1], keys_at(model, loc[:-1]))
+            if hint:
+                expected = f"no such key; {hint}(see the README's configuration reference)"
+        problems.append(Problem(key=key_of(loc, namespace), received=received, expected=expected))
     return problems
 
 

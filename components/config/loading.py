@@ -34,9 +34,14 @@ def load_settings(
     ConfigError listing every problem, keys prefixed with ``namespace``.
     """
     try:
-        settings = model.model_validate(dict(raw))
+        # by_name=False: only the documented camelCase keys (the stack file's, the README's, the
+        # component package's). The Python field names (``cluster_name``) are for Python code that
+        # builds the models directly; read from a mapping they would be a second, undocumented
+        # spelling of a key, and both could be given at once. A snake_case key is refused naming
+        # its camelCase key (problems_from).
+        settings = model.model_validate(dict(raw), by_name=False)
     except ValidationError as err:
-        raise ConfigError(problems_from(err, namespace)) from None
+        raise ConfigError(problems_from(err, namespace, model)) from None
     problems = autoscaler_problems(settings, namespace)
     if problems:
         raise ConfigError(problems)
@@ -83,13 +88,13 @@ def unknown_config_problems(config: Mapping[str, Any]) -> list[Problem]:
         close = difflib.get_close_matches(namespace, KNOWN_CONFIG_NAMESPACES, n=1, cutoff=0.6)
         if not close and name.split(".")[0] in fields:
             close = [CONFIG_NAMESPACE]
-        hint = f"did you mean {close[0]}:{name}? " if close else ""
+        hint = f"; did you mean {close[0]}:{name}?" if close else ""
         problems.append(
             Problem(
                 key=str(key),
                 received=config[key],
-                expected=f"{hint}a key in a namespace the program reads ({', '.join(KNOWN_CONFIG_NAMESPACES)}); "
-                f"no code reads {namespace}:",
+                expected=f"a key in a namespace the program reads ({', '.join(KNOWN_CONFIG_NAMESPACES)}): "
+                f"no code reads {namespace}:{hint}",
             )
         )
     return problems
@@ -115,12 +120,12 @@ def region_problems(config: Mapping[str, Any]) -> list[Problem]:
     if not isinstance(region, str) or region in eks_regions():
         return []
     close = difflib.get_close_matches(region, sorted(eks_regions()), n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
+    hint = f"; did you mean {close[0]}?" if close else ""
     return [
         Problem(
             key="aws:region",
             received=region,
-            expected=f"{hint}a region where EKS runs (botocore's endpoint data lists {len(eks_regions())})",
+            expected=f"a region where EKS runs (botocore's endpoint data lists {len(eks_regions())}){hint}",
         )
     ]
 

@@ -1,4 +1,8 @@
-"""Read a stack's configuration from stacks/Pulumi.<stack>.yaml the way the Pulumi CLI does.
+"""Read a stack's configuration from <stackConfigDir>/Pulumi.<stack>.yaml the way the Pulumi CLI does.
+
+The folder is Pulumi.yaml's ``stackConfigDir`` (relative to the project folder), else the project
+folder itself: the Pulumi CLI's rule (Pulumi docs, "Pulumi.yaml project file reference",
+``stackConfigDir``). This repository's Pulumi.yaml says ``stacks``.
 
 Used where the Pulumi CLI is not in the loop (offline render, preflight, tests). The CLI hands
 a program its config as strings: plain strings as they are, everything else (numbers, booleans,
@@ -36,16 +40,34 @@ class StackNotFound(FileNotFoundError):
     pass
 
 
+def load_yaml_file(path: Path) -> Any:
+    """``path`` parsed; a syntax error names the file (PyYAML takes the name from the stream)."""
+    with path.open(encoding="utf-8") as stream:
+        return yaml.safe_load(stream)
+
+
+def project_file(root: Path | None = None) -> dict[str, Any]:
+    doc = load_yaml_file(find_project_root(root) / "Pulumi.yaml")
+    return doc if isinstance(doc, dict) else {}
+
+
 def project_name(root: Path | None = None) -> str:
-    return str(yaml.safe_load((find_project_root(root) / "Pulumi.yaml").read_text())["name"])
+    return str(project_file(root)["name"])
+
+
+def stack_config_dir(root: Path | None = None) -> Path:
+    """Where the stack files are: Pulumi.yaml's ``stackConfigDir``, else the project folder."""
+    project = find_project_root(root)
+    configured = project_file(project).get("stackConfigDir") if (project / "Pulumi.yaml").is_file() else None
+    return project / configured if configured else project
 
 
 def stack_file(stack: str, root: Path | None = None) -> Path:
-    return find_project_root(root) / "stacks" / f"Pulumi.{stack}.yaml"
+    return stack_config_dir(root) / f"Pulumi.{stack}.yaml"
 
 
 def available_stacks(root: Path | None = None) -> list[str]:
-    folder = find_project_root(root) / "stacks"
+    folder = stack_config_dir(root)
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
 
 
@@ -54,7 +76,7 @@ def read_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
     path = stack_file(stack, root)
     if not path.is_file():
         raise StackNotFound(f"no stack file {path} (stacks here: {', '.join(available_stacks(root)) or 'none'})")
-    doc = yaml.safe_load(path.read_text()) or {}
+    doc = load_yaml_file(path) or {}
     config = doc.get("config") or {}
     if not isinstance(config, dict):
         raise ValueError(f"{path}: 'config' must be a map")

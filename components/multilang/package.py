@@ -22,11 +22,8 @@ No ``from __future__ import annotations`` in this module: the analyzer evaluates
 at run time and cannot read them as strings.
 """
 
-import importlib.metadata
 import sys
-import tomllib
 import typing
-from pathlib import Path
 from typing import Any, NotRequired, Required, TypedDict
 
 import pulumi
@@ -42,6 +39,7 @@ from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem
 from ..config.loading import load_settings
 from ..config.settings import Settings
 from ..config.warnings import settings_warnings
+from ..version import package_version
 from .inputs import GpuClusterInputs
 
 #: The package name other languages see (``pulumi package add`` → ``@<sdk>/gpu-eks``); also the
@@ -220,14 +218,6 @@ def _input_properties_error(problems: list[Problem]) -> InputPropertiesError:
         ConfigError(problems).report(),
         [{"property_path": p.key.removeprefix(prefix), "reason": str(p)} for p in problems],
     )
-
-
-def package_version(root: Path | None = None) -> str:
-    """The version the package reports: pyproject.toml's in a checkout, else the installed one."""
-    pyproject = (root or Path(__file__).resolve().parents[2]) / "pyproject.toml"
-    if pyproject.exists():
-        return str(tomllib.loads(pyproject.read_text())["project"]["version"])
-    return importlib.metadata.version("gpu-eks-components")
 
 
 def provider(version: str | None = None) -> GpuEksProvider:

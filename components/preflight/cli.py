@@ -20,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ..config.errors import ConfigError
 from ..config.loading import eks_regions
-from ..config.stackfile import StackNotFound, find_project_root, load_stack, region
+from ..config.stackfile import StackNotFound, find_project_root, load_stack, region, stack_file
 from .results import FAIL, PASS, WARN, AwsAccessError, CheckResult, access_error, error_code, is_unparseable_reply
 from .run import run_checks
 
@@ -32,14 +32,20 @@ _PROG = "python -m components preflight"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default: dev)")
+    parser.add_argument(
+        "--stack", default="dev", help="stack name: Pulumi.<stack>.yaml in the project's stackConfigDir (default: dev)"
+    )
     parser.add_argument(
         "--root",
         type=Path,
         default=None,
-        help="project folder holding Pulumi.yaml and stacks/ (default: the nearest one from the current directory up)",
+        help="project folder holding Pulumi.yaml (default: the nearest one from the current directory up)",
     )
-    parser.add_argument("--json", action="store_true", help="print the results as a JSON list")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the results as a JSON list (an error object when the checks cannot run)",
+    )
 
 
 def resolve_region(config: Mapping[str, Any], environ: Mapping[str, str]) -> str | None:
@@ -67,8 +73,12 @@ def format_json(results: Sequence[CheckResult]) -> str:
     return json.dumps([r.to_dict() for r in results], indent=2, default=str)
 
 
-def _cannot_run(message: str) -> int:
+def _cannot_run(message: str, as_json: bool = False) -> int:
+    """Exit 2 with ``message`` on stderr; with --json also a JSON object on stdout, so a tool
+    reading stdout always gets JSON: ``{"error": message, "exitCode": 2}``."""
     print(f"{_PROG}: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": message, "exitCode": EXIT_CANNOT_RUN}, indent=2))
     return EXIT_CANNOT_RUN
 
 
@@ -96,20 +106,22 @@ def run(args: argparse.Namespace) -> int:
     try:
         config, settings = load_stack(stack, root)
     except StackNotFound as err:
-        return _cannot_run(f"unknown stack {stack!r}: {err}")
+        return _cannot_run(f"unknown stack {stack!r}: {err}", args.json)
     except ConfigError as err:
-        return _cannot_run(f"stack {stack!r}: {err.report()}")
+        return _cannot_run(f"stack {stack!r}: {err.report()}", args.json)
     except (OSError, ValueError, yaml.YAMLError, KeyError, TypeError) as err:
         return _cannot_run(
             f"could not read stack {stack!r} under {root} ({type(err).__name__}: {err}); expected "
-            "Pulumi.yaml with a name and stacks/Pulumi.<stack>.yaml with a config map"
+            "Pulumi.yaml with a name and Pulumi.<stack>.yaml (in its stackConfigDir) with a config map",
+            args.json,
         )
 
     region_name = resolve_region(config, os.environ)
     if not region_name:
         return _cannot_run(
-            f"no AWS region for stack {stack!r}: received no aws:region in stacks/Pulumi.{stack}.yaml "
-            "and no AWS_REGION or AWS_DEFAULT_REGION; expected one of them"
+            f"no AWS region for stack {stack!r}: received no aws:region in {stack_file(stack, root)} "
+            "and no AWS_REGION or AWS_DEFAULT_REGION; expected one of them",
+            args.json,
         )
 
     if region_name not in eks_regions():
@@ -117,14 +129,15 @@ def run(args: argparse.Namespace) -> int:
         # refuse a malformed name with a traceback.
         return _cannot_run(
             f"aws:region: received {region_name!r}; expected a region where EKS runs (botocore's endpoint data), "
-            "from aws:region in the stack file, AWS_REGION / AWS_DEFAULT_REGION or the AWS profile"
+            "from aws:region in the stack file, AWS_REGION / AWS_DEFAULT_REGION or the AWS profile",
+            args.json,
         )
     session = boto3.Session(region_name=region_name)
     try:
         account = _account_id(session, region_name)
         results = run_checks(settings, region_name, session=session)
     except AwsAccessError as err:
-        return _cannot_run(str(err))
+        return _cannot_run(str(err), args.json)
 
     if args.json:
         print(format_json(results))

@@ -20,6 +20,7 @@ from .jobs import (
     mps_limit_job_spec,
     warmup_job_spec,
 )
+from .podsecurity import DENY_ALL_NETWORK_POLICY_SPEC, NAMESPACE_LABELS
 
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
 
@@ -51,10 +52,16 @@ class TimeSlicingVerification(pulumi.ComponentResource):
             f"{name}-ns",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=args.settings.namespace,
-                labels={"pod-security.kubernetes.io/enforce": "baseline"},
+                labels=dict(NAMESPACE_LABELS),
             ),
             # The Jobs depend on the namespace through `namespace=`, hence on `wait_for`.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *args.gpu_node_groups]),
+        )
+        self.network_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-deny-all",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="deny-all", namespace=self.namespace.metadata.name),
+            spec=DENY_ALL_NETWORK_POLICY_SPEC,
+            opts=pulumi.ResourceOptions(parent=self),
         )
         self.warmup_jobs: dict[str, k8s.batch.v1.Job] = {}
         self.jobs: dict[str, k8s.batch.v1.Job] = {}

@@ -42,6 +42,7 @@ from typing import Any
 
 from ..autoscaler.values import SAFE_TO_EVICT_ANNOTATION
 from ..sharing.plan import GroupPlan
+from .podsecurity import restricted_pod_spec
 
 #: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.
 HOLD_SECONDS = 180
@@ -87,14 +88,14 @@ def _pod_spec(plan: GroupPlan, image: str, script: str, affinity: dict | None) -
                 "command": ["/bin/sh", "-c"],
                 "args": [script],
                 "resources": {"limits": {plan.resource_name: 1}},
-                "securityContext": {"allowPrivilegeEscalation": False},
             }
         ],
         "terminationGracePeriodSeconds": 5,
     }
     if affinity:
         spec["affinity"] = affinity
-    return spec
+    # Every verification pod meets the restricted Pod Security Standard (podsecurity.py).
+    return restricted_pod_spec(spec)
 
 
 def _job_spec(labels: dict[str, str], pods: int, deadline: int, pod_spec: dict[str, Any]) -> dict[str, Any]:
