@@ -196,15 +196,17 @@ def _image_reference(value: str) -> str:
     return value
 
 
-def _cluster_name(value: Any) -> Any:
-    # botocore ``eks`` 2017-11-01 CreateClusterRequest.name: 1-100 characters, pattern
-    # ``^[0-9A-Za-z][A-Za-z0-9\-_]*$``. Values that are not plain strings (a Pulumi Output from
-    # another stack) are checked by EKS itself.
+def cluster_name_problem(value: Any) -> str | None:
+    """Why ``value`` is not an EKS cluster name, or None. botocore ``eks`` 2017-11-01
+    CreateClusterRequest.name (shape ClusterName): 1-100 characters, pattern
+    ``^[0-9A-Za-z][A-Za-z0-9\\-_]*``. Values that are not plain strings (an Output) are not judged here."""
     if isinstance(value, str) and not re.fullmatch(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", value):
-        raise ValueError(
-            "1-100 letters, digits, '-' or '_', starting with a letter or digit (the EKS cluster name rule)"
-        )
-    return value
+        return "1-100 letters, digits, '-' or '_', starting with a letter or digit (the EKS cluster name rule)"
+    return None
+
+
+def _cluster_name(value: Any) -> Any:
+    return _check(cluster_name_problem(value), value)
 
 
 def supported_kubernetes_versions(today: Any) -> list[str]:

@@ -114,21 +114,21 @@ class GpuCapacitySettings(_Model):
     """GPU capacity for an EKS cluster (``GpuCapacity``): the GPU keys of the stack configuration.
 
     ``Settings`` (a whole cluster) extends it, so both have the same keys, defaults and rules;
-    ``kubernetesVersion`` is the existing cluster's version (EKS AMI releases are per Kubernetes
-    version). Here ``gpuNodeGroups`` may be empty when every group is declared by the caller
+    ``kubernetesVersion`` is the existing cluster's version, required here (EKS AMI releases are
+    per Kubernetes version). Here ``gpuNodeGroups`` may be empty when every group is declared by the caller
     (``GpuCapacityArgs.node_groups``), and the autoscaler is off unless ``enabled: true``: an
     existing cluster may run its own (two autoscalers resizing the same groups fight).
     """
 
+    # Required here: the existing cluster's version decides the AMI release and the autoscaler's
+    # release, and a default would silently be wrong for every cluster not at it. It is not read
+    # from the cluster: settings load without AWS access (and the cluster name may be an Output).
     kubernetes_version: str = Field(
-        catalog.DEFAULT_KUBERNETES_VERSION,
         **doc(
-            "EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended "
-            "support it is an error, in extended support a warning (end date and cost); a version newer than the "
-            "library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard "
-            "support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
+            "The existing cluster's EKS Kubernetes version (quote it in YAML); required. The rules of "
+            "`kubernetesVersion`.",
             type='string `"1.NN"`',
-            default='`"1.35"`',
+            default="required",
         ),
     )
     gpu_node_groups: tuple[GpuNodeGroupSettings, ...] = Field(
@@ -237,6 +237,17 @@ class Settings(GpuCapacitySettings):
     required and the autoscaler is on by default when a group can change size.
     """
 
+    kubernetes_version: str = Field(
+        catalog.DEFAULT_KUBERNETES_VERSION,
+        **doc(
+            "EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended "
+            "support it is an error, in extended support a warning (end date and cost); a version newer than the "
+            "library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard "
+            "support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
+            type='string `"1.NN"`',
+            default='`"1.35"`',
+        ),
+    )
     # Required here: the Pulumi loader fills in the default, <project>-<stack>.
     cluster_name: Annotated[str, AfterValidator(_cluster_name)] = Field(
         **doc(
