@@ -105,7 +105,7 @@ class AutoscalerSettings(_Model):
         **doc(
             "CA `--scale-down-unneeded-time`: how long a node may sit unneeded before it is removed (a g4dn.xlarge "
             "costs about $0.53/h; CA's own default is also `10m`).",
-            type="duration `1m`–`24h` (`h`/`m`/`s`, e.g. `10m`, `1h30m`)",
+            type="Go duration ≥ `1m` (e.g. `10m`, `1h30m`, `1.5h`)",
             default="`10m`",
         ),
     )

@@ -22,6 +22,17 @@ from .fields import (
     doc,
 )
 
+#: The root volume (gp3, launch template ``blockDeviceMappings``): at least the AMI's root snapshot,
+#: 20 GiB for the AL2023 EKS AMIs (awslabs/amazon-eks-ami templates/al2023/variables-default.json
+#: ``launch_block_device_mappings_volume_size``; EC2 refuses a volume smaller than its snapshot), at
+#: most gp3's 65,536 GiB (botocore ``ec2`` 2016-11-15, botocore 1.44.5,
+#: LaunchTemplateEbsBlockDeviceRequest.VolumeSize: "gp3: 1 - 65,536 GiB"; it was 16,384 before).
+MIN_ROOT_VOLUME_GIB = 20
+MAX_GP3_VOLUME_GIB = 65536
+#: botocore ``eks`` 2017-11-01 CreateNodegroupRequest.instanceTypes: with a launch template "you can
+#: specify 0-20 instance types for instanceTypes".
+MAX_INSTANCE_TYPES = 20
+
 
 class Scaling(_Model):
     """EKS ``scalingConfig`` of a managed node group (minSize <= desiredSize <= maxSize)."""
@@ -226,7 +237,10 @@ class GpuNodeGroupSettings(_Model):
         )
     )
     instance_types: Annotated[
-        list[str], Field(min_length=1), AfterValidator(_unique), AfterValidator(_known_gpu_types)
+        list[str],
+        Field(min_length=1, max_length=MAX_INSTANCE_TYPES),
+        AfterValidator(_unique),
+        AfterValidator(_known_gpu_types),
     ] = Field(
         ["g4dn.xlarge"],
         **doc(
@@ -250,11 +264,13 @@ class GpuNodeGroupSettings(_Model):
     )
     disk_size_gib: Count = Field(
         default=100,
-        ge=20,
-        le=16384,
+        ge=MIN_ROOT_VOLUME_GIB,
+        le=MAX_GP3_VOLUME_GIB,
         alias="diskSizeGiB",
         **doc(
-            "Size in GiB of the encrypted gp3 root volume (CUDA images are large).", type="int ≥ 20", default="`100`"
+            "Size in GiB of the encrypted gp3 root volume (CUDA images are large).",
+            type="int 20–65536",
+            default="`100`",
         ),
     )
     labels: dict[LabelKey, LabelValue] = Field(
@@ -323,12 +339,33 @@ class GpuNodeGroupSettings(_Model):
         return labels
 
 
+def _system_nodes_at_creation(scaling: Scaling) -> Scaling:
+    # CoreDNS, the gpu-operator, NFD master/gc and the Cluster Autoscaler run on the system group
+    # only (the autoscaler's affinity keeps it off GPU nodes, autoscaler/values.py). With no node
+    # at creation none of them ever runs: the autoscaler that could add one is among them, and
+    # EKS leaves desiredSize alone afterwards (it is in ignore_changes).
+    if scaling.desired_size == 0:
+        raise KeyedProblems(
+            [
+                (
+                    ("desiredSize",),
+                    0,
+                    "at least 1: the system group runs CoreDNS, the gpu-operator, NFD and the Cluster Autoscaler, "
+                    "so with no node none of them can ever schedule (nothing else would add the first node)",
+                )
+            ]
+        )
+    return scaling
+
+
 class SystemNodeGroupSettings(_Model):
     """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
 
     model_config = ConfigDict(title="SystemNodeGroupSettings")
 
-    instance_types: Annotated[list[SystemInstanceType], Field(min_length=1), AfterValidator(_unique)] = Field(
+    instance_types: Annotated[
+        list[SystemInstanceType], Field(min_length=1, max_length=MAX_INSTANCE_TYPES), AfterValidator(_unique)
+    ] = Field(
         ["m6i.large"],
         **doc(
             "Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) "
@@ -338,18 +375,21 @@ class SystemNodeGroupSettings(_Model):
             default='`["m6i.large"]`',
         ),
     )
-    scaling: Scaling = Field(
+    scaling: Annotated[Scaling, AfterValidator(_system_nodes_at_creation)] = Field(
         Scaling(min_size=2, desired_size=2, max_size=3),
         **doc(
-            "EKS scaling config (min ≤ desired ≤ max).", type="`{minSize, desiredSize, maxSize}`", default="`{2, 2, 3}`"
+            "EKS scaling config (min ≤ desired ≤ max). `desiredSize: 0` is an error: CoreDNS, the gpu-operator, NFD "
+            "and the Cluster Autoscaler run only here, so nothing could ever bring the first node.",
+            type="`{minSize, desiredSize, maxSize}`",
+            default="`{2, 2, 3}`",
         ),
     )
     disk_size_gib: Count = Field(
         default=50,
-        ge=20,
-        le=16384,
+        ge=MIN_ROOT_VOLUME_GIB,
+        le=MAX_GP3_VOLUME_GIB,
         alias="diskSizeGiB",
-        **doc("Size in GiB of the encrypted gp3 root volume.", type="int ≥ 20", default="`50`"),
+        **doc("Size in GiB of the encrypted gp3 root volume.", type="int 20–65536", default="`50`"),
     )
     ami_release_version: AmiReleaseVersion | None = Field(
         None,

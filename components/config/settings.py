@@ -17,8 +17,9 @@ from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     _LOG_TYPES,
     CONTROL_PLANE_LOG_TYPES,
-    Cidr,
+    MAX_PUBLIC_ACCESS_CIDRS,
     PrincipalArn,
+    PublicCidr,
     Tags,
     _check,
     _cluster_name,
@@ -29,7 +30,12 @@ from .fields import (
 )
 from .groups import GpuNodeGroupSettings, SystemNodeGroupSettings
 from .names import reserved_group_name_problem
-from .network import NetworkSettings
+from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
+
+#: The pods of cluster services on the system nodes, each with a pod address (not host-network):
+#: CoreDNS (2 replicas, the EKS add-on's default), the gpu-operator, NFD master and gc (the chart's
+#: subchart), and the Cluster Autoscaler when enabled (last: dropped when it is off).
+SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc", "cluster-autoscaler")
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -261,8 +267,9 @@ class Settings(GpuCapacitySettings):
         [],
         **doc(
             "Principals given cluster-admin (`AmazonEKSClusterAdminPolicy`, cluster scope) through EKS access "
-            "entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…`; STS "
-            "`assumed-role` session ARNs are errors (EKS refuses them); each ARN once. The same role name in two "
+            "entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…` (a path is "
+            "fine); STS `assumed-role` session ARNs and service-linked roles (`role/aws-service-role/…`) are errors "
+            "(EKS refuses them); names by the IAM rule (1–64 characters); each ARN once. The same role name in two "
             "accounts is two principals: the first listed keeps the access entry key `role-<name>`, later ones get "
             "`<account>-role-<name>`, so appending never renames an existing entry (keep the order of such a pair: "
             "swapping it renames both entries, and EKS refuses the new ones while the old exist).",
@@ -270,10 +277,14 @@ class Settings(GpuCapacitySettings):
             default="`[]`",
         ),
     )
-    endpoint_public_access_cidrs: Annotated[list[Cidr], AfterValidator(_unique)] = Field(
+    endpoint_public_access_cidrs: Annotated[
+        list[PublicCidr], Field(max_length=MAX_PUBLIC_ACCESS_CIDRS), AfterValidator(_unique)
+    ] = Field(
         [],
         **doc(
-            "CIDRs allowed on the public API endpoint, each once; a bare address is an error (write `/32`). Empty: "
+            "CIDRs allowed on the public API endpoint, each once, at most 40 (EKS's fixed quota); a bare address is "
+            "an error (write `/32`), so is a private or reserved block (`10.0.0.0/8`, …: no internet client has "
+            "those addresses, and EKS refuses them; inside the VPC the private endpoint is used). Empty: "
             "no public endpoint (private only; then `pulumi up` must run from inside the VPC). `0.0.0.0/0` is a "
             "warning. The private endpoint is always on.",
             type="list of IPv4 CIDR blocks",
@@ -334,3 +345,46 @@ class Settings(GpuCapacitySettings):
     def _pinned_ami_releases(self) -> list[tuple[tuple[str | int, ...], str | None]]:
         system = (("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)
         return [system, *super()._pinned_ami_releases()]
+
+    def _problems(self) -> list[KeyedProblem]:
+        return [*super()._problems(), *self._address_problems()]
+
+    def nodes_need_addresses(self, at_max: bool) -> int:
+        """Addresses of the private subnets the nodes need at least, at desired or max sizes.
+
+        The VPC CNI (defaults: no prefix delegation) gives every pod that is not host-network an
+        address of the node's subnet, and each network interface has its own: a GPU node full of
+        pods holds at least ``maxPods - 1`` (maxPods = ENIs x (addresses per ENI - 1) + 2, the +2
+        being the host-network aws-node and kube-proxy; awslabs/amazon-eks-ami eni-max-pods). A
+        system node holds its own address; the cluster services hold one each (``SYSTEM_SERVICE_PODS``).
+        """
+        size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
+        gpu = sum(size(p.settings.scaling) * (p.max_pods - 1) for p in self.plans)
+        services = len(SYSTEM_SERVICE_PODS) - (0 if self.autoscaler_enabled else 1)
+        return gpu + size(self.system_node_group.scaling) + services
+
+    def _address_problems(self) -> list[KeyedProblem]:
+        # Only a created VPC's subnets are known here (an existing VPC's sizes need the AWS API).
+        net = self.network
+        if net.existing_vpc:
+            return []
+        count, usable = created_private_subnets(net)
+        room = count * (usable - EKS_ADDRESSES_PER_SUBNET)
+        # With the autoscaler, CA takes groups up to maxSize under load; without it they stay at
+        # desiredSize (nothing else resizes them): either way nodes that would get no pod addresses
+        # fail long after `pulumi up` (pods stuck "failed to assign an IP address to container").
+        at_max = self.autoscaler_enabled
+        need = self.nodes_need_addresses(at_max)
+        if need <= room:
+            return []
+        sizes = "maxSize (the Cluster Autoscaler scales up to it)" if at_max else "desiredSize"
+        return [
+            (
+                ("network", "cidrBlock"),
+                net.cidr_block,
+                f"a larger block: its {count} private subnets hold {room} addresses for nodes and pods (each "
+                f"{usable} usable, less the {EKS_ADDRESSES_PER_SUBNET} EKS needs), but the node groups at "
+                f"{sizes} need at least {need} (the VPC CNI gives every pod an address of the subnet; a GPU node "
+                "of maxPods 29 holds at least 28)",
+            )
+        ]
