@@ -344,3 +344,30 @@ def test_a_system_group_created_without_nodes_is_refused_whatever_the_autoscaler
 def test_a_system_group_of_one_node_with_min_size_0_is_accepted():
     s = accepted({"systemNodeGroup": {"scaling": {"minSize": 0, "desiredSize": 1, "maxSize": 1}}})
     assert (s.system_node_group.scaling.min_size, s.system_node_group.scaling.desired_size) == (0, 1)
+
+
+def test_system_nodes_must_hold_the_cluster_service_pods():
+    # t3.micro: max pods 4, 2 besides aws-node and kube-proxy. With the autoscaler (the default
+    # group is resizable): 6 service pods need 3 nodes; without it 5 pods need 3 too.
+    small = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 1, "desiredSize": 2, "maxSize": 4}}
+    assert problems({"systemNodeGroup": small}) == [
+        'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
+        "(e.g. t3.medium, m6i.large), or a desiredSize of at least 3: t3.micro run at most 4 pods, 2 besides "
+        "aws-node and kube-proxy, so 2 node(s) hold 4 of the 6 cluster-service pods (CoreDNS x2, gpu-operator, NFD "
+        "master and gc, and the Cluster Autoscaler when enabled)"
+    ]
+    three = {**small, "scaling": {"minSize": 1, "desiredSize": 3, "maxSize": 4}}
+    assert accepted({"systemNodeGroup": three}).system_node_group.instance_types == ["t3.micro"]
+    # t3.small runs 11 pods: one node holds them all.
+    one_small = {"instanceTypes": ["t3.small"], "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2}}
+    assert accepted({"systemNodeGroup": one_small}).system_node_group.scaling.desired_size == 1
+
+
+def test_the_small_max_pods_table_is_the_reference_tables():
+    from components import catalog
+    from tests.support import reference_path
+
+    rows = [line.split() for line in reference_path("eks", "eni-max-pods.txt").read_text().splitlines()]
+    table = {r[0]: int(r[1]) for r in rows if len(r) == 2 and not r[0].startswith("#")}
+    assert {t: n for t, n in table.items() if n < 8} == catalog.SMALL_MAX_PODS
+    assert catalog.SMALL_MAX_PODS["t3.micro"] == 4

@@ -370,7 +370,9 @@ class SystemNodeGroupSettings(_Model):
         **doc(
             "Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) "
             "get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); "
-            "GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors.",
+            "GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Types whose nodes run only 4 pods "
+            "(`t3.micro`, `t3.nano`, `t4g.micro`, …) are errors unless `desiredSize` nodes hold the cluster services "
+            "(2 pods each).",
             type="list",
             default='`["m6i.large"]`',
         ),

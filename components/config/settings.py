@@ -347,7 +347,31 @@ class Settings(GpuCapacitySettings):
         return [system, *super()._pinned_ami_releases()]
 
     def _problems(self) -> list[KeyedProblem]:
-        return [*super()._problems(), *self._address_problems()]
+        return [*super()._problems(), *self._address_problems(), *self._system_pod_problems()]
+
+    def _system_pod_problems(self) -> list[KeyedProblem]:
+        # The cluster services run on the system nodes only (the autoscaler's affinity keeps it off
+        # GPU nodes; GPU nodes are tainted by default): nodes whose max pods leave too few slots
+        # besides aws-node and kube-proxy leave some of them Pending for good.
+        system = self.system_node_group
+        small = [t for t in system.instance_types if t in catalog.SMALL_MAX_PODS]
+        if not small:
+            return []
+        per_node = min(catalog.SMALL_MAX_PODS[t] for t in small) - len(catalog.NODE_DAEMONSET_PODS)
+        services = len(SYSTEM_SERVICE_PODS) - (0 if self.autoscaler_enabled else 1)
+        if per_node * system.scaling.desired_size >= services:
+            return []
+        return [
+            (
+                ("systemNodeGroup", "instanceTypes"),
+                list(system.instance_types),
+                f"instance types with more pod room (e.g. t3.medium, m6i.large), or a desiredSize of at least "
+                f"{-(-services // per_node)}: {', '.join(small)} run at most {per_node + 2} pods, {per_node} besides "
+                f"aws-node and kube-proxy, so {system.scaling.desired_size} node(s) hold "
+                f"{per_node * system.scaling.desired_size} of the {services} cluster-service pods (CoreDNS x2, "
+                "gpu-operator, NFD master and gc, and the Cluster Autoscaler when enabled)",
+            )
+        ]
 
     def nodes_need_addresses(self, at_max: bool) -> int:
         """Addresses of the private subnets the nodes need at least, at desired or max sizes.
