@@ -779,3 +779,43 @@ def test_gpu_capacity_with_the_autoscaler_gets_the_autoscaler_rules():
     ]
     # Without the autoscaler (GpuCapacity's default) both are accepted.
     assert load_capacity_settings({**raw, "autoscaler": {}}).autoscaler_enabled is False
+
+
+def test_a_tag_value_output_is_checked_when_it_resolves():
+    def program() -> None:
+        bad = pulumi.Output.from_input("cc#42").apply(lambda v: v)
+        GpuCluster("ml", GpuClusterArgs(settings=load_settings({"clusterName": "ml", "tags": {"costCenter": bad}})))
+
+    with pytest.raises(pulumi.RunError) as err:
+        run(program)
+    assert str(err.value) == (
+        "invalid stack configuration (1 problem):\n"
+        '  gpu-eks:tags.costCenter: received "cc#42"; expected tag values of letters, digits, spaces and '
+        "_ . : / = + - @ (the IAM tag rule)"
+    )
+
+
+def test_gpu_capacity_checks_its_own_tags_now_and_their_outputs_when_they_resolve():
+    with pytest.raises(ValueError) as err:
+        run(_capacity_program(tags={"aws:team": "ml", "owner": "a" * 257}))
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': tags.aws:team: received key 'aws:team'; expected no tag key starting with 'aws:' "
+        "(reserved for AWS)\n"
+        f"GpuCapacity 'ml-gpu': tags.owner: received '{'a' * 257}'; expected tag values of at most 256 characters "
+        "(got 257)"
+    )
+    with pytest.raises(pulumi.RunError) as late:
+        run(_capacity_program(tags=lambda: {"owner": pulumi.Output.from_input("a!").apply(lambda v: v)}))
+    assert str(late.value) == (
+        "GpuCapacity 'ml-gpu': tags.owner: received 'a!'; expected tag values of letters, digits, spaces and "
+        "_ . : / = + - @ (the IAM tag rule)"
+    )
+    many = {f"k{i}": "v" for i in range(40)}  # 40 here plus the settings' "team": 41
+    with pytest.raises(ValueError) as count:
+        run(_capacity_program(tags=many))
+    assert str(count.value) == (
+        "GpuCapacity 'ml-gpu': tags: received 41 tags with the settings' tags; expected at most 40 (AWS allows 50 "
+        "per resource and the library adds up to 10 of its own)"
+    )
+    ok = run(_capacity_program(tags={f"k{i}": "v" for i in range(39)}))
+    assert len(ok.one(NG).inputs["tags"]) == 41  # 40 tags + gpu-eks/node-group

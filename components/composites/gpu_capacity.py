@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 from ..autoscaler.component import ClusterAutoscaler
 from ..cluster.iam import declare_node_role, partition_of
 from ..config.errors import is_plain
-from ..config.fields import cluster_name_problem, ec2_id_problem
+from ..config.fields import MAX_USER_TAGS, cluster_name_problem, ec2_id_problem, tag_key_problem, tag_value_problem
 from ..config.loading import load_capacity_settings
 from ..config.settings import GpuCapacitySettings
 from ..config.warnings import settings_warnings
@@ -20,6 +20,7 @@ from ..gpu_operator.component import GpuOperator
 from ..nodegroups.component import GpuNodeGroup
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
+from .resolve import checked_setting_tags, checked_when_resolved
 
 TYPE_NAME = "gpu-eks:index:GpuCapacity"
 
@@ -72,10 +73,13 @@ class GpuCapacity(pulumi.ComponentResource):
         for warning in settings_warnings(s):
             pulumi.log.warn(f"gpu-eks config: {warning}")
         super().__init__(TYPE_NAME, name, None, opts)
-        tags = {**s.tags, **args.tags}
         # Outputs are checked when they resolve, by the same rules as plain values now.
-        cluster_name = _checked_when_resolved(name, "cluster_name", args.cluster_name, _cluster_name_problems)
-        subnet_ids = _checked_when_resolved(name, "subnet_ids", args.subnet_ids, _subnet_ids_problems)
+        tags = {
+            **checked_setting_tags(s.tags),
+            **{k: _late(name, f"tags.{k}", v, _tag_value_problems) for k, v in args.tags.items()},
+        }
+        cluster_name = _late(name, "cluster_name", args.cluster_name, _cluster_name_problems)
+        subnet_ids = _late(name, "subnet_ids", args.subnet_ids, _subnet_ids_problems)
 
         if args.k8s_provider is not None:
             self.provider = args.k8s_provider
@@ -153,20 +157,32 @@ def _subnet_ids_problems(value: Any) -> list[str]:
     return problems
 
 
-def _checked_when_resolved(name: str, arg: str, value: Any, rule: Any) -> Any:
+def _tag_value_problems(value: Any) -> list[str]:
+    problem = tag_value_problem(value)
+    return [f"received {value!r}; expected {problem}"] if problem else []
+
+
+def _tags_problems(tags: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """(argument, problems) per tag of ``GpuCapacityArgs.tags``: the AWS tag rules of the ``tags``
+    setting (keys now; plain values now, Outputs when they resolve)."""
+    out = []
+    for key, value in tags.items():
+        found = []
+        key_problem = tag_key_problem(key)
+        if key_problem:
+            found.append(f"received key {key!r}; expected {key_problem}")
+        if is_plain(value):
+            found += _tag_value_problems(value)
+        if found:
+            out.append((f"tags.{key}", found))
+    return out
+
+
+def _late(name: str, arg: str, value: Any, rule: Any) -> Any:
     """``value`` as is when plain (checked before anything is declared, ``_args_problems``);
     otherwise an Output that fails the deployment with the rule's message when it resolves to a
     value the rule refuses (a ``pulumi.RunError``: Pulumi shows its message first, unwrapped)."""
-    if is_plain(value):
-        return value
-
-    def check(resolved: Any) -> Any:
-        problems = rule(resolved)
-        if problems:
-            raise pulumi.RunError("\n".join(_arg_problem(name, arg, p) for p in problems))
-        return resolved
-
-    return pulumi.Output.from_input(value).apply(check)
+    return checked_when_resolved(value, rule, lambda _, found: "\n".join(_arg_problem(name, arg, p) for p in found))
 
 
 def _arg_problem(name: str, arg: str, problem: str) -> str:
@@ -183,6 +199,13 @@ def _args_problems(name: str, args: GpuCapacityArgs, settings: GpuCapacitySettin
     # network.privateSubnetIds (EKS refuses anything else); Outputs when they resolve.
     problems += [_arg_problem(name, "cluster_name", p) for p in _cluster_name_problems(args.cluster_name)]
     problems += [_arg_problem(name, "subnet_ids", p) for p in _subnet_ids_problems(args.subnet_ids)]
+    problems += [_arg_problem(name, arg, p) for arg, found in _tags_problems(args.tags) for p in found]
+    total = len({**settings.tags, **args.tags})
+    if total > MAX_USER_TAGS:
+        problems.append(
+            f"GpuCapacity {name!r}: tags: received {total} tags with the settings' tags; expected at most "
+            f"{MAX_USER_TAGS} (AWS allows 50 per resource and the library adds up to 10 of its own)"
+        )
     if settings.autoscaler_enabled:
         if not isinstance(args.cluster_name, str):
             problems.append(

@@ -144,24 +144,36 @@ def _tag_characters_ok(text: str) -> bool:
     return all(c in _TAG_PUNCTUATION or unicodedata.category(c)[0] in "LZN" for c in text)
 
 
-def _tag_key(key: str) -> str:
-    if not key:
-        raise ValueError("tag keys of 1 to 128 characters")
+def tag_key_problem(key: Any) -> str | None:
+    """Why AWS would refuse ``key`` as a tag key, or None."""
+    if not isinstance(key, str) or not key:
+        return "tag keys of 1 to 128 characters"
     if key.lower().startswith("aws:"):
-        raise ValueError("no tag key starting with 'aws:' (reserved for AWS)")
+        return "no tag key starting with 'aws:' (reserved for AWS)"
     if len(key) > TAG_KEY_MAX_LENGTH:
-        raise ValueError(f"tag keys of at most {TAG_KEY_MAX_LENGTH} characters (got {len(key)})")
+        return f"tag keys of at most {TAG_KEY_MAX_LENGTH} characters (got {len(key)})"
     if not _tag_characters_ok(key):
-        raise ValueError("tag keys of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)")
-    return key
+        return "tag keys of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)"
+    return None
+
+
+def _tag_key(key: str) -> str:
+    return _check(tag_key_problem(key), key)
+
+
+def tag_value_problem(value: Any) -> str | None:
+    """Why AWS would refuse ``value`` as a tag value, or None (also for a value that resolved late)."""
+    if not isinstance(value, str):
+        return "a text value"
+    if len(value) > TAG_VALUE_MAX_LENGTH:
+        return f"tag values of at most {TAG_VALUE_MAX_LENGTH} characters (got {len(value)})"
+    if not _tag_characters_ok(value):
+        return "tag values of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)"
+    return None
 
 
 def _tag_value(value: str) -> str:
-    if len(value) > TAG_VALUE_MAX_LENGTH:
-        raise ValueError(f"tag values of at most {TAG_VALUE_MAX_LENGTH} characters (got {len(value)})")
-    if not _tag_characters_ok(value):
-        raise ValueError("tag values of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)")
-    return value
+    return _check(tag_value_problem(value), value)
 
 
 def _tag_count(tags: dict[str, str]) -> dict[str, str]:
