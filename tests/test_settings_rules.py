@@ -149,6 +149,7 @@ def test_scale_down_unneeded_time_below_a_minute_or_not_go_is_refused(value: str
         "arn:aws:iam::123456789012:role/development/apps/my-role",  # EKS: "it can include a path"
         "arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Admin_0123456789abcdef",
         "arn:aws:iam::123456789012:user/alice",
+        "arn:aws:iam::123456789012:role/team/AWSServiceRoleAuditor",  # the name alone is not service-linked
         "arn:aws:iam::123456789012:role/" + "r" * 64,
         "arn:aws-us-gov:iam::123456789012:role/a+b=c,d.e@f_g-h",
     ],
@@ -371,3 +372,19 @@ def test_the_small_max_pods_table_is_the_reference_tables():
     table = {r[0]: int(r[1]) for r in rows if len(r) == 2 and not r[0].startswith("#")}
     assert {t: n for t, n in table.items() if n < 8} == catalog.SMALL_MAX_PODS
     assert catalog.SMALL_MAX_PODS["t3.micro"] == 4
+
+
+def test_a_vpc_exactly_as_large_as_the_nodes_need_is_accepted():
+    # /25 over 2 zones: 2 x (27 - 6) = 42 addresses. Without the autoscaler, at desiredSize:
+    # GPU 1 x 28 + system 9 + 5 service pods = 42 fits exactly; a tenth system node does not.
+    def raw(system_nodes: int) -> dict[str, Any]:
+        return {
+            "autoscaler": {"enabled": False},
+            "network": {"cidrBlock": "10.0.0.0/25"},
+            "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": system_nodes, "maxSize": 10}},
+            "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}],
+        }
+
+    assert accepted(raw(9)).nodes_need_addresses(at_max=False) == 42
+    (line,) = problems(raw(10))
+    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 43" in line
