@@ -388,3 +388,44 @@ def test_a_vpc_exactly_as_large_as_the_nodes_need_is_accepted():
     assert accepted(raw(9)).nodes_need_addresses(at_max=False) == 42
     (line,) = problems(raw(10))
     assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 43" in line
+
+
+def test_user_data_over_ecs_16_kib_is_refused():
+    # Labels of a 66-character key and a 63-character value: 120 make 16,309 bytes of NodeConfig, 121 16,441.
+    def labels(n: int) -> dict[str, str]:
+        return {f"l{i}.example.com/" + "k" * 50: "v" * 63 for i in range(n)}
+
+    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(120)}]})
+    assert len(fits.gpu_node_groups[0].labels) == 120
+    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(121)}]}) == [
+        "gpu-eks:gpuNodeGroups[0].labels: received 121; expected fewer or shorter labels and taints: the group's "
+        "user data (its nodeadm NodeConfig) would be 16441 bytes, and EC2 takes at most 16384 (EKS adds its own "
+        "part to it)"
+    ]
+
+
+# --- Adjustable EKS quotas: warnings (a quota increase makes them valid) --------------------------
+
+
+def warnings(raw: dict[str, Any]) -> list[str]:
+    from components.config.warnings import settings_warnings
+
+    return [str(w) for w in settings_warnings(accepted(raw))]
+
+
+def test_node_groups_above_450_nodes_get_a_quota_warning():
+    big = {"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 451}}
+    assert warnings({"gpuNodeGroups": [big], "network": {"cidrBlock": "10.0.0.0/16"}}) == [
+        "gpu-eks:gpuNodeGroups[0].scaling.maxSize: received 451; expected at most 450 (the EKS quota of nodes per "
+        "managed node group), or a quota increase first: EKS refuses the node group otherwise"
+    ]
+    assert warnings({"gpuNodeGroups": [{**big, "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 450}}]}) == []
+
+
+def test_more_than_30_managed_node_groups_get_a_quota_warning():
+    fixed = {"scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}
+    assert warnings({"gpuNodeGroups": [{"name": f"g{i}", **fixed} for i in range(29)]}) == []
+    assert warnings({"gpuNodeGroups": [{"name": f"g{i}", **fixed} for i in range(30)]}) == [
+        "gpu-eks:gpuNodeGroups: received 31; expected at most 30 managed node groups in the cluster (the EKS quota, "
+        "system group included), or a quota increase first"
+    ]

@@ -4,6 +4,7 @@ their keys.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Annotated
@@ -36,6 +37,13 @@ from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_
 #: CoreDNS (2 replicas, the EKS add-on's default), the gpu-operator, NFD master and gc (the chart's
 #: subchart), and the Cluster Autoscaler when enabled (last: dropped when it is off).
 SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc", "cluster-autoscaler")
+
+
+#: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
+#: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").
+#: EKS merges its own NodeConfig part into a managed node group's user data, so the group's own
+#: part must fit with room to spare; above the limit alone it can never launch.
+USER_DATA_MAX_BYTES = 16 * 1024
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -83,6 +91,17 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
                     f"a profile name not used by gpuNodeGroups[{j}] ({plans[j].name}), "
                     "whose timeSlicing settings differ: one set of settings per profile name (it is "
                     "one key of the device-plugin ConfigMap)",
+                )
+            )
+    for i, p in enumerate(plans):
+        size = len(base64.b64decode(p.user_data))
+        if size > USER_DATA_MAX_BYTES:
+            problems.append(
+                (
+                    ("gpuNodeGroups", i, "labels"),
+                    len(p.settings.labels),
+                    f"fewer or shorter labels and taints: the group's user data (its nodeadm NodeConfig) would be "
+                    f"{size} bytes, and EC2 takes at most {USER_DATA_MAX_BYTES} (EKS adds its own part to it)",
                 )
             )
     strategies = {p.mig_strategy for p in plans}

@@ -98,3 +98,32 @@ def _kubernetes_version_in_extended_support(settings: GpuCapacitySettings) -> It
                 "control plane itself"
             ),
         )
+
+
+#: EKS service quotas (EKS User Guide, "Amazon EKS service quotas"), both adjustable: a value above
+#: them deploys only after a quota increase, so they warn. "Nodes per managed node group" 450
+#: (L-BD136A63), "Managed node groups per cluster" 30 (L-6D54EA21).
+NODES_PER_MANAGED_NODE_GROUP_QUOTA = 450
+MANAGED_NODE_GROUPS_PER_CLUSTER_QUOTA = 30
+
+
+@warning_rule
+def _above_adjustable_eks_quotas(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    groups = [(f"gpuNodeGroups[{i}]", g.scaling) for i, g in enumerate(settings.gpu_node_groups)]
+    if isinstance(settings, Settings):
+        groups.append(("systemNodeGroup", settings.system_node_group.scaling))
+    for key, scaling in groups:
+        if scaling.max_size > NODES_PER_MANAGED_NODE_GROUP_QUOTA:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:{key}.scaling.maxSize",
+                received=scaling.max_size,
+                expected=f"at most {NODES_PER_MANAGED_NODE_GROUP_QUOTA} (the EKS quota of nodes per managed node "
+                "group), or a quota increase first: EKS refuses the node group otherwise",
+            )
+    if len(groups) > MANAGED_NODE_GROUPS_PER_CLUSTER_QUOTA:
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:gpuNodeGroups",
+            received=len(groups),
+            expected=f"at most {MANAGED_NODE_GROUPS_PER_CLUSTER_QUOTA} managed node groups in the cluster (the EKS "
+            "quota, system group included), or a quota increase first",
+        )
