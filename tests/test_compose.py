@@ -819,3 +819,20 @@ def test_gpu_capacity_checks_its_own_tags_now_and_their_outputs_when_they_resolv
     )
     ok = run(_capacity_program(tags={f"k{i}": "v" for i in range(39)}))
     assert len(ok.one(NG).inputs["tags"]) == 41  # 40 tags + gpu-eks/node-group
+
+
+def test_gpu_capacity_checks_a_given_node_role_arn():
+    with pytest.raises(ValueError) as err:
+        run(_capacity_program(node_role_arn="arn:aws:iam::123456789012:user/nodes"))
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': node_role_arn: received 'arn:aws:iam::123456789012:user/nodes'; expected an IAM "
+        "role ARN such as arn:aws:iam::123456789012:role/gpu-nodes (nodes assume a role)"
+    )
+    with pytest.raises(pulumi.RunError) as late:
+        run(_capacity_program(node_role_arn=lambda: pulumi.Output.from_input("nodes").apply(lambda v: v)))
+    assert str(late.value) == (
+        "GpuCapacity 'ml-gpu': node_role_arn: received 'nodes'; expected an IAM role ARN such as "
+        "arn:aws:iam::123456789012:role/gpu-nodes (nodes assume a role)"
+    )
+    sim = run(_capacity_program(node_role_arn="arn:aws:iam::123456789012:role/eks/gpu-nodes"))
+    assert sim.one(NG).inputs["nodeRoleArn"] == "arn:aws:iam::123456789012:role/eks/gpu-nodes"

@@ -12,7 +12,14 @@ import pulumi_kubernetes as k8s
 from ..autoscaler.component import ClusterAutoscaler
 from ..cluster.iam import declare_node_role, partition_of
 from ..config.errors import is_plain
-from ..config.fields import MAX_USER_TAGS, cluster_name_problem, ec2_id_problem, tag_key_problem, tag_value_problem
+from ..config.fields import (
+    MAX_USER_TAGS,
+    cluster_name_problem,
+    ec2_id_problem,
+    principal_arn_problem,
+    tag_key_problem,
+    tag_value_problem,
+)
 from ..config.loading import load_capacity_settings
 from ..config.settings import GpuCapacitySettings
 from ..config.warnings import settings_warnings
@@ -90,7 +97,8 @@ class GpuCapacity(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
         if args.node_role_arn is not None:
-            self.node_role_arn = pulumi.Output.from_input(args.node_role_arn)
+            node_role = _late(name, "node_role_arn", args.node_role_arn, _node_role_problems)
+            self.node_role_arn = pulumi.Output.from_input(node_role)
         else:
             _, self.node_role_arn = declare_node_role(
                 f"{name}-node-role", parent=self, partition=partition_of(self), tags=tags
@@ -137,6 +145,17 @@ def _settings_of(name: str, settings: Any) -> GpuCapacitySettings:
 
 def _cluster_name_problems(value: Any) -> list[str]:
     problem = cluster_name_problem(value)
+    return [f"received {value!r}; expected {problem}"] if problem else []
+
+
+def _node_role_problems(value: Any) -> list[str]:
+    """EKS CreateNodegroup ``nodeRole``: an IAM role ARN (botocore eks 2017-11-01: "The Amazon
+    Resource Name (ARN) of the IAM role to associate with your node group"), by the IAM rules."""
+    if not isinstance(value, str):
+        return []
+    problem = principal_arn_problem(value) if ":role/" in value else None
+    if ":role/" not in value:
+        problem = "an IAM role ARN such as arn:aws:iam::123456789012:role/gpu-nodes (nodes assume a role)"
     return [f"received {value!r}; expected {problem}"] if problem else []
 
 
@@ -198,6 +217,7 @@ def _args_problems(name: str, args: GpuCapacityArgs, settings: GpuCapacitySettin
     # Plain values are checked now, by the rules of GpuCluster's clusterName and
     # network.privateSubnetIds (EKS refuses anything else); Outputs when they resolve.
     problems += [_arg_problem(name, "cluster_name", p) for p in _cluster_name_problems(args.cluster_name)]
+    problems += [_arg_problem(name, "node_role_arn", p) for p in _node_role_problems(args.node_role_arn)]
     problems += [_arg_problem(name, "subnet_ids", p) for p in _subnet_ids_problems(args.subnet_ids)]
     problems += [_arg_problem(name, arg, p) for arg, found in _tags_problems(args.tags) for p in found]
     total = len({**settings.tags, **args.tags})
