@@ -518,8 +518,9 @@ def test_autoscaler_config_errors():
     assert _problems({"autoscaler": {"chartVersion": "9.58.0", "scaleDownUnneededTime": "10 minutes"}}) == [
         'gpu-eks:autoscaler.chartVersion: received "9.58.0"; expected one of 9.59.0 (the cluster-autoscaler '
         "chart versions this library is validated against), or set allowUnvalidatedChartVersion: true",
-        'gpu-eks:autoscaler.scaleDownUnneededTime: received "10 minutes"; expected a duration such as 10m '
-        "or 1h30m (units h, m, s) from 1m to 24h",
+        'gpu-eks:autoscaler.scaleDownUnneededTime: received "10 minutes"; expected a Go duration such as 10m, '
+        "1h30m or 1.5h (a number and a unit, ns us ms s m h, repeated; Go's time.ParseDuration refuses anything "
+        "else)",
     ]
     assert _problems({"autoscaler": {"scaleDownUnneededTime": "30s"}})[0].startswith(
         'gpu-eks:autoscaler.scaleDownUnneededTime: received "30s"'

@@ -153,14 +153,15 @@ def test_gpu_cluster_in_the_consumers_own_vpc(whole_list: bool):
 
 def test_outputs_are_validated_when_they_resolve_naming_the_key():
     # A whole-list Output cannot be counted at load time; it is when it resolves.
-    with pytest.raises(Exception) as err:
+    with pytest.raises(pulumi.RunError) as err:
         run(_own_vpc_program(["subnet-0aaaaaaaaaaaaaaa1"], whole_list=True))
-    assert (
+    # The whole message is the library's, first line first: Pulumi wraps a ValueError raised while
+    # an input resolves in "While processing input: ..." lines, never a RunError.
+    assert str(err.value) == (
         "invalid stack configuration (1 problem):\n"
         '  gpu-eks:network.privateSubnetIds: received ["subnet-0aaaaaaaaaaaaaaa1"];'
         " expected with vpcId, at least 2 subnets (EKS needs two zones)"
-    ) in str(err.value)
-    assert "Calling __str__" not in str(err.value)
+    )
 
 
 def test_a_single_output_subnet_is_counted_at_load_time():
@@ -182,14 +183,14 @@ def test_a_plain_id_next_to_an_output_is_checked_at_load_time():
 def test_ids_from_outputs_get_the_ec2_id_rule_when_they_resolve(whole_list: bool):
     # What a mock that answers "<name>-id" for the consumer's own aws.ec2.Vpc/Subnet resolves to;
     # EKS CreateCluster would refuse these ids, so the deployment fails naming each key.
-    with pytest.raises(Exception) as err:
+    with pytest.raises(pulumi.RunError) as err:
         run(_own_vpc_program(["subnet-0aaaaaaaaaaaaaaa1", "own-private-b-id"], whole_list, vpc="own-vpc-id"))
-    assert (
+    assert str(err.value) == (
         "invalid stack configuration (2 problems):\n"
         '  gpu-eks:network.vpcId: received "own-vpc-id"; expected an id such as vpc-0123456789abcdef0\n'
         '  gpu-eks:network.privateSubnetIds[1]: received "own-private-b-id";'
         " expected an id such as subnet-0123456789abcdef0"
-    ) in str(err.value)
+    )
     assert "Calling __str__" not in str(err.value)
 
 
@@ -214,7 +215,8 @@ def _capacity_program(**overrides: Any):
             "kubeconfig": pulumi.Output.from_input(EXISTING_KUBECONFIG),
             "settings": settings,
         }
-        args.update(overrides)
+        # A callable override makes its value inside the program (Outputs belong to its event loop).
+        args.update({k: v() if callable(v) else v for k, v in overrides.items()})
         gpu = GpuCapacity("ml-gpu", GpuCapacityArgs(**args))
         pulumi.export("nodeRoleArn", gpu.node_role_arn)
         pulumi.export("t4", gpu.gpu_node_groups["t4"].node_selector)
@@ -278,12 +280,133 @@ def test_gpu_capacity_with_a_given_role_and_provider_creates_neither():
 
 
 def test_gpu_capacity_reports_every_argument_problem_at_once():
+    settings = load_capacity_settings({"kubernetesVersion": "1.34", "gpuNodeGroups": []})
     with pytest.raises(ValueError) as err:
-        run(_capacity_program(kubeconfig=None, settings=load_capacity_settings({"gpuNodeGroups": []})))
+        run(
+            _capacity_program(
+                kubeconfig=None,
+                settings=settings,
+                cluster_name="-platform",
+                subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc1", "subnet-b"],
+            )
+        )
     assert str(err.value) == (
         "GpuCapacity 'ml-gpu': give exactly one of k8s_provider and kubeconfig\n"
-        "GpuCapacity 'ml-gpu': no GPU node group (settings gpuNodeGroups or node_groups)"
+        "GpuCapacity 'ml-gpu': no GPU node group (settings gpuNodeGroups or node_groups)\n"
+        "GpuCapacity 'ml-gpu': cluster_name: received '-platform'; expected 1-100 letters, digits, '-' or '_', "
+        "starting with a letter or digit (the EKS cluster name rule)\n"
+        "GpuCapacity 'ml-gpu': subnet_ids[1]: received 'subnet-0ccccccccccccccc1'; expected each subnet once\n"
+        "GpuCapacity 'ml-gpu': subnet_ids[2]: received 'subnet-b'; expected an id such as subnet-0123456789abcdef0"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [("a", True), ("A" * 100, True), ("9_x-Y", True), ("A" * 101, False), ("_x", False), ("a.b", False), ("", False)],
+)
+def test_gpu_capacity_checks_a_plain_cluster_name_by_the_eks_rule(name: str, ok: bool):
+    # botocore eks 2017-11-01 ClusterName: min 1, max 100, pattern ^[0-9A-Za-z][A-Za-z0-9\-_]*
+    program = _capacity_program(cluster_name=name)
+    if ok:
+        assert run(program).one(NG).inputs["clusterName"] == name
+    else:
+        with pytest.raises(ValueError, match=r"^GpuCapacity 'ml-gpu': cluster_name: received "):
+            run(program)
+
+
+def test_gpu_capacity_refuses_an_empty_subnet_list():
+    with pytest.raises(ValueError) as err:
+        run(_capacity_program(subnet_ids=[]))
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': subnet_ids: received []; expected at least one private subnet id "
+        "(EKS CreateNodegroup needs one)"
+    )
+
+
+@pytest.mark.parametrize("whole_list", [False, True], ids=["each-id", "whole-list"])
+def test_gpu_capacity_checks_subnet_outputs_when_they_resolve(whole_list: bool):
+    ids = ["subnet-0ccccccccccccccc1", "own-private-b-id"]
+
+    def subnets() -> Any:
+        if whole_list:
+            return pulumi.Output.from_input(ids).apply(lambda v: v)
+        return [pulumi.Output.from_input(s).apply(lambda v: v) for s in ids]
+
+    with pytest.raises(pulumi.RunError) as err:
+        run(_capacity_program(subnet_ids=subnets))
+    # The library's message is the whole message, first line first (no "While processing ...").
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': subnet_ids[1]: received 'own-private-b-id'; expected an id such as "
+        "subnet-0123456789abcdef0"
+    )
+
+
+def test_gpu_capacity_checks_a_cluster_name_output_when_it_resolves():
+    with pytest.raises(pulumi.RunError) as err:
+        run(_capacity_program(cluster_name=lambda: pulumi.Output.from_input("platform.cluster").apply(lambda v: v)))
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': cluster_name: received 'platform.cluster'; expected 1-100 letters, digits, '-' "
+        "or '_', starting with a letter or digit (the EKS cluster name rule)"
+    )
+
+
+def test_gpu_capacity_passes_valid_outputs_through():
+    ids = ["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"]
+    sim = run(_capacity_program(subnet_ids=lambda: pulumi.Output.from_input(ids).apply(lambda v: v)))
+    assert sim.one(NG).inputs["subnetIds"] == ["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"]
+    assert sim.one(NG).inputs["clusterName"] == "platform-cluster"
+
+
+def test_gpu_capacity_loads_a_mapping_given_as_settings():
+    group = {"name": "t4", "instanceTypes": ["g4dn.2xlarge"]}
+    sim = run(_capacity_program(settings={"kubernetesVersion": "1.33", "gpuNodeGroups": [group]}))
+    assert [ng.name for ng in sim.by_type(NG)] == ["ml-gpu-t4"]
+    assert (sim.one(NG).inputs["version"], sim.one(NG).inputs["instanceTypes"]) == ("1.33", ["g4dn.2xlarge"])
+
+
+def test_gpu_capacity_reports_an_invalid_mapping_by_key_not_attribute_error():
+    with pytest.raises(ConfigError) as err:
+        run(_capacity_program(settings={"gpuNodeGroups": [{"name": "t4", "diskSizeGiB": 10}]}))
+    assert [str(p) for p in err.value.problems] == [
+        "gpu-eks:kubernetesVersion: received nothing; expected the existing cluster's Kubernetes version, e.g. "
+        '"1.35" (aws eks describe-cluster --query cluster.version): its node AMIs and autoscaler release follow it',
+        "gpu-eks:gpuNodeGroups[0].diskSizeGiB: received 10; expected a number of at least 20",
+    ]
+
+
+def test_gpu_capacity_refuses_settings_of_another_type():
+    with pytest.raises(TypeError) as err:
+        run(_capacity_program(settings=["kubernetesVersion", "1.34"]))
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': settings: received a list; expected load_capacity_settings({...}) or a mapping of "
+        "its config keys"
+    )
+
+
+def test_load_capacity_settings_requires_the_clusters_kubernetes_version():
+    with pytest.raises(ConfigError) as err:
+        load_capacity_settings({"gpuNodeGroups": [GROUP_T4]})
+    assert [p.key for p in err.value.problems] == ["gpu-eks:kubernetesVersion"]
+    assert load_capacity_settings({"kubernetesVersion": "1.33"}).kubernetes_version == "1.33"
+    # A whole cluster still defaults it (Settings: the version the charts were validated with).
+    assert load_settings({"clusterName": "c"}).kubernetes_version == "1.35"
+
+
+def test_gpu_capacity_warns_about_a_group_nobody_scales(monkeypatch: pytest.MonkeyPatch):
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda msg, *a, **k: warned.append(msg))
+    scale_from_zero = {"name": "t4", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2}}
+    run(
+        _capacity_program(
+            settings=load_capacity_settings({"kubernetesVersion": "1.34", "gpuNodeGroups": [scale_from_zero]})
+        )
+    )
+    assert warned == [
+        'gpu-eks config: gpu-eks:gpuNodeGroups[0].scaling: received {"desiredSize": 0, "maxSize": 2, "minSize": 0}; '
+        "expected autoscaler.enabled: true, or minSize = desiredSize = maxSize > 0: with the Cluster Autoscaler "
+        "disabled nothing resizes the group after creation (unless the existing cluster runs its own Cluster "
+        "Autoscaler)"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,7 +448,9 @@ def _own_group(cluster_name: pulumi.Input[str]) -> GpuNodeGroup:
     return GpuNodeGroup(
         "team-own",
         GpuNodeGroupArgs(
-            settings=load_capacity_settings({"gpuNodeGroups": [OWN_GROUP]}).gpu_node_groups[0],
+            settings=load_capacity_settings(
+                {"kubernetesVersion": "1.34", "gpuNodeGroups": [OWN_GROUP]}
+            ).gpu_node_groups[0],
             cluster_name=cluster_name,
             node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
             subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
@@ -382,7 +507,9 @@ def test_groups_given_to_one_operator_must_agree_on_profiles():
         own = GpuNodeGroup(
             "team-own",
             GpuNodeGroupArgs(
-                settings=load_capacity_settings({"gpuNodeGroups": [clash]}).gpu_node_groups[0],
+                settings=load_capacity_settings(
+                    {"kubernetesVersion": "1.34", "gpuNodeGroups": [clash]}
+                ).gpu_node_groups[0],
                 cluster_name="platform-cluster",
                 node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
                 subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
@@ -451,14 +578,14 @@ def test_gpu_capacity_node_role_policies_follow_the_partition():
 
 
 def test_a_principal_of_another_partition_is_an_error_naming_the_key():
-    # Raised on resolution of the partition; the SDK wraps it in the chain of inputs it was in.
-    with pytest.raises(Exception) as err:
+    # Raised on resolution of the partition, as a RunError: the library's message, unwrapped.
+    with pytest.raises(pulumi.RunError) as err:
         run(_gov_program("arn:aws:iam::123456789012:role/Admin"), mocks=GovCloud())
-    assert (
+    assert str(err.value) == (
         "invalid stack configuration (1 problem):\n"
         '  gpu-eks:adminPrincipalArns[0]: received "arn:aws:iam::123456789012:role/Admin"; '
         "expected an ARN of the provider's partition, arn:aws-us-gov:..."
-    ) in str(err.value)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,8 +648,8 @@ def test_tag_values_may_be_outputs():
 
 def test_cluster_name_may_be_an_output():
     from components import Cluster, ClusterArgs
-    from components.config.groups import SystemNodeGroupSettings
     from components.config.network import NetworkSettings
+    from components.config.system_group import SystemNodeGroupSettings
 
     def program() -> None:
         name = pulumi.Output.from_input("named-elsewhere").apply(lambda v: v)
@@ -629,7 +756,7 @@ def test_gpu_capacity_tags_follow_the_stack_tag_rules():
     """GpuCapacitySettings.tags is the same type as Settings.tags: the AWS tag rules (aws: prefix
     reserved, AWS General Reference "Tagging AWS resources") apply to both."""
     with pytest.raises(ConfigError) as err:
-        load_capacity_settings({"tags": {"aws:team": "ml"}})
+        load_capacity_settings({"kubernetesVersion": "1.34", "tags": {"aws:team": "ml"}})
     assert [str(p) for p in err.value.problems] == [
         "gpu-eks:tags.aws:team: received \"aws:team\"; expected no tag key starting with 'aws:' (reserved for AWS)"
     ]
@@ -652,3 +779,60 @@ def test_gpu_capacity_with_the_autoscaler_gets_the_autoscaler_rules():
     ]
     # Without the autoscaler (GpuCapacity's default) both are accepted.
     assert load_capacity_settings({**raw, "autoscaler": {}}).autoscaler_enabled is False
+
+
+def test_a_tag_value_output_is_checked_when_it_resolves():
+    def program() -> None:
+        bad = pulumi.Output.from_input("cc#42").apply(lambda v: v)
+        GpuCluster("ml", GpuClusterArgs(settings=load_settings({"clusterName": "ml", "tags": {"costCenter": bad}})))
+
+    with pytest.raises(pulumi.RunError) as err:
+        run(program)
+    assert str(err.value) == (
+        "invalid stack configuration (1 problem):\n"
+        '  gpu-eks:tags.costCenter: received "cc#42"; expected tag values of letters, digits, spaces and '
+        "_ . : / = + - @ (the IAM tag rule)"
+    )
+
+
+def test_gpu_capacity_checks_its_own_tags_now_and_their_outputs_when_they_resolve():
+    with pytest.raises(ValueError) as err:
+        run(_capacity_program(tags={"aws:team": "ml", "owner": "a" * 257}))
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': tags.aws:team: received key 'aws:team'; expected no tag key starting with 'aws:' "
+        "(reserved for AWS)\n"
+        f"GpuCapacity 'ml-gpu': tags.owner: received '{'a' * 257}'; expected tag values of at most 256 characters "
+        "(got 257)"
+    )
+    with pytest.raises(pulumi.RunError) as late:
+        run(_capacity_program(tags=lambda: {"owner": pulumi.Output.from_input("a!").apply(lambda v: v)}))
+    assert str(late.value) == (
+        "GpuCapacity 'ml-gpu': tags.owner: received 'a!'; expected tag values of letters, digits, spaces and "
+        "_ . : / = + - @ (the IAM tag rule)"
+    )
+    many = {f"k{i}": "v" for i in range(40)}  # 40 here plus the settings' "team": 41
+    with pytest.raises(ValueError) as count:
+        run(_capacity_program(tags=many))
+    assert str(count.value) == (
+        "GpuCapacity 'ml-gpu': tags: received 41 tags with the settings' tags; expected at most 40 (AWS allows 50 "
+        "per resource and the library adds up to 10 of its own)"
+    )
+    ok = run(_capacity_program(tags={f"k{i}": "v" for i in range(39)}))
+    assert len(ok.one(NG).inputs["tags"]) == 41  # 40 tags + gpu-eks/node-group
+
+
+def test_gpu_capacity_checks_a_given_node_role_arn():
+    with pytest.raises(ValueError) as err:
+        run(_capacity_program(node_role_arn="arn:aws:iam::123456789012:user/nodes"))
+    assert str(err.value) == (
+        "GpuCapacity 'ml-gpu': node_role_arn: received 'arn:aws:iam::123456789012:user/nodes'; expected an IAM "
+        "role ARN such as arn:aws:iam::123456789012:role/gpu-nodes (nodes assume a role)"
+    )
+    with pytest.raises(pulumi.RunError) as late:
+        run(_capacity_program(node_role_arn=lambda: pulumi.Output.from_input("nodes").apply(lambda v: v)))
+    assert str(late.value) == (
+        "GpuCapacity 'ml-gpu': node_role_arn: received 'nodes'; expected an IAM role ARN such as "
+        "arn:aws:iam::123456789012:role/gpu-nodes (nodes assume a role)"
+    )
+    sim = run(_capacity_program(node_role_arn="arn:aws:iam::123456789012:role/eks/gpu-nodes"))
+    assert sim.one(NG).inputs["nodeRoleArn"] == "arn:aws:iam::123456789012:role/eks/gpu-nodes"

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from components.config.addons import prometheus_duration_ms
 from components.config.errors import ConfigError
 from components.config.loading import load_settings
 from components.gpu_operator import chart
@@ -318,7 +319,7 @@ def test_settings_problems_are_reported_with_their_keys():
                 "observability": {
                     "pipeline": "datadog",
                     "namespace": "Not_A_Name",
-                    "alerts": {"memoryUsedPercent": 101, "idleFor": "2d"},
+                    "alerts": {"memoryUsedPercent": 101, "idleFor": "59s"},
                 },
             }
         )
@@ -420,3 +421,25 @@ def test_gpu_capacity_with_its_own_prometheus():
         ("kubernetes:monitoring.coreos.com/v1:PrometheusRule", "ml-gpu-observability-rules"),
     ]
     assert sim.by_type("aws:eks/addon:Addon") == []
+
+
+@pytest.mark.parametrize(
+    ("value", "ms"),
+    [("1m", 60_000), ("1h30m", 5_400_000), ("2d", 172_800_000), ("1w", 604_800_000), ("90s", 90_000)],
+)
+def test_alert_durations_in_prometheus_grammar_are_accepted(value, ms):
+    # prometheus/common model/time.go ParseDuration: y w d h m s ms, in that order, integers only.
+    assert prometheus_duration_ms(value) == ms
+    s = load_settings({"clusterName": "c", "observability": {"alerts": {"idleFor": value}}})
+    assert s.observability.alerts.idle_for == value
+
+
+@pytest.mark.parametrize("value", ["59s", "30m1h", "1.5h", "", "10", "1H", "5min"])
+def test_alert_durations_prometheus_refuses_or_below_a_minute_are_refused(value):
+    with pytest.raises(ConfigError) as info:
+        load_settings({"clusterName": "c", "observability": {"alerts": {"idleFor": value}}})
+    (line,) = (str(p) for p in info.value.problems)
+    assert line.endswith(
+        "expected a Prometheus duration of at least 1m, such as 15m, 1h30m or 2d (units y w d h m s ms, in that "
+        "order: prometheus/common model/time.go ParseDuration)"
+    )

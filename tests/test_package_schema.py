@@ -41,10 +41,11 @@ from components.config.addons import (
     ObservabilitySettings,
     VerificationSettings,
 )
-from components.config.groups import GpuNodeGroupSettings, Scaling, SystemNodeGroupSettings, Taint, TimeSlicing
+from components.config.groups import GpuNodeGroupSettings, Scaling, Taint, TimeSlicing
 from components.config.network import NetworkSettings
 from components.config.settings import Settings
 from components.config.sharing import Mps
+from components.config.system_group import SystemNodeGroupSettings
 from tests.support import ROOT, reference_path, run_python, simulate
 from tooling.simulation import run_program
 

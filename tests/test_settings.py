@@ -92,7 +92,7 @@ def test_a_group_mixing_gpu_counts_is_rejected():
 def test_mig_is_refused_for_t4(strategy):
     (line,) = problems({"gpuNodeGroups": [group(migStrategy=strategy)]})
     assert line.startswith(f"gpu-eks:gpuNodeGroups[0].migStrategy: received \"{strategy}\"; expected 'none'")
-    assert "T4 has no MIG" in line
+    assert line.endswith("A100, H100, H200 GPUs are used whole, and the A10G, L4, L40S, T4, T4g have no MIG")
 
 
 @pytest.mark.parametrize(
@@ -283,22 +283,24 @@ def test_the_cluster_settings_are_capacity_settings_with_the_cluster_keys():
 
 def test_one_loader_loads_either_model():
     cluster = load_settings({"clusterName": "c"})
-    capacity = load_settings({"gpuNodeGroups": []}, model=GpuCapacitySettings)
+    capacity = load_settings({"kubernetesVersion": "1.35", "gpuNodeGroups": []}, model=GpuCapacitySettings)
     assert type(cluster) is Settings and type(capacity) is GpuCapacitySettings
     assert capacity.gpu_node_groups == ()
-    assert type(load_capacity_settings({})) is GpuCapacitySettings
+    assert type(load_capacity_settings({"kubernetesVersion": "1.35"})) is GpuCapacitySettings
     # What only the cluster model requires: a GPU node group, and its own keys are unknown here.
     assert problems({"gpuNodeGroups": []}) == [
         "gpu-eks:gpuNodeGroups: received []; expected at least one GPU node group"
     ]
-    (line,) = capacity_problems({"clusterName": "c"})
+    (line,) = capacity_problems({"kubernetesVersion": "1.35", "clusterName": "c"})
     assert line.startswith('gpu-eks:clusterName: received "c"; expected ')
 
 
 def test_the_autoscaler_default_differs_between_the_models():
     scalable = {"gpuNodeGroups": [group(scaling={"minSize": 0, "desiredSize": 0, "maxSize": 2})]}
     assert load_settings({"clusterName": "c", **scalable}).autoscaler_enabled is True
-    assert load_settings(scalable, model=GpuCapacitySettings).autoscaler_enabled is False
+    assert (
+        load_settings({"kubernetesVersion": "1.35", **scalable}, model=GpuCapacitySettings).autoscaler_enabled is False
+    )
 
 
 def test_capacity_settings_apply_the_cross_key_rules_of_a_cluster():

@@ -174,3 +174,29 @@ def today() -> dt.date:
 #: Instance families counted by the two G and VT vCPU quotas above: every family whose name
 #: starts with "g" (g4dn, g5, g6, gr6, ...) or "vt" (vt1).
 VCPU_QUOTA_G_FAMILY_PREFIXES = ("g", "vt")
+
+# ---------------------------------------------------------------------------------------------
+# Small system instance types (appended for the scheduling rules)
+# ---------------------------------------------------------------------------------------------
+
+#: kubelet ``maxPods`` of the instance types whose nodes run at most 4 pods with the VPC CNI
+#: defaults (awslabs/amazon-eks-ami eni-max-pods.txt / nodeadm instance-info.jsonl: 1 or 2 ENIs
+#: of 2 addresses). Two of the 4 are the host-network DaemonSets every node runs (aws-node,
+#: kube-proxy), which leaves 2 per node for the cluster services. Every other type runs at least
+#: 8 (tests/test_settings_rules.py checks this table against the reference file).
+SMALL_MAX_PODS: dict[str, int] = {
+    t: 4
+    for t in (
+        "t1.micro",
+        "t2.nano",
+        "t2.micro",
+        "t3.nano",
+        "t3.micro",
+        "t3a.nano",
+        "t3a.micro",
+        "t4g.nano",
+        "t4g.micro",
+    )
+}
+#: The host-network DaemonSet pods of every node (vpc-cni's aws-node, kube-proxy): counted in max pods.
+NODE_DAEMONSET_PODS: tuple[str, ...] = ("aws-node", "kube-proxy")

@@ -13,10 +13,10 @@ import pulumi_awsx as awsx
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from ..config.errors import ConfigError, is_plain
+from ..config.errors import ConfigError, deploy_time_error, is_plain
 from ..config.fields import CONTROL_PLANE_LOG_TYPES
-from ..config.groups import SystemNodeGroupSettings
 from ..config.network import NetworkSettings, check_resolved_network
+from ..config.system_group import SystemNodeGroupSettings
 from ..nodegroups.managed import ManagedNodeGroupSpec, declare_managed_node_group
 from .iam import (
     _known,
@@ -40,12 +40,19 @@ def resolve_network(net: NetworkSettings) -> tuple[Any, Any, Any]:
     raw = {"vpcId": net.vpc_id, "privateSubnetIds": net.private_subnet_ids, "publicSubnetIds": net.public_subnet_ids}
     if is_plain(list(raw.values())):
         return net.vpc_id, list(net.private_subnet_ids), list(net.public_subnet_ids)
-    checked = pulumi.Output.all(**raw).apply(check_resolved_network)
+    checked = pulumi.Output.all(**raw).apply(_check_resolved_network)
     return (
         checked.apply(lambda n: n.vpc_id),
         checked.apply(lambda n: list(n.private_subnet_ids)),
         checked.apply(lambda n: list(n.public_subnet_ids)),
     )
+
+
+def _check_resolved_network(resolved: dict[str, Any]) -> NetworkSettings:
+    try:
+        return check_resolved_network(resolved)
+    except ConfigError as err:
+        raise deploy_time_error(err) from None
 
 
 @dataclass
@@ -222,5 +229,6 @@ class Cluster(pulumi.ComponentResource):
 def _same_partition(arns: Sequence[str], partition: str) -> str:
     problems = principal_partition_problems(arns, _known(partition))
     if problems:
-        raise ConfigError(problems)
+        # Called inside apply: the library's message first, not Pulumi's wrapping of a ValueError.
+        raise deploy_time_error(ConfigError(problems))
     return partition

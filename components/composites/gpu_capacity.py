@@ -4,18 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler
 from ..cluster.iam import declare_node_role, partition_of
-from ..config.fields import ec2_id_problem
+from ..config.errors import is_plain
+from ..config.fields import (
+    MAX_USER_TAGS,
+    cluster_name_problem,
+    ec2_id_problem,
+    principal_arn_problem,
+    tag_key_problem,
+    tag_value_problem,
+)
+from ..config.loading import load_capacity_settings
 from ..config.settings import GpuCapacitySettings
+from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
 from ..nodegroups.component import GpuNodeGroup
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
+from .resolve import checked_setting_tags, checked_when_resolved
 
 TYPE_NAME = "gpu-eks:index:GpuCapacity"
 
@@ -28,9 +40,9 @@ class GpuCapacityArgs:
     cluster_name: pulumi.Input[str]
     #: Private subnets for the GPU nodes (in the cluster's VPC; at least two zones recommended).
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    #: The GPU keys of the stack configuration (``load_capacity_settings``), including the
-    #: cluster's ``kubernetesVersion``.
-    settings: GpuCapacitySettings
+    #: The GPU keys of the stack configuration, including the cluster's ``kubernetesVersion``:
+    #: ``load_capacity_settings(...)``, or the mapping of config keys itself (loaded the same way).
+    settings: GpuCapacitySettings | Mapping[str, Any]
     #: A Kubernetes provider for the cluster; or give ``kubeconfig`` and one is created.
     k8s_provider: k8s.Provider | None = None
     kubeconfig: pulumi.Input[str] | None = None
@@ -61,12 +73,20 @@ class GpuCapacity(pulumi.ComponentResource):
     provider: k8s.Provider
 
     def __init__(self, name: str, args: GpuCapacityArgs, opts: pulumi.ResourceOptions | None = None):
-        problems = _args_problems(name, args)
+        s = _settings_of(name, args.settings)
+        problems = _args_problems(name, args, s)
         if problems:
             raise ValueError("\n".join(problems))
+        for warning in settings_warnings(s):
+            pulumi.log.warn(f"gpu-eks config: {warning}")
         super().__init__(TYPE_NAME, name, None, opts)
-        s = args.settings
-        tags = {**s.tags, **args.tags}
+        # Outputs are checked when they resolve, by the same rules as plain values now.
+        tags = {
+            **checked_setting_tags(s.tags),
+            **{k: _late(name, f"tags.{k}", v, _tag_value_problems) for k, v in args.tags.items()},
+        }
+        cluster_name = _late(name, "cluster_name", args.cluster_name, _cluster_name_problems)
+        subnet_ids = _late(name, "subnet_ids", args.subnet_ids, _subnet_ids_problems)
 
         if args.k8s_provider is not None:
             self.provider = args.k8s_provider
@@ -77,7 +97,8 @@ class GpuCapacity(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
         if args.node_role_arn is not None:
-            self.node_role_arn = pulumi.Output.from_input(args.node_role_arn)
+            node_role = _late(name, "node_role_arn", args.node_role_arn, _node_role_problems)
+            self.node_role_arn = pulumi.Output.from_input(node_role)
         else:
             _, self.node_role_arn = declare_node_role(
                 f"{name}-node-role", parent=self, partition=partition_of(self), tags=tags
@@ -87,9 +108,9 @@ class GpuCapacity(pulumi.ComponentResource):
             name,
             parent=self,
             target=ClusterTarget(
-                cluster_name=args.cluster_name,
+                cluster_name=cluster_name,
                 node_role_arn=self.node_role_arn,
-                subnet_ids=args.subnet_ids,
+                subnet_ids=subnet_ids,
                 provider=self.provider,
                 oidc_provider_arn=args.oidc_provider_arn,
                 oidc_provider_url=args.oidc_provider_url,
@@ -116,20 +137,103 @@ class GpuCapacity(pulumi.ComponentResource):
         )
 
 
-def _args_problems(name: str, args: GpuCapacityArgs) -> list[str]:
+def _settings_of(name: str, settings: Any) -> GpuCapacitySettings:
+    """``GpuCapacityArgs.settings``: a settings object, or a mapping of config keys loaded with
+    ``load_capacity_settings`` (an invalid one raises its ConfigError, every problem at once)."""
+    if isinstance(settings, GpuCapacitySettings):
+        return settings
+    if isinstance(settings, Mapping):
+        return load_capacity_settings(settings)
+    raise TypeError(
+        f"GpuCapacity {name!r}: settings: received a {type(settings).__name__}; expected "
+        "load_capacity_settings({...}) or a mapping of its config keys"
+    )
+
+
+def _cluster_name_problems(value: Any) -> list[str]:
+    problem = cluster_name_problem(value)
+    return [f"received {value!r}; expected {problem}"] if problem else []
+
+
+def _node_role_problems(value: Any) -> list[str]:
+    """EKS CreateNodegroup ``nodeRole``: an IAM role ARN (botocore eks 2017-11-01: "The Amazon
+    Resource Name (ARN) of the IAM role to associate with your node group"), by the IAM rules."""
+    if not isinstance(value, str):
+        return []
+    problem = principal_arn_problem(value) if ":role/" in value else None
+    if ":role/" not in value:
+        problem = "an IAM role ARN such as arn:aws:iam::123456789012:role/gpu-nodes (nodes assume a role)"
+    return [f"received {value!r}; expected {problem}"] if problem else []
+
+
+def _subnet_ids_problems(value: Any) -> list[str]:
+    """The rules of ``network.privateSubnetIds`` that hold for a node group's subnets: EC2 subnet
+    ids, each once (EKS CreateNodegroup ``subnets``), at least one."""
+    if not isinstance(value, (list, tuple)):
+        return []  # an Output as a whole: checked when it resolves
+    problems = []
+    if not value:
+        problems.append("received []; expected at least one private subnet id (EKS CreateNodegroup needs one)")
+    for i, subnet in enumerate(value):
+        problem = ec2_id_problem("subnet", subnet)
+        if problem:
+            problems.append(f"[{i}]: received {subnet!r}; expected {problem}")
+        elif isinstance(subnet, str) and subnet in value[:i]:
+            problems.append(f"[{i}]: received {subnet!r}; expected each subnet once")
+    return problems
+
+
+def _tag_value_problems(value: Any) -> list[str]:
+    problem = tag_value_problem(value)
+    return [f"received {value!r}; expected {problem}"] if problem else []
+
+
+def _tags_problems(tags: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """(argument, problems) per tag of ``GpuCapacityArgs.tags``: the AWS tag rules of the ``tags``
+    setting (keys now; plain values now, Outputs when they resolve)."""
+    out = []
+    for key, value in tags.items():
+        found = []
+        key_problem = tag_key_problem(key)
+        if key_problem:
+            found.append(f"received key {key!r}; expected {key_problem}")
+        if is_plain(value):
+            found += _tag_value_problems(value)
+        if found:
+            out.append((f"tags.{key}", found))
+    return out
+
+
+def _late(name: str, arg: str, value: Any, rule: Any) -> Any:
+    """``value`` as is when plain (checked before anything is declared, ``_args_problems``);
+    otherwise an Output that fails the deployment with the rule's message when it resolves to a
+    value the rule refuses (a ``pulumi.RunError``: Pulumi shows its message first, unwrapped)."""
+    return checked_when_resolved(value, rule, lambda _, found: "\n".join(_arg_problem(name, arg, p) for p in found))
+
+
+def _arg_problem(name: str, arg: str, problem: str) -> str:
+    return f"GpuCapacity {name!r}: {arg}{'' if problem.startswith('[') else ': '}{problem}"
+
+
+def _args_problems(name: str, args: GpuCapacityArgs, settings: GpuCapacitySettings) -> list[str]:
     problems = []
     if (args.k8s_provider is None) == (args.kubeconfig is None):
         problems.append(f"GpuCapacity {name!r}: give exactly one of k8s_provider and kubeconfig")
-    if not args.settings.gpu_node_groups and not args.node_groups:
+    if not settings.gpu_node_groups and not args.node_groups:
         problems.append(f"GpuCapacity {name!r}: no GPU node group (settings gpuNodeGroups or node_groups)")
-    # Plain subnet ids are checked now, by the rule of network.privateSubnetIds (EKS CreateNodegroup
-    # refuses anything else); an Output, or a list that is one, reaches EKS as it resolves.
-    if isinstance(args.subnet_ids, (list, tuple)):
-        for i, subnet in enumerate(args.subnet_ids):
-            problem = ec2_id_problem("subnet", subnet)
-            if problem:
-                problems.append(f"GpuCapacity {name!r}: subnet_ids[{i}]: received {subnet!r}; expected {problem}")
-    if args.settings.autoscaler_enabled:
+    # Plain values are checked now, by the rules of GpuCluster's clusterName and
+    # network.privateSubnetIds (EKS refuses anything else); Outputs when they resolve.
+    problems += [_arg_problem(name, "cluster_name", p) for p in _cluster_name_problems(args.cluster_name)]
+    problems += [_arg_problem(name, "node_role_arn", p) for p in _node_role_problems(args.node_role_arn)]
+    problems += [_arg_problem(name, "subnet_ids", p) for p in _subnet_ids_problems(args.subnet_ids)]
+    problems += [_arg_problem(name, arg, p) for arg, found in _tags_problems(args.tags) for p in found]
+    total = len({**settings.tags, **args.tags})
+    if total > MAX_USER_TAGS:
+        problems.append(
+            f"GpuCapacity {name!r}: tags: received {total} tags with the settings' tags; expected at most "
+            f"{MAX_USER_TAGS} (AWS allows 50 per resource and the library adds up to 10 of its own)"
+        )
+    if settings.autoscaler_enabled:
         if not isinstance(args.cluster_name, str):
             problems.append(
                 f"GpuCapacity {name!r}: autoscaler.enabled needs cluster_name as a plain string (it names the "
@@ -140,7 +244,7 @@ def _args_problems(name: str, args: GpuCapacityArgs) -> list[str]:
                 f"GpuCapacity {name!r}: autoscaler.enabled needs oidc_provider_arn and oidc_provider_url (the "
                 "Cluster Autoscaler gets AWS access through IRSA)"
             )
-    obs = args.settings.observability
+    obs = settings.observability
     if obs.enabled and obs.cloudwatch and (args.oidc_provider_arn is None or args.oidc_provider_url is None):
         problems.append(
             f"GpuCapacity {name!r}: observability.pipeline {obs.pipeline!r} needs oidc_provider_arn and "

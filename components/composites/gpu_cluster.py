@@ -23,6 +23,7 @@ from ..nodegroups.component import GpuNodeGroup
 from ..observability.component import GpuObservability
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
+from .resolve import checked_setting_tags
 
 TYPE_NAME = "gpu-eks:index:GpuCluster"
 
@@ -42,7 +43,8 @@ class GpuCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
-        tags = {"gpu-eks/cluster": s.cluster_name, **s.tags}
+        # Tag values given as Outputs are checked by the tag rules when they resolve.
+        tags = {"gpu-eks/cluster": s.cluster_name, **checked_setting_tags(s.tags)}
 
         self.cluster: Cluster = Cluster(
             f"{name}-{CLUSTER_CHILD}",

@@ -4,6 +4,7 @@ the verification Jobs.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
@@ -17,7 +18,6 @@ from .fields import (
     LabelValue,
     OwnNamespace,
     ResourceName,
-    _duration_seconds,
     _Model,
     _scale_down_time,
     doc,
@@ -115,7 +115,7 @@ class AutoscalerSettings(_Model):
         **doc(
             "CA `--scale-down-unneeded-time`: how long a node may sit unneeded before it is removed (a g4dn.xlarge "
             "costs about $0.53/h; CA's own default is also `10m`).",
-            type="duration `1m`–`24h` (`h`/`m`/`s`, e.g. `10m`, `1h30m`)",
+            type="Go duration ≥ `1m` (e.g. `10m`, `1h30m`, `1.5h`)",
             default="`10m`",
         ),
     )
@@ -165,11 +165,29 @@ class VerificationSettings(_Model):
     )
 
 
+#: A Prometheus duration (prometheus/common model/time.go ParseDuration, the parser of a rule's
+#: ``for:``; Prometheus 3.x): units in this order, each at most once; y = 365d, w = 7d, d = 24h.
+_PROMETHEUS_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
+_PROMETHEUS_UNIT_MS = (365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1)
+
+
+def prometheus_duration_ms(value: str) -> int | None:
+    """Milliseconds of ``value`` as Prometheus parses a duration, or None where it refuses it."""
+    m = _PROMETHEUS_DURATION.match(value)
+    if not value or m is None:
+        return None
+    return sum(int(n) * unit for n, unit in zip(m.groups(), _PROMETHEUS_UNIT_MS, strict=True) if n)
+
+
 def _alert_duration(value: str) -> str:
-    # A Prometheus rule's `for:` (and what it means to a user) from one minute to one day.
-    seconds = _duration_seconds(value)
-    if seconds is None or not 60 <= seconds <= 86400:
-        raise ValueError("a duration such as 15m or 1h30m (units h, m, s) from 1m to 24h")
+    # A rule's `for:`. At least 1m: the exporter's series are scraped every 15 to 60 s, so a shorter
+    # `for` fires on a single sample (the library's choice; Prometheus itself accepts 0).
+    ms = prometheus_duration_ms(value)
+    if ms is None or ms < 60_000:
+        raise ValueError(
+            "a Prometheus duration of at least 1m, such as 15m, 1h30m or 2d (units y w d h m s ms, in that "
+            "order: prometheus/common model/time.go ParseDuration)"
+        )
     return value
 
 

@@ -131,6 +131,23 @@ class ConfigError(ValueError):
         return "\n".join(lines)
 
 
+def deploy_time_error(err: ConfigError) -> Exception:
+    """The exception to raise for ``err`` found while an Output resolves (inside ``apply``).
+
+    Pulumi wraps a ``ValueError`` (ConfigError is one) raised while an input resolves in
+    "While processing input: ..." and "While processing resource: ..." lines, once per level
+    (pulumi/runtime/rpc.py ``serialize_properties``, pulumi/runtime/resource.py
+    ``prepare_resource``, pulumi 3.x), so the library's message ended up four levels down. Those
+    wrap only ValueError and AssertionError: a ``pulumi.RunError`` passes through unchanged and,
+    by its contract (pulumi/errors.py: "a clean exit rather than the usual verbose unhandled error
+    logic which emits the source program text and complete stack trace"), is reported as its
+    message alone, so the first line the user sees is ``invalid stack configuration (...)``.
+    """
+    import pulumi  # only ever called inside a Pulumi program (config/ itself does not need it)
+
+    return pulumi.RunError(err.report())
+
+
 def describe_problems(problems: Iterable[KeyedProblem]) -> str:
     """Keyed problems as one line each: ``gpuNodeGroups[1].name: expected ...``."""
     return "; ".join(f"{key_of(path, '').lstrip(':')}: {expected}" for path, _, expected in problems)

@@ -62,6 +62,51 @@ def _dns_label(value: str) -> str:
     return value
 
 
+def _namespace_name(value: str) -> str:
+    # Kubernetes ValidateNamespaceName: a DNS-1123 label, at most 63 characters
+    # (k8s.io/apimachinery pkg/util/validation IsDNS1123Label, DNS1123LabelMaxLength = 63).
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value):
+        return _check(
+            "1-63 lower-case alphanumerics or '-', alphanumeric at both ends (a Kubernetes namespace name)", value
+        )
+    return value
+
+
+#: EKS public endpoint CIDRs: at most 40 per cluster, not adjustable (EKS User Guide, "Amazon EKS
+#: service quotas", "Public endpoint access CIDR ranges per cluster", L-93A74D60).
+MAX_PUBLIC_ACCESS_CIDRS = 40
+#: Address space no client on the internet has, so no request from it reaches a public endpoint; EKS
+#: refuses such blocks ("The block cannot include reserved addresses": EKS User Guide, "Configure
+#: network access to cluster API server endpoint"). Private networks (RFC 1918), shared address space
+#: (RFC 6598), "this network", loopback, link-local, multicast and reserved (IANA IPv4 special-purpose
+#: registry). Traffic from inside the VPC uses the private endpoint, which is always on.
+NON_INTERNET_BLOCKS = tuple(
+    ipaddress.ip_network(b)
+    for b in (
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "100.64.0.0/10",
+        "0.0.0.0/8",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "224.0.0.0/4",
+        "240.0.0.0/4",
+    )
+)
+
+
+def _public_cidr(value: str) -> str:
+    network = ipaddress.ip_network(value)
+    within = next((b for b in NON_INTERNET_BLOCKS if network.prefixlen and network.subnet_of(b)), None)  # type: ignore[arg-type]
+    if within is not None:
+        raise ValueError(
+            f"a block of internet addresses: {value} is within {within}, which no client on the internet has "
+            "(EKS refuses reserved addresses; from inside the VPC the private endpoint is used)"
+        )
+    return value
+
+
 def _cidr(value: str) -> str:
     # A bare address (203.0.113.7) would parse as a /32 network: EKS publicAccessCidrs and the VPC
     # API take CIDR blocks, so the prefix length must be written.
@@ -78,9 +123,9 @@ def _cidr(value: str) -> str:
     return value
 
 
-#: VPC IPv4 CIDR blocks are /16 to /28 (Amazon VPC User Guide, "VPC CIDR blocks": "The allowed block
-
-
+#: Tags: EKS TagMap and IAM tag lists hold at most 50 tags, keys 1-128 and values up to 256
+#: characters (botocore ``eks`` 2017-11-01 TagMap/TagKey/TagValue, ``iam`` 2010-05-08 tagKeyType/
+#: tagValueType); the ``aws:`` prefix is reserved (AWS General
 #: Reference, "Tagging AWS resources": "You can't edit or delete tag keys with the aws: prefix").
 MAX_TAGS_PER_RESOURCE = 50
 TAG_KEY_MAX_LENGTH = 128
@@ -99,24 +144,36 @@ def _tag_characters_ok(text: str) -> bool:
     return all(c in _TAG_PUNCTUATION or unicodedata.category(c)[0] in "LZN" for c in text)
 
 
-def _tag_key(key: str) -> str:
-    if not key:
-        raise ValueError("tag keys of 1 to 128 characters")
+def tag_key_problem(key: Any) -> str | None:
+    """Why AWS would refuse ``key`` as a tag key, or None."""
+    if not isinstance(key, str) or not key:
+        return "tag keys of 1 to 128 characters"
     if key.lower().startswith("aws:"):
-        raise ValueError("no tag key starting with 'aws:' (reserved for AWS)")
+        return "no tag key starting with 'aws:' (reserved for AWS)"
     if len(key) > TAG_KEY_MAX_LENGTH:
-        raise ValueError(f"tag keys of at most {TAG_KEY_MAX_LENGTH} characters (got {len(key)})")
+        return f"tag keys of at most {TAG_KEY_MAX_LENGTH} characters (got {len(key)})"
     if not _tag_characters_ok(key):
-        raise ValueError("tag keys of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)")
-    return key
+        return "tag keys of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)"
+    return None
+
+
+def _tag_key(key: str) -> str:
+    return _check(tag_key_problem(key), key)
+
+
+def tag_value_problem(value: Any) -> str | None:
+    """Why AWS would refuse ``value`` as a tag value, or None (also for a value that resolved late)."""
+    if not isinstance(value, str):
+        return "a text value"
+    if len(value) > TAG_VALUE_MAX_LENGTH:
+        return f"tag values of at most {TAG_VALUE_MAX_LENGTH} characters (got {len(value)})"
+    if not _tag_characters_ok(value):
+        return "tag values of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)"
+    return None
 
 
 def _tag_value(value: str) -> str:
-    if len(value) > TAG_VALUE_MAX_LENGTH:
-        raise ValueError(f"tag values of at most {TAG_VALUE_MAX_LENGTH} characters (got {len(value)})")
-    if not _tag_characters_ok(value):
-        raise ValueError("tag values of letters, digits, spaces and _ . : / = + - @ (the IAM tag rule)")
-    return value
+    return _check(tag_value_problem(value), value)
 
 
 def _tag_count(tags: dict[str, str]) -> dict[str, str]:
@@ -164,19 +221,51 @@ def _system_instance_type(value: str) -> str:
 #: IAM role and user ARNs (``arn:<partition>:iam::<account>:role|user/<path/>name``). EKS refuses
 #: an STS session ARN (``arn:aws:sts::…:assumed-role/…``): botocore ``eks`` 2017-11-01,
 #: CreateAccessEntryRequest.principalArn, "You can't use the STS session principal type with access
-#: entries because this is a temporary principal for each session".
-_PRINCIPAL_ARN = re.compile(r"arn:(aws|aws-cn|aws-us-gov):iam::(\d{12}):(role|user)/([\w+=,.@/-]+)")
+#: entries because this is a temporary principal for each session". A role ARN may include a path
+#: (EKS User Guide, "Create access entries": "If the ARN is for an IAM role, it can include a path").
+_PRINCIPAL_ARN = re.compile(r"arn:(aws|aws-cn|aws-us-gov):iam::(\d{12}):(role|user)/(.+)")
+#: IAM names and paths (botocore ``iam`` 2010-05-08 roleNameType / userNameType: 1-64 characters of
+#: ``[\w+=,.@-]``; pathType: ``/`` or ``/…/`` of characters ``!`` to ``~``, at most 512).
+_IAM_NAME = re.compile(r"[A-Za-z0-9_+=,.@-]{1,64}")
+_IAM_PATH = re.compile(r"/(?:[\x21-\x7e]+/)?")
+IAM_PATH_MAX_LENGTH = 512
+#: The path of every service-linked role (IAM User Guide, "Using service-linked roles"). EKS refuses
+#: them as access-entry principals: "The caller is not allowed to modify access entries with a
+#: principalArn value of a Service Linked Role" (InvalidParameterException, as reported in
+#: hashicorp/terraform-provider-aws#36447; EKS User Guide, "Create access entries": "Access entries
+#: do not support service linked roles").
+SERVICE_LINKED_ROLE_PATH = "/aws-service-role/"
 
 
-def _principal_arn(value: str) -> str:
+def principal_arn_problem(value: str) -> str | None:
+    """Why EKS would refuse ``value`` as an access-entry principal, or None."""
     if re.match(r"arn:[a-z-]+:sts::\d{12}:assumed-role/", value):
-        raise ValueError(
+        return (
             "an IAM role or user ARN; EKS access entries refuse STS assumed-role session ARNs: use the "
             "role's ARN, arn:aws:iam::<account>:role/<name>"
         )
-    if not _PRINCIPAL_ARN.fullmatch(value):
-        raise ValueError("an IAM role or user ARN such as arn:aws:iam::123456789012:role/Admin")
-    return value
+    m = _PRINCIPAL_ARN.fullmatch(value)
+    if not m:
+        return "an IAM role or user ARN such as arn:aws:iam::123456789012:role/Admin"
+    kind, rest = m.group(3), m.group(4)
+    path, _, name = ("/" + rest).rpartition("/")
+    path += "/"
+    if not _IAM_NAME.fullmatch(name):
+        return f"an IAM {kind} name of 1-64 letters, digits or + = , . @ _ - (the IAM name rule), after the path"
+    if not _IAM_PATH.fullmatch(path) or len(path) > IAM_PATH_MAX_LENGTH:
+        return (
+            f"an IAM path of at most {IAM_PATH_MAX_LENGTH} printable ASCII characters between '/' (the IAM path rule)"
+        )
+    if kind == "role" and path.startswith(SERVICE_LINKED_ROLE_PATH):
+        return (
+            "a role that is not service-linked (path /aws-service-role/): EKS refuses access entries for "
+            "service-linked roles"
+        )
+    return None
+
+
+def _principal_arn(value: str) -> str:
+    return _check(principal_arn_problem(value), value)
 
 
 def _plain_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -187,24 +276,30 @@ def _plain_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
 def _image_reference(value: str) -> str:
     # The distribution reference grammar (distribution/reference, reference.go: name components
     # of lower-case alphanumerics and separators, an optional registry host[:port], then
-    # ``:tag`` (at most 128 characters) and/or ``@sha256:<64 hex>``).
+    # ``:tag`` (at most 128 characters) and/or ``@<algorithm>:<hex>``).
     component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
     host = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d+)?/)?"
-    pattern = rf"{host}{component}(?:/{component})*(?::[\w][\w.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?"
-    if not re.fullmatch(pattern, value) or len(value) > 255:
+    # The name (registry and path) is at most 255 characters (NameTotalLengthMax), the tag and digest
+    # apart; digests of the algorithms go-digest knows (sha256, sha384, sha512).
+    name = rf"({host}{component}(?:/{component})*)"
+    digest = r"(?:@(?:sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}))?"
+    m = re.fullmatch(rf"{name}(?::[\w][\w.-]{{0,127}})?{digest}", value)
+    if not m or len(m.group(1)) > 255:
         raise ValueError("a container image reference such as nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0")
     return value
 
 
-def _cluster_name(value: Any) -> Any:
-    # botocore ``eks`` 2017-11-01 CreateClusterRequest.name: 1-100 characters, pattern
-    # ``^[0-9A-Za-z][A-Za-z0-9\-_]*$``. Values that are not plain strings (a Pulumi Output from
-    # another stack) are checked by EKS itself.
+def cluster_name_problem(value: Any) -> str | None:
+    """Why ``value`` is not an EKS cluster name, or None. botocore ``eks`` 2017-11-01
+    CreateClusterRequest.name (shape ClusterName): 1-100 characters, pattern
+    ``^[0-9A-Za-z][A-Za-z0-9\\-_]*``. Values that are not plain strings (an Output) are not judged here."""
     if isinstance(value, str) and not re.fullmatch(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", value):
-        raise ValueError(
-            "1-100 letters, digits, '-' or '_', starting with a letter or digit (the EKS cluster name rule)"
-        )
-    return value
+        return "1-100 letters, digits, '-' or '_', starting with a letter or digit (the EKS cluster name rule)"
+    return None
+
+
+def _cluster_name(value: Any) -> Any:
+    return _check(cluster_name_problem(value), value)
 
 
 def supported_kubernetes_versions(today: Any) -> list[str]:
@@ -235,9 +330,6 @@ def kubernetes_version_problem(value: str, today: Any) -> str | None:
     return None
 
 
-#: Names of the children a GpuCluster ``<name>`` declares besides its GPU node groups, each
-
-
 _LOG_TYPES = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
 #: Every EKS control-plane log type (all are enabled by default).
 CONTROL_PLANE_LOG_TYPES: tuple[str, ...] = get_args(_LOG_TYPES)
@@ -258,22 +350,62 @@ def _own_namespace(value: str) -> str:
     return value
 
 
-_GO_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+#: Go's time.ParseDuration (go/src/time/format.go, Go 1.24, the Go of cluster-autoscaler 1.35):
+#: an optional sign, then one or more <decimal number><unit>, units ns, us (µs, μs), ms, s, m, h;
+#: "0" alone is zero; a number needs a digit before or after its dot; beyond 1<<63-1 ns overflows.
+_GO_DURATION_UNITS_NS = {
+    "ns": 1,
+    "us": 1_000,
+    "\u00b5s": 1_000,
+    "\u03bcs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
+_GO_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?([^\d.]+)")
+_GO_DURATION_MAX_NS = (1 << 63) - 1
 
 
-def _duration_seconds(value: str) -> int | None:
-    """Seconds of a Go duration written with h/m/s units (``10m``, ``1h30m``, ``90s``), or None."""
-    m = _GO_DURATION.match(value)
-    if not value or not m:
+def go_duration_ns(value: str) -> int | None:
+    """Nanoseconds of ``value`` as Go's time.ParseDuration reads it, or None where it returns an
+    error (tests/test_settings_rules.py holds Go's own accepted and refused examples)."""
+    text = value.lstrip("+-")
+    sign = -1 if value.startswith("-") else 1
+    if len(value) - len(text) > 1 or not text:
         return None
-    h, mi, sec = (int(x) if x else 0 for x in m.groups())
-    return h * 3600 + mi * 60 + sec
+    if text == "0":
+        return 0
+    total, pos = 0, 0
+    while pos < len(text):
+        m = _GO_DURATION_PART.match(text, pos)
+        if not m or not (m.group(1) or m.group(2)) or m.group(3) not in _GO_DURATION_UNITS_NS:
+            return None
+        whole, frac, unit = int(m.group(1) or 0), m.group(2) or "", _GO_DURATION_UNITS_NS[m.group(3)]
+        total += whole * unit + (int(frac) * unit // 10 ** len(frac) if frac else 0)
+        if total > _GO_DURATION_MAX_NS + (sign < 0):
+            return None
+        pos = m.end()
+    return sign * total
+
+
+#: ``--scale-down-unneeded-time`` is a Go flag.Duration of cluster-autoscaler
+#: (config/flags/flags.go): any ParseDuration value parses. The library asks for at least a
+#: minute: a shorter time lets CA remove the node a time-slicing warm-up Job just brought before
+#: the check Job lands on it (verification/jobs.py), and would churn GPU nodes that take minutes
+#: to boot. No upper bound but Go's (about 2562047h): a long time is a cost choice, not an error.
+MIN_SCALE_DOWN_UNNEEDED_NS = 60 * 1_000_000_000
 
 
 def _scale_down_time(value: str) -> str:
-    seconds = _duration_seconds(value)
-    if seconds is None or not 60 <= seconds <= 86400:
-        raise ValueError("a duration such as 10m or 1h30m (units h, m, s) from 1m to 24h")
+    ns = go_duration_ns(value)
+    if ns is None:
+        raise ValueError(
+            "a Go duration such as 10m, 1h30m or 1.5h (a number and a unit, ns us ms s m h, repeated; "
+            "Go's time.ParseDuration refuses anything else)"
+        )
+    if ns < MIN_SCALE_DOWN_UNNEEDED_NS:
+        raise ValueError("at least 1m: a shorter time lets CA remove a node before the pod that asked for it lands")
     return value
 
 
@@ -282,6 +414,7 @@ LabelKey = Annotated[str, AfterValidator(_kubelet_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]
 QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
 Cidr = Annotated[str, AfterValidator(_cidr)]
+PublicCidr = Annotated[Cidr, AfterValidator(_public_cidr)]
 PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
 ResourceName = Annotated[str, AfterValidator(_dns_label)]
 TagKey = Annotated[str, AfterValidator(_tag_key)]
@@ -339,4 +472,4 @@ def doc(
     return {"description": meaning, "json_schema_extra": extra}
 
 
-OwnNamespace = Annotated[ResourceName, AfterValidator(_own_namespace)]
+OwnNamespace = Annotated[str, AfterValidator(_namespace_name), AfterValidator(_own_namespace)]

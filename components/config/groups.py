@@ -16,13 +16,23 @@ from .fields import (
     LabelValue,
     QualifiedName,
     ResourceName,
-    SystemInstanceType,
     _Model,
     _unique,
     doc,
 )
 from .instance_types import known_gpu_types, sharing_problem
 from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
+
+#: The root volume (gp3, launch template ``blockDeviceMappings``): at least the AMI's root snapshot,
+#: 20 GiB for the AL2023 EKS AMIs (awslabs/amazon-eks-ami templates/al2023/variables-default.json
+#: ``launch_block_device_mappings_volume_size``; EC2 refuses a volume smaller than its snapshot), at
+#: most gp3's 65,536 GiB (botocore ``ec2`` 2016-11-15, botocore 1.44.5,
+#: LaunchTemplateEbsBlockDeviceRequest.VolumeSize: "gp3: 1 - 65,536 GiB"; it was 16,384 before).
+MIN_ROOT_VOLUME_GIB = 20
+MAX_GP3_VOLUME_GIB = 65536
+#: botocore ``eks`` 2017-11-01 CreateNodegroupRequest.instanceTypes: with a launch template "you can
+#: specify 0-20 instance types for instanceTypes".
+MAX_INSTANCE_TYPES = 20
 
 
 class Scaling(_Model):
@@ -220,7 +230,10 @@ class GpuNodeGroupSettings(_Model):
         )
     )
     instance_types: Annotated[
-        list[str], Field(min_length=1), AfterValidator(_unique), AfterValidator(known_gpu_types)
+        list[str],
+        Field(min_length=1, max_length=MAX_INSTANCE_TYPES),
+        AfterValidator(_unique),
+        AfterValidator(known_gpu_types),
     ] = Field(
         ["g4dn.xlarge"],
         **doc(
@@ -246,11 +259,13 @@ class GpuNodeGroupSettings(_Model):
     )
     disk_size_gib: Count = Field(
         default=100,
-        ge=20,
-        le=16384,
+        ge=MIN_ROOT_VOLUME_GIB,
+        le=MAX_GP3_VOLUME_GIB,
         alias="diskSizeGiB",
         **doc(
-            "Size in GiB of the encrypted gp3 root volume (CUDA images are large).", type="int ≥ 20", default="`100`"
+            "Size in GiB of the encrypted gp3 root volume (CUDA images are large).",
+            type="int 20–65536",
+            default="`100`",
         ),
     )
     labels: dict[LabelKey, LabelValue] = Field(
@@ -344,9 +359,11 @@ class GpuNodeGroupSettings(_Model):
     @classmethod
     def _no_mig(cls, value: str) -> str:
         if value != "none":
+            mig = sorted({f.gpu_model for f in catalog.FAMILIES.values() if f.supports_mig})
+            without = sorted({f.gpu_model for f in catalog.FAMILIES.values() if not f.supports_mig})
             raise ValueError(
-                "'none': the library does not partition GPUs with MIG (no mig-manager profiles), and g4dn's "
-                "NVIDIA T4 has no MIG"
+                "'none': the library does not partition GPUs with MIG (no mig-manager profiles): "
+                f"{', '.join(mig)} GPUs are used whole, and the {', '.join(without)} have no MIG"
             )
         return value
 
@@ -414,61 +431,3 @@ def sharing_problems(group: GpuNodeGroupSettings) -> list[KeyedProblem]:
             )
         )
     return problems
-
-
-class SystemNodeGroupSettings(_Model):
-    """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
-
-    model_config = ConfigDict(title="SystemNodeGroupSettings")
-
-    instance_types: Annotated[list[SystemInstanceType], Field(min_length=1), AfterValidator(_unique)] = Field(
-        ["m6i.large"],
-        **doc(
-            "Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) "
-            "get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); "
-            "GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors.",
-            type="list",
-            default='`["m6i.large"]`',
-        ),
-    )
-    scaling: Scaling = Field(
-        Scaling(min_size=2, desired_size=2, max_size=3),
-        **doc(
-            "EKS scaling config (min ≤ desired ≤ max).", type="`{minSize, desiredSize, maxSize}`", default="`{2, 2, 3}`"
-        ),
-    )
-    disk_size_gib: Count = Field(
-        default=50,
-        ge=20,
-        le=16384,
-        alias="diskSizeGiB",
-        **doc("Size in GiB of the encrypted gp3 root volume.", type="int ≥ 20", default="`50`"),
-    )
-    ami_release_version: AmiReleaseVersion | None = Field(
-        None,
-        **doc(
-            "Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`).",
-            type="string",
-            default="latest",
-        ),
-    )
-
-    @field_validator("instance_types")
-    @classmethod
-    def _one_architecture(cls, types: list[str]) -> list[str]:
-        # EKS CreateNodegroup: every instance type must fit the group's single amiType (an arm64
-        # AMI cannot boot on x86_64 and vice versa).
-        archs = {t: catalog.instance_architecture(t) for t in types}
-        if len(set(archs.values())) > 1:
-            detail = ", ".join(f"{t}={a}" for t, a in archs.items())
-            raise ValueError(f"instance types of one CPU architecture, since a node group has one AMI (got {detail})")
-        return types
-
-    @property
-    def architecture(self) -> str:
-        return catalog.instance_architecture(self.instance_types[0])
-
-    @property
-    def ami_type(self) -> str:
-        """``AL2023_x86_64_STANDARD``, or ``AL2023_ARM_64_STANDARD`` for Graviton instance types."""
-        return catalog.SYSTEM_AMI_TYPES[self.architecture]

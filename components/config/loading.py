@@ -51,8 +51,25 @@ def load_settings(
 def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> GpuCapacitySettings:
     """``load_settings(raw, namespace, model=GpuCapacitySettings)``: the GPU keys of the stack
     configuration (``kubernetesVersion``, ``gpuNodeGroups``, ``gpuOperator``, ``autoscaler``,
-    ``verifyTimeSlicing``, ``verification``, ``tags``) for ``GpuCapacity``."""
-    return load_settings(raw, namespace, model=GpuCapacitySettings)
+    ``verifyTimeSlicing``, ``verification``, ``tags``) for ``GpuCapacity``.
+
+    ``kubernetesVersion`` is required: it must be the existing cluster's (see the field)."""
+    try:
+        return load_settings(raw, namespace, model=GpuCapacitySettings)
+    except ConfigError as err:
+        key = f"{namespace}:kubernetesVersion"
+        raise ConfigError(
+            [
+                Problem(p.key, p.received, _EXISTING_VERSION) if p.key == key and p.expected == "a value" else p
+                for p in err.problems
+            ]
+        ) from None
+
+
+_EXISTING_VERSION = (
+    'the existing cluster\'s Kubernetes version, e.g. "1.35" (aws eks describe-cluster --query cluster.version): '
+    "its node AMIs and autoscaler release follow it"
+)
 
 
 def decode_config_value(value: Any) -> Any:

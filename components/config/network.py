@@ -19,6 +19,7 @@ from .errors import (
 )
 from .fields import Cidr, Count, InputSubnetIdList, InputVpcId, _Model, doc
 
+#: VPC IPv4 CIDR blocks are /16 to /28 (Amazon VPC User Guide, "VPC CIDR blocks": "The allowed block
 #: size is between a /16 netmask (65,536 IP addresses) and /28 netmask (16 IP addresses)"); subnets
 #: likewise no smaller than /28.
 VPC_NETMASK_RANGE = (16, 28)
@@ -31,10 +32,6 @@ def created_subnet_netmask(vpc_netmask: int, availability_zone_count: int) -> in
     for the private + public pair (pulumi-awsx 3.x awsx/ec2/subnetDistributorNew.ts,
     ``getSubnetSpecs``: ``azBitmask = vpc + newBits(azCount)``, ``subnet = azBitmask + newBits(2)``)."""
     return vpc_netmask + (availability_zone_count - 1).bit_length() + 1
-
-
-#: Tags: EKS TagMap and IAM tag lists hold at most 50 tags, keys 1-128 and values up to 256
-#: characters (botocore ``eks`` 2017-11-01 TagMap/TagKey/TagValue, ``iam`` 2010-05-08
 
 
 class NetworkSettings(_Model):
@@ -84,7 +81,10 @@ class NetworkSettings(_Model):
         "10.0.0.0/16",
         **doc(
             "Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each "
-            "`netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6.",
+            "`netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6. "
+            "Its private subnets must also hold an address per pod (VPC CNI) of the nodes at `maxSize` (with the "
+            "autoscaler) or `desiredSize`, plus 6 per subnet for EKS: a GPU node of max pods 29 counts 28; an error "
+            "otherwise (the default group and system group need a /24 with 2 zones).",
             type="IPv4 CIDR, /16 to /28",
             default="`10.0.0.0/16`",
         ),
@@ -189,3 +189,20 @@ def check_resolved_network(resolved: Mapping[str, Any], namespace: str = CONFIG_
         return NetworkSettings.model_validate(dict(resolved))
     except ValidationError as err:
         raise ConfigError([nested_problem(p, namespace, "network") for p in problems_from(err, namespace)]) from None
+
+
+#: AWS reserves five addresses of every subnet: the first four and the last (Amazon VPC User
+#: Guide, "Subnet CIDR blocks").
+SUBNET_RESERVED_ADDRESSES = 5
+#: EKS User Guide, "View Amazon EKS networking requirements for VPC and subnets": "The subnets must
+#: each have at least six IP addresses for use by Amazon EKS. However, we recommend at least 16 IP
+#: addresses" (the control plane's network interfaces, and new ones during a cluster upgrade).
+EKS_ADDRESSES_PER_SUBNET = 6
+EKS_RECOMMENDED_ADDRESSES_PER_SUBNET = 16
+
+
+def created_private_subnets(net: NetworkSettings) -> tuple[int, int]:
+    """(count, usable addresses each) of the private subnets awsx creates for ``net`` (no vpcId):
+    one per zone, ``created_subnet_netmask`` each, less the five AWS reserves."""
+    netmask = created_subnet_netmask(ipaddress.ip_network(net.cidr_block).prefixlen, net.availability_zone_count)
+    return net.availability_zone_count, 2 ** (32 - netmask) - SUBNET_RESERVED_ADDRESSES

@@ -4,6 +4,7 @@ their keys.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Annotated
@@ -17,8 +18,9 @@ from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     _LOG_TYPES,
     CONTROL_PLANE_LOG_TYPES,
-    Cidr,
+    MAX_PUBLIC_ACCESS_CIDRS,
     PrincipalArn,
+    PublicCidr,
     Tags,
     _check,
     _cluster_name,
@@ -27,10 +29,23 @@ from .fields import (
     doc,
     kubernetes_version_problem,
 )
-from .groups import GpuNodeGroupSettings, SystemNodeGroupSettings
+from .groups import GpuNodeGroupSettings
 from .names import reserved_group_name_problem
-from .network import NetworkSettings
+from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
+from .system_group import SystemNodeGroupSettings
+
+#: The pods of cluster services on the system nodes, each with a pod address (not host-network):
+#: CoreDNS (2 replicas, the EKS add-on's default), the gpu-operator, NFD master and gc (the chart's
+#: subchart), and the Cluster Autoscaler when enabled (last: dropped when it is off).
+SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc", "cluster-autoscaler")
+
+
+#: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
+#: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").
+#: EKS merges its own NodeConfig part into a managed node group's user data, so the group's own
+#: part must fit with room to spare; above the limit alone it can never launch.
+USER_DATA_MAX_BYTES = 16 * 1024
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -85,6 +100,17 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
                     "one key of the device-plugin ConfigMap)",
                 )
             )
+    for i, p in enumerate(plans):
+        size = len(base64.b64decode(p.user_data))
+        if size > USER_DATA_MAX_BYTES:
+            problems.append(
+                (
+                    ("gpuNodeGroups", i, "labels"),
+                    len(p.settings.labels),
+                    f"fewer or shorter labels and taints: the group's user data (its nodeadm NodeConfig) would be "
+                    f"{size} bytes, and EC2 takes at most {USER_DATA_MAX_BYTES} (EKS adds its own part to it)",
+                )
+            )
     strategies = {p.mig_strategy for p in plans}
     if len(strategies) > 1:  # the chart's mig.strategy is one value for the whole cluster
         problems += [
@@ -120,21 +146,21 @@ class GpuCapacitySettings(_Model):
     """GPU capacity for an EKS cluster (``GpuCapacity``): the GPU keys of the stack configuration.
 
     ``Settings`` (a whole cluster) extends it, so both have the same keys, defaults and rules;
-    ``kubernetesVersion`` is the existing cluster's version (EKS AMI releases are per Kubernetes
-    version). Here ``gpuNodeGroups`` may be empty when every group is declared by the caller
+    ``kubernetesVersion`` is the existing cluster's version, required here (EKS AMI releases are
+    per Kubernetes version). Here ``gpuNodeGroups`` may be empty when every group is declared by the caller
     (``GpuCapacityArgs.node_groups``), and the autoscaler is off unless ``enabled: true``: an
     existing cluster may run its own (two autoscalers resizing the same groups fight).
     """
 
+    # Required here: the existing cluster's version decides the AMI release and the autoscaler's
+    # release, and a default would silently be wrong for every cluster not at it. It is not read
+    # from the cluster: settings load without AWS access (and the cluster name may be an Output).
     kubernetes_version: str = Field(
-        catalog.DEFAULT_KUBERNETES_VERSION,
         **doc(
-            "EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended "
-            "support it is an error, in extended support a warning (end date and cost); a version newer than the "
-            "library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard "
-            "support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
+            "The existing cluster's EKS Kubernetes version (quote it in YAML); required. The rules of "
+            "`kubernetesVersion`.",
             type='string `"1.NN"`',
-            default='`"1.35"`',
+            default="required",
         ),
     )
     gpu_node_groups: tuple[GpuNodeGroupSettings, ...] = Field(
@@ -253,6 +279,17 @@ class Settings(GpuCapacitySettings):
     required and the autoscaler is on by default when a group can change size.
     """
 
+    kubernetes_version: str = Field(
+        catalog.DEFAULT_KUBERNETES_VERSION,
+        **doc(
+            "EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended "
+            "support it is an error, in extended support a warning (end date and cost); a version newer than the "
+            "library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard "
+            "support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
+            type='string `"1.NN"`',
+            default='`"1.35"`',
+        ),
+    )
     # Required here: the Pulumi loader fills in the default, <project>-<stack>.
     cluster_name: Annotated[str, AfterValidator(_cluster_name)] = Field(
         **doc(
@@ -266,8 +303,9 @@ class Settings(GpuCapacitySettings):
         [],
         **doc(
             "Principals given cluster-admin (`AmazonEKSClusterAdminPolicy`, cluster scope) through EKS access "
-            "entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…`; STS "
-            "`assumed-role` session ARNs are errors (EKS refuses them); each ARN once. The same role name in two "
+            "entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…` (a path is "
+            "fine); STS `assumed-role` session ARNs and service-linked roles (`role/aws-service-role/…`) are errors "
+            "(EKS refuses them); names by the IAM rule (1–64 characters); each ARN once. The same role name in two "
             "accounts is two principals: the first listed keeps the access entry key `role-<name>`, later ones get "
             "`<account>-role-<name>`, so appending never renames an existing entry (keep the order of such a pair: "
             "swapping it renames both entries, and EKS refuses the new ones while the old exist).",
@@ -275,10 +313,14 @@ class Settings(GpuCapacitySettings):
             default="`[]`",
         ),
     )
-    endpoint_public_access_cidrs: Annotated[list[Cidr], AfterValidator(_unique)] = Field(
+    endpoint_public_access_cidrs: Annotated[
+        list[PublicCidr], Field(max_length=MAX_PUBLIC_ACCESS_CIDRS), AfterValidator(_unique)
+    ] = Field(
         [],
         **doc(
-            "CIDRs allowed on the public API endpoint, each once; a bare address is an error (write `/32`). Empty: "
+            "CIDRs allowed on the public API endpoint, each once, at most 40 (EKS's fixed quota); a bare address is "
+            "an error (write `/32`), so is a private or reserved block (`10.0.0.0/8`, …: no internet client has "
+            "those addresses, and EKS refuses them; inside the VPC the private endpoint is used). Empty: "
             "no public endpoint (private only; then `pulumi up` must run from inside the VPC). `0.0.0.0/0` is a "
             "warning. The private endpoint is always on.",
             type="list of IPv4 CIDR blocks",
@@ -339,3 +381,70 @@ class Settings(GpuCapacitySettings):
     def _pinned_ami_releases(self) -> list[tuple[tuple[str | int, ...], str | None]]:
         system = (("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)
         return [system, *super()._pinned_ami_releases()]
+
+    def _problems(self) -> list[KeyedProblem]:
+        return [*super()._problems(), *self._address_problems(), *self._system_pod_problems()]
+
+    def _system_pod_problems(self) -> list[KeyedProblem]:
+        # The cluster services run on the system nodes only (the autoscaler's affinity keeps it off
+        # GPU nodes; GPU nodes are tainted by default): nodes whose max pods leave too few slots
+        # besides aws-node and kube-proxy leave some of them Pending for good.
+        system = self.system_node_group
+        small = [t for t in system.instance_types if t in catalog.SMALL_MAX_PODS]
+        if not small:
+            return []
+        per_node = min(catalog.SMALL_MAX_PODS[t] for t in small) - len(catalog.NODE_DAEMONSET_PODS)
+        services = len(SYSTEM_SERVICE_PODS) - (0 if self.autoscaler_enabled else 1)
+        if per_node * system.scaling.desired_size >= services:
+            return []
+        return [
+            (
+                ("systemNodeGroup", "instanceTypes"),
+                list(system.instance_types),
+                f"instance types with more pod room (e.g. t3.medium, m6i.large), or a desiredSize of at least "
+                f"{-(-services // per_node)}: {', '.join(small)} run at most {per_node + 2} pods, {per_node} besides "
+                f"aws-node and kube-proxy, so {system.scaling.desired_size} node(s) hold "
+                f"{per_node * system.scaling.desired_size} of the {services} cluster-service pods (CoreDNS x2, "
+                "gpu-operator, NFD master and gc, and the Cluster Autoscaler when enabled)",
+            )
+        ]
+
+    def nodes_need_addresses(self, at_max: bool) -> int:
+        """Addresses of the private subnets the nodes need at least, at desired or max sizes.
+
+        The VPC CNI (defaults: no prefix delegation) gives every pod that is not host-network an
+        address of the node's subnet, and each network interface has its own: a GPU node full of
+        pods holds at least ``maxPods - 1`` (maxPods = ENIs x (addresses per ENI - 1) + 2, the +2
+        being the host-network aws-node and kube-proxy; awslabs/amazon-eks-ami eni-max-pods). A
+        system node holds its own address; the cluster services hold one each (``SYSTEM_SERVICE_PODS``).
+        """
+        size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
+        gpu = sum(size(p.settings.scaling) * (p.max_pods - 1) for p in self.plans)
+        services = len(SYSTEM_SERVICE_PODS) - (0 if self.autoscaler_enabled else 1)
+        return gpu + size(self.system_node_group.scaling) + services
+
+    def _address_problems(self) -> list[KeyedProblem]:
+        # Only a created VPC's subnets are known here (an existing VPC's sizes need the AWS API).
+        net = self.network
+        if net.existing_vpc:
+            return []
+        count, usable = created_private_subnets(net)
+        room = count * (usable - EKS_ADDRESSES_PER_SUBNET)
+        # With the autoscaler, CA takes groups up to maxSize under load; without it they stay at
+        # desiredSize (nothing else resizes them): either way nodes that would get no pod addresses
+        # fail long after `pulumi up` (pods stuck "failed to assign an IP address to container").
+        at_max = self.autoscaler_enabled
+        need = self.nodes_need_addresses(at_max)
+        if need <= room:
+            return []
+        sizes = "maxSize (the Cluster Autoscaler scales up to it)" if at_max else "desiredSize"
+        return [
+            (
+                ("network", "cidrBlock"),
+                net.cidr_block,
+                f"a larger block: its {count} private subnets hold {room} addresses for nodes and pods (each "
+                f"{usable} usable, less the {EKS_ADDRESSES_PER_SUBNET} EKS needs), but the node groups at "
+                f"{sizes} need at least {need} (the VPC CNI gives every pod an address of the subnet; a GPU node "
+                "of maxPods 29 holds at least 28)",
+            )
+        ]

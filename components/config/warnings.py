@@ -9,10 +9,12 @@ from collections.abc import Callable, Iterable
 
 from .. import catalog
 from .errors import CONFIG_NAMESPACE, Problem
-from .settings import Settings, capacity_message
+from .settings import GpuCapacitySettings, Settings, capacity_message
 
 #: A rule returns one Problem per risky value it finds (same key/received/expected form as errors).
-WarningRule = Callable[[Settings], Iterable[Problem]]
+#: Rules take the GPU keys (``GpuCapacitySettings``, which ``Settings`` extends): ``GpuCapacity``
+#: logs the same warnings as ``GpuCluster``; a rule about a cluster-only key checks for ``Settings``.
+WarningRule = Callable[[GpuCapacitySettings], Iterable[Problem]]
 _WARNING_RULES: list[WarningRule] = []
 
 
@@ -22,13 +24,13 @@ def warning_rule(rule: WarningRule) -> WarningRule:
     return rule
 
 
-def settings_warnings(settings: Settings) -> list[Problem]:
+def settings_warnings(settings: GpuCapacitySettings) -> list[Problem]:
     """Every warning about ``settings``, in rule order. Warnings never stop a deployment."""
     return [problem for rule in _WARNING_RULES for problem in rule(settings)]
 
 
 @warning_rule
-def _advertised_slots_exceed_pod_capacity(settings: Settings) -> Iterable[Problem]:
+def _advertised_slots_exceed_pod_capacity(settings: GpuCapacitySettings) -> Iterable[Problem]:
     # Shares the node cannot run pods for are advertised but never usable (the scheduler sees
     # free nvidia.com/gpu and still cannot place the pod: "Too many pods"). With the
     # verification on, Settings reports this as an error instead.
@@ -44,24 +46,28 @@ def _advertised_slots_exceed_pod_capacity(settings: Settings) -> Iterable[Proble
 
 
 @warning_rule
-def _groups_nobody_scales(settings: Settings) -> Iterable[Problem]:
+def _groups_nobody_scales(settings: GpuCapacitySettings) -> Iterable[Problem]:
     """Without the Cluster Autoscaler nothing changes a node group's size after creation
     (desiredSize is in ignore_changes), so minSize < maxSize is unused capacity on paper and a
-    group created at desiredSize 0 never gets a node."""
+    group created at desiredSize 0 never gets a node. On an existing cluster (GpuCapacity) the
+    cluster's own autoscaler may do it: EKS tags managed node groups' ASGs for CA auto-discovery."""
     if settings.autoscaler_enabled:
         return
+    own = "" if isinstance(settings, Settings) else " (unless the existing cluster runs its own Cluster Autoscaler)"
     for i, g in enumerate(settings.gpu_node_groups):
         if g.scaling.min_size < g.scaling.max_size or g.scaling.desired_size == 0:
             yield Problem(
                 key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].scaling",
                 received=g.scaling.model_dump(by_alias=True),
                 expected="autoscaler.enabled: true, or minSize = desiredSize = maxSize > 0: with the "
-                "Cluster Autoscaler disabled nothing resizes the group after creation",
+                f"Cluster Autoscaler disabled nothing resizes the group after creation{own}",
             )
 
 
 @warning_rule
-def _public_endpoint_open_to_all(settings: Settings) -> Iterable[Problem]:
+def _public_endpoint_open_to_all(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    if not isinstance(settings, Settings):
+        return
     # Legal for EKS (botocore eks VpcConfigRequest.publicAccessCidrs: "The default value is
     # 0.0.0.0/0"), but it opens the Kubernetes API endpoint to the whole internet.
     for i, cidr in enumerate(settings.endpoint_public_access_cidrs):
@@ -75,7 +81,7 @@ def _public_endpoint_open_to_all(settings: Settings) -> Iterable[Problem]:
 
 
 @warning_rule
-def _kubernetes_version_in_extended_support(settings: Settings) -> Iterable[Problem]:
+def _kubernetes_version_in_extended_support(settings: GpuCapacitySettings) -> Iterable[Problem]:
     # EKS user guide, "Understand the Kubernetes version lifecycle on EKS": extended support is
     # billed; EKS pricing: $0.60 per cluster-hour instead of $0.10 in standard support.
     calendar = catalog.KUBERNETES_VERSIONS.get(settings.kubernetes_version)
@@ -91,4 +97,33 @@ def _kubernetes_version_in_extended_support(settings: Settings) -> Iterable[Prob
                 f"(${extra:.2f}/h, about ${extra * 730:.0f} a month more); after that date EKS upgrades the "
                 "control plane itself"
             ),
+        )
+
+
+#: EKS service quotas (EKS User Guide, "Amazon EKS service quotas"), both adjustable: a value above
+#: them deploys only after a quota increase, so they warn. "Nodes per managed node group" 450
+#: (L-BD136A63), "Managed node groups per cluster" 30 (L-6D54EA21).
+NODES_PER_MANAGED_NODE_GROUP_QUOTA = 450
+MANAGED_NODE_GROUPS_PER_CLUSTER_QUOTA = 30
+
+
+@warning_rule
+def _above_adjustable_eks_quotas(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    groups = [(f"gpuNodeGroups[{i}]", g.scaling) for i, g in enumerate(settings.gpu_node_groups)]
+    if isinstance(settings, Settings):
+        groups.append(("systemNodeGroup", settings.system_node_group.scaling))
+    for key, scaling in groups:
+        if scaling.max_size > NODES_PER_MANAGED_NODE_GROUP_QUOTA:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:{key}.scaling.maxSize",
+                received=scaling.max_size,
+                expected=f"at most {NODES_PER_MANAGED_NODE_GROUP_QUOTA} (the EKS quota of nodes per managed node "
+                "group), or a quota increase first: EKS refuses the node group otherwise",
+            )
+    if len(groups) > MANAGED_NODE_GROUPS_PER_CLUSTER_QUOTA:
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:gpuNodeGroups",
+            received=len(groups),
+            expected=f"at most {MANAGED_NODE_GROUPS_PER_CLUSTER_QUOTA} managed node groups in the cluster (the EKS "
+            "quota, system group included), or a quota increase first",
         )

@@ -70,7 +70,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     scaling: Scaling
     """EKS scaling config. `minSize: 0` scales from zero (see "Cluster Autoscaler and scale from zero"). `desiredSize` applies at creation only (then the autoscaler owns it). Type: `{minSize, desiredSize, maxSize}`. Default: `{1, 1, 2}`."""
     disk_size_gi_b: int
-    """Size in GiB of the encrypted gp3 root volume (CUDA images are large). Type: int ≥ 20. Default: `100`."""
+    """Size in GiB of the encrypted gp3 root volume (CUDA images are large). Type: int 20–65536. Default: `100`."""
     labels: dict[str, str]
     """Extra node labels, applied by kubelet (`--node-labels`) through nodeadm. Keys are qualified names (optional DNS-subdomain prefix ≤ 253 characters, `/`, name ≤ 63), values ≤ 63 characters of `[A-Za-z0-9_.-]`, alphanumeric at both ends (so no `,` or `=`). Errors: keys kubelet refuses (`kubernetes.io`/`k8s.io` namespaces except `node.kubernetes.io/` and `kubelet.kubernetes.io/`), the well-known keys kubelet and the cloud controller manager set themselves (`kubernetes.io/hostname`, `kubernetes.io/os`, `kubernetes.io/arch`, instance type, zone, region), and the library's own keys (`gpu-eks.io/*`, `nvidia.com/device-plugin.config`, `k8s.amazonaws.com/accelerator`). With the autoscaler every label and taint is also an ASG tag: at most 50 tags per ASG, EKS's and CA's included (about 40 extra labels and taints). Type: map. Default: `{}`."""
     taints: list[TaintSpec]
@@ -110,7 +110,7 @@ class AutoscalerSettings(TypedDict, total=False):
     chart_version: str
     """cluster-autoscaler chart version; `9.59.0` is the one validated here. Stacks pin it explicitly. Type: string. Default: `9.59.0`."""
     scale_down_unneeded_time: str
-    """CA `--scale-down-unneeded-time`: how long a node may sit unneeded before it is removed (a g4dn.xlarge costs about $0.53/h; CA's own default is also `10m`). Type: duration `1m`–`24h` (`h`/`m`/`s`, e.g. `10m`, `1h30m`). Default: `10m`."""
+    """CA `--scale-down-unneeded-time`: how long a node may sit unneeded before it is removed (a g4dn.xlarge costs about $0.53/h; CA's own default is also `10m`). Type: Go duration ≥ `1m` (e.g. `10m`, `1h30m`, `1.5h`). Default: `10m`."""
 
 
 class VerificationSettings(TypedDict, total=False):
@@ -172,7 +172,7 @@ class NetworkSettings(TypedDict, total=False):
     public_subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
     """With `vpcId`: public subnets for internet-facing load balancers. From a program, ids or the whole list may be Outputs. Type: list of `subnet-…` ids. Default: `[]`."""
     cidr_block: str
-    """Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each `netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6. Type: IPv4 CIDR, /16 to /28. Default: `10.0.0.0/16`."""
+    """Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each `netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6. Its private subnets must also hold an address per pod (VPC CNI) of the nodes at `maxSize` (with the autoscaler) or `desiredSize`, plus 6 per subnet for EKS: a GPU node of max pods 29 counts 28; an error otherwise (the default group and system group need a /24 with 2 zones). Type: IPv4 CIDR, /16 to /28. Default: `10.0.0.0/16`."""
     availability_zone_count: int
     """Created VPC: zones (one private and one public subnet each; tagged `kubernetes.io/role/internal-elb` / `kubernetes.io/role/elb`). Type: int 2–6. Default: `2`."""
     nat_gateways: str
@@ -183,11 +183,11 @@ class SystemNodeGroupSettings(TypedDict, total=False):
     """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
 
     instance_types: list[str]
-    """Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Type: list. Default: `["m6i.large"]`."""
+    """Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Types whose nodes run only 4 pods (`t3.micro`, `t3.nano`, `t4g.micro`, …) are errors unless `desiredSize` nodes hold the cluster services (2 pods each). Type: list. Default: `["m6i.large"]`."""
     scaling: Scaling
-    """EKS scaling config (min ≤ desired ≤ max). Type: `{minSize, desiredSize, maxSize}`. Default: `{2, 2, 3}`."""
+    """EKS scaling config (min ≤ desired ≤ max). `desiredSize: 0` is an error: CoreDNS, the gpu-operator, NFD and the Cluster Autoscaler run only here, so nothing could ever bring the first node. Type: `{minSize, desiredSize, maxSize}`. Default: `{2, 2, 3}`."""
     disk_size_gi_b: int
-    """Size in GiB of the encrypted gp3 root volume. Type: int ≥ 20. Default: `50`."""
+    """Size in GiB of the encrypted gp3 root volume. Type: int 20–65536. Default: `50`."""
     ami_release_version: str
     """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). Type: string. Default: latest."""
 
@@ -214,9 +214,9 @@ class GpuClusterInputs(TypedDict, total=False):
     cluster_name: Required[str]
     """EKS cluster name: 1–100 letters, digits, `-`, `_`, starting with a letter or digit. Changing it replaces the cluster. Type: string. Required."""
     admin_principal_arns: list[str]
-    """Principals given cluster-admin (`AmazonEKSClusterAdminPolicy`, cluster scope) through EKS access entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…`; STS `assumed-role` session ARNs are errors (EKS refuses them); each ARN once. The same role name in two accounts is two principals: the first listed keeps the access entry key `role-<name>`, later ones get `<account>-role-<name>`, so appending never renames an existing entry (keep the order of such a pair: swapping it renames both entries, and EKS refuses the new ones while the old exist). Type: list of IAM role/user ARNs. Default: `[]`."""
+    """Principals given cluster-admin (`AmazonEKSClusterAdminPolicy`, cluster scope) through EKS access entries (authentication mode `API`). `arn:<partition>:iam::<account>:role/…` or `user/…` (a path is fine); STS `assumed-role` session ARNs and service-linked roles (`role/aws-service-role/…`) are errors (EKS refuses them); names by the IAM rule (1–64 characters); each ARN once. The same role name in two accounts is two principals: the first listed keeps the access entry key `role-<name>`, later ones get `<account>-role-<name>`, so appending never renames an existing entry (keep the order of such a pair: swapping it renames both entries, and EKS refuses the new ones while the old exist). Type: list of IAM role/user ARNs. Default: `[]`."""
     endpoint_public_access_cidrs: list[str]
-    """CIDRs allowed on the public API endpoint, each once; a bare address is an error (write `/32`). Empty: no public endpoint (private only; then `pulumi up` must run from inside the VPC). `0.0.0.0/0` is a warning. The private endpoint is always on. Type: list of IPv4 CIDR blocks. Default: `[]`."""
+    """CIDRs allowed on the public API endpoint, each once, at most 40 (EKS's fixed quota); a bare address is an error (write `/32`), so is a private or reserved block (`10.0.0.0/8`, …: no internet client has those addresses, and EKS refuses them; inside the VPC the private endpoint is used). Empty: no public endpoint (private only; then `pulumi up` must run from inside the VPC). `0.0.0.0/0` is a warning. The private endpoint is always on. Type: list of IPv4 CIDR blocks. Default: `[]`."""
     control_plane_log_types: list[str]
     """Control-plane logs sent to CloudWatch (each once). Type: list of `api`, `audit`, `authenticator`, `controllerManager`, `scheduler`. Default: all five."""
     deletion_protection: bool

@@ -66,6 +66,7 @@ def declare() -> Stack:
         GpuNodeGroupArgs(
             settings=load_capacity_settings(
                 {
+                    "kubernetesVersion": "1.34",
                     "gpuNodeGroups": [
                         {
                             "name": "vision",
@@ -73,7 +74,7 @@ def declare() -> Stack:
                             "taints": [{"key": "acme.com/team", "value": "vision", "effect": "NoSchedule"}],
                             "timeSlicing": {"replicas": 2},
                         }
-                    ]
+                    ],
                 }
             ).gpu_node_groups[0],
             cluster_name=cluster_name,

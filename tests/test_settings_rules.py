@@ -1,0 +1,431 @@
+"""Bounds and rules taken from the consumers' current sources, both sides of each bound with
+literal values (issue 17, section 1): root volume sizes, instance type counts, Go durations, EKS
+access-entry principals, public endpoint CIDRs, namespace names, image references, networks too
+small for their nodes' pods, and topologies whose cluster services could never schedule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.config.errors import ConfigError
+from components.config.fields import go_duration_ns
+from components.config.loading import load_settings
+
+
+def problems(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_settings({"clusterName": "c", **raw})
+    return [str(p) for p in info.value.problems]
+
+
+def accepted(raw: dict[str, Any]) -> Any:
+    return load_settings({"clusterName": "c", **raw})
+
+
+# --- Root volume: 20 GiB (the AL2023 AMI's snapshot) to 65,536 GiB (gp3) ---------------------------
+# botocore ec2 2016-11-15 (botocore 1.44.5) LaunchTemplateEbsBlockDeviceRequest.VolumeSize:
+# "gp3: 1 - 65,536 GiB"; the library refused anything above 16,384 (gp3's old limit).
+
+
+@pytest.mark.parametrize("size", [20, 16385, 65536])
+def test_root_volumes_up_to_gp3s_65536_gib_are_accepted(size: int):
+    s = accepted({"systemNodeGroup": {"diskSizeGiB": size}, "gpuNodeGroups": [{"name": "g", "diskSizeGiB": size}]})
+    assert (s.system_node_group.disk_size_gib, s.gpu_node_groups[0].disk_size_gib) == (size, size)
+
+
+def test_root_volumes_outside_20_to_65536_gib_are_refused():
+    assert problems(
+        {"systemNodeGroup": {"diskSizeGiB": 65537}, "gpuNodeGroups": [{"name": "g", "diskSizeGiB": 19}]}
+    ) == [
+        "gpu-eks:gpuNodeGroups[0].diskSizeGiB: received 19; expected a number of at least 20",
+        "gpu-eks:systemNodeGroup.diskSizeGiB: received 65537; expected a number of at most 65536",
+    ]
+    assert problems({"gpuNodeGroups": [{"name": "g", "diskSizeGiB": 65537}]}) == [
+        "gpu-eks:gpuNodeGroups[0].diskSizeGiB: received 65537; expected a number of at most 65536"
+    ]
+
+
+# --- Instance types: at most 20 per node group ----------------------------------------------------
+# botocore eks 2017-11-01 CreateNodegroupRequest.instanceTypes: "0-20 instance types".
+
+TWENTY_ONE_TYPES = [
+    "m6i.large", "m6i.xlarge", "m6i.2xlarge", "m6i.4xlarge", "m6i.8xlarge", "m6i.12xlarge", "m6i.16xlarge",
+    "m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge", "m5.8xlarge", "m5.12xlarge", "m5.16xlarge",
+    "c6i.large", "c6i.xlarge", "c6i.2xlarge", "c6i.4xlarge", "c6i.8xlarge", "c6i.12xlarge", "c6i.16xlarge",
+]  # fmt: skip
+
+
+def test_a_node_group_takes_at_most_20_instance_types():
+    assert (
+        len(accepted({"systemNodeGroup": {"instanceTypes": TWENTY_ONE_TYPES[:20]}}).system_node_group.instance_types)
+        == 20
+    )
+    (line,) = problems({"systemNodeGroup": {"instanceTypes": TWENTY_ONE_TYPES}})
+    assert line.startswith('gpu-eks:systemNodeGroup.instanceTypes: received ["m6i.large", ')
+    assert line.endswith("expected at most 20 item(s)")
+
+
+# --- Go durations (cluster-autoscaler --scale-down-unneeded-time is a Go flag.Duration) --------------
+# Go go/src/time/time_test.go parseDurationTests: accepted and refused inputs, with their values.
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        ("0", 0),
+        ("5s", 5_000_000_000),
+        ("30s", 30_000_000_000),
+        ("1478s", 1_478_000_000_000),
+        ("-5s", -5_000_000_000),
+        ("+5s", 5_000_000_000),
+        ("-0", 0),
+        ("5.0s", 5_000_000_000),
+        ("5.6s", 5_600_000_000),
+        ("5.s", 5_000_000_000),
+        (".5s", 500_000_000),
+        ("1.004s", 1_004_000_000),
+        ("10ns", 10),
+        ("11us", 11_000),
+        ("12µs", 12_000),
+        ("12μs", 12_000),
+        ("13ms", 13_000_000),
+        ("15m", 900_000_000_000),
+        ("16h", 57_600_000_000_000),
+        ("3h30m", 12_600_000_000_000),
+        ("10.5s4m", 250_500_000_000),
+        ("-2m3.4s", -123_400_000_000),
+        ("1h2m3s4ms5us6ns", 3_723_004_005_006),
+        ("39h9m14.425s", 140_954_425_000_000),
+        ("9223372036854775807ns", 9_223_372_036_854_775_807),
+        ("2562047h47m16.854775807s", 9_223_372_036_854_775_807),
+        ("-9223372036854775808ns", -9_223_372_036_854_775_808),
+    ],
+)
+def test_go_durations_parse_like_time_parse_duration(text: str, ns: int):
+    assert go_duration_ns(text) == ns
+
+
+@pytest.mark.parametrize(
+    "text", ["", "3", "-", "s", ".", "-.", ".s", "+.s", "1d", "10 m", "10min", "1e3s", "--5s", "9223372036854775808ns"]
+)
+def test_what_time_parse_duration_refuses_is_refused(text: str):
+    assert go_duration_ns(text) is None
+
+
+@pytest.mark.parametrize("value", ["1m", "60s", "1.5h", "90m", "48h", "1h0m0s", "60000ms"])
+def test_scale_down_unneeded_time_takes_any_go_duration_of_a_minute_or_more(value: str):
+    assert accepted({"autoscaler": {"scaleDownUnneededTime": value}}).autoscaler.scale_down_unneeded_time == value
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("59s", "at least 1m: a shorter time lets CA remove a node before the pod that asked for it lands"),
+        ("0", "at least 1m: a shorter time lets CA remove a node before the pod that asked for it lands"),
+        ("-10m", "at least 1m: a shorter time lets CA remove a node before the pod that asked for it lands"),
+        (
+            "1d",
+            "a Go duration such as 10m, 1h30m or 1.5h (a number and a unit, ns us ms s m h, repeated; Go's "
+            "time.ParseDuration refuses anything else)",
+        ),
+    ],
+)
+def test_scale_down_unneeded_time_below_a_minute_or_not_go_is_refused(value: str, expected: str):
+    assert problems({"autoscaler": {"scaleDownUnneededTime": value}}) == [
+        f'gpu-eks:autoscaler.scaleDownUnneededTime: received "{value}"; expected {expected}'
+    ]
+
+
+# --- Principals EKS access entries refuse ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arn",
+    [
+        "arn:aws:iam::123456789012:role/Admin",
+        "arn:aws:iam::123456789012:role/development/apps/my-role",  # EKS: "it can include a path"
+        "arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Admin_0123456789abcdef",
+        "arn:aws:iam::123456789012:user/alice",
+        "arn:aws:iam::123456789012:role/team/AWSServiceRoleAuditor",  # the name alone is not service-linked
+        "arn:aws:iam::123456789012:role/" + "r" * 64,
+        "arn:aws-us-gov:iam::123456789012:role/a+b=c,d.e@f_g-h",
+    ],
+)
+def test_role_and_user_arns_eks_accepts(arn: str):
+    assert accepted({"adminPrincipalArns": [arn]}).admin_principal_arns == [arn]
+
+
+@pytest.mark.parametrize(
+    ("arn", "expected"),
+    [
+        (
+            "arn:aws:iam::123456789012:role/aws-service-role/emr-containers.amazonaws.com/"
+            "AWSServiceRoleForAmazonEMRContainers",
+            "a role that is not service-linked (path /aws-service-role/): EKS refuses access entries for "
+            "service-linked roles",
+        ),
+        (
+            "arn:aws:iam::123456789012:role/aws-service-role/eks.amazonaws.com/AWSServiceRoleForAmazonEKS",
+            "a role that is not service-linked (path /aws-service-role/): EKS refuses access entries for "
+            "service-linked roles",
+        ),
+        (
+            "arn:aws:sts::123456789012:assumed-role/Admin/session-1",
+            "an IAM role or user ARN; EKS access entries refuse STS assumed-role session ARNs: use the role's ARN, "
+            "arn:aws:iam::<account>:role/<name>",
+        ),
+        (
+            "arn:aws:iam::123456789012:role/" + "r" * 65,
+            "an IAM role name of 1-64 letters, digits or + = , . @ _ - (the IAM name rule), after the path",
+        ),
+        (
+            "arn:aws:iam::123456789012:user/bob smith",
+            "an IAM user name of 1-64 letters, digits or + = , . @ _ - (the IAM name rule), after the path",
+        ),
+        (
+            "arn:aws:iam::123456789012:role//Admin",
+            "an IAM path of at most 512 printable ASCII characters between '/' (the IAM path rule)",
+        ),
+        ("arn:aws:iam::123456789012:root", "an IAM role or user ARN such as arn:aws:iam::123456789012:role/Admin"),
+        (
+            "arn:aws:iam::123456789012:group/admins",
+            "an IAM role or user ARN such as arn:aws:iam::123456789012:role/Admin",
+        ),
+    ],
+)
+def test_principals_eks_refuses_are_refused_with_the_reason(arn: str, expected: str):
+    assert problems({"adminPrincipalArns": [arn]}) == [
+        f'gpu-eks:adminPrincipalArns[0]: received "{arn}"; expected {expected}'
+    ]
+
+
+# --- Public endpoint CIDRs: at most 40, internet addresses only -------------------------------------
+
+
+def test_at_most_40_public_endpoint_cidrs():
+    forty = [f"198.51.{i}.0/24" for i in range(40)]
+    assert len(accepted({"endpointPublicAccessCidrs": forty}).endpoint_public_access_cidrs) == 40
+    (line,) = problems({"endpointPublicAccessCidrs": [*forty, "198.51.40.0/24"]})
+    assert line.endswith('"198.51.40.0/24"]; expected at most 40 item(s)')
+
+
+@pytest.mark.parametrize(
+    ("cidr", "within"),
+    [
+        ("10.0.0.0/8", "10.0.0.0/8"),
+        ("10.1.2.0/24", "10.0.0.0/8"),
+        ("172.31.0.0/16", "172.16.0.0/12"),
+        ("192.168.1.7/32", "192.168.0.0/16"),
+        ("100.64.1.0/24", "100.64.0.0/10"),
+        ("127.0.0.1/32", "127.0.0.0/8"),
+        ("169.254.169.254/32", "169.254.0.0/16"),
+        ("224.0.0.0/8", "224.0.0.0/4"),
+    ],
+)
+def test_public_endpoint_cidrs_no_internet_client_has_are_refused(cidr: str, within: str):
+    assert problems({"endpointPublicAccessCidrs": [cidr]}) == [
+        f'gpu-eks:endpointPublicAccessCidrs[0]: received "{cidr}"; expected a block of internet addresses: {cidr} '
+        f"is within {within}, which no client on the internet has (EKS refuses reserved addresses; from inside "
+        "the VPC the private endpoint is used)"
+    ]
+
+
+@pytest.mark.parametrize("cidr", ["0.0.0.0/0", "172.32.0.0/16", "11.0.0.0/8", "100.128.0.0/16", "198.51.100.0/24"])
+def test_public_endpoint_cidrs_of_internet_addresses_are_accepted(cidr: str):
+    assert accepted({"endpointPublicAccessCidrs": [cidr]}).endpoint_public_access_cidrs == [cidr]
+
+
+# --- Namespaces: Kubernetes namespace names (DNS-1123 labels, at most 63) ---------------------------
+
+
+def test_namespaces_of_63_characters_are_accepted_64_refused():
+    name63 = "gpu-operator-" + "x" * 50
+    assert accepted({"gpuOperator": {"namespace": name63}}).gpu_operator.namespace == name63
+    assert problems({"verification": {"namespace": name63 + "x"}}) == [
+        f"gpu-eks:verification.namespace: received \"{name63}x\"; expected 1-63 lower-case alphanumerics or '-', "
+        "alphanumeric at both ends (a Kubernetes namespace name)"
+    ]
+
+
+# --- Image references: the distribution grammar ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "registry.example.com/" + "a" * 234 + ":" + "t" * 128,  # name 255, tag 128: 384 characters in all
+        "nvcr.io/nvidia/k8s/cuda-sample@sha512:" + "b" * 128,
+        "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0@sha384:" + "c" * 96,
+    ],
+)
+def test_image_references_the_distribution_grammar_accepts(image: str):
+    assert accepted({"verification": {"image": image}}).verification.image == image
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "registry.example.com/" + "a" * 235 + ":v1",  # name of 256 characters
+        "nvcr.io/nvidia/cuda:" + "t" * 129,  # tag of 129 characters
+        "nvcr.io/nvidia/cuda@md5:" + "d" * 32,  # no such digest algorithm
+        "nvcr.io/NVIDIA/cuda:12",  # upper-case path
+    ],
+)
+def test_image_references_the_grammar_refuses(image: str):
+    assert problems({"verification": {"image": image}}) == [
+        f'gpu-eks:verification.image: received "{image}"; expected a container image reference such as '
+        "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
+    ]
+
+
+# --- Networks too small: every pod of the VPC CNI takes a subnet address ----------------------------
+# Created VPC: one private subnet per zone, less AWS's 5 and EKS's 6 addresses each. The default
+# groups with the autoscaler (on by default: the GPU group has minSize 1 < maxSize 2) count at
+# maxSize: GPU 2 x (29 - 1) + system 3 + 6 cluster-service pods = 65.
+
+
+def test_a_vpc_whose_subnets_hold_the_nodes_pods_is_accepted():
+    # /24 over 2 zones: /26 subnets, 59 usable each, 2 x (59 - 6) = 106 >= 65.
+    s = accepted({"network": {"cidrBlock": "10.0.0.0/24", "availabilityZoneCount": 2}})
+    assert s.nodes_need_addresses(at_max=True) == 65
+
+
+def test_a_vpc_too_small_for_the_nodes_pods_is_refused():
+    # /24 over 3 zones: /27 subnets, 27 usable each, 3 x (27 - 6) = 63 < 65.
+    assert problems({"network": {"cidrBlock": "10.0.0.0/24", "availabilityZoneCount": 3}}) == [
+        'gpu-eks:network.cidrBlock: received "10.0.0.0/24"; expected a larger block: its 3 private subnets hold 63 '
+        "addresses for nodes and pods (each 27 usable, less the 6 EKS needs), but the node groups at maxSize (the "
+        "Cluster Autoscaler scales up to it) need at least 65 (the VPC CNI gives every pod an address of the "
+        "subnet; a GPU node of maxPods 29 holds at least 28)"
+    ]
+
+
+def test_without_the_autoscaler_the_groups_count_at_desired_size():
+    fixed = {
+        "autoscaler": {"enabled": False},
+        "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 3}},
+        "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 9}}],
+    }
+    # /25 over 2 zones: /27 subnets, 2 x (27 - 6) = 42 >= 28 + 1 + 5 (no autoscaler pod) = 34.
+    s = accepted({**fixed, "network": {"cidrBlock": "10.0.0.0/25"}})
+    assert (s.nodes_need_addresses(at_max=False), s.nodes_need_addresses(at_max=True)) == (34, 260)
+    # /26 over 2 zones: /28 subnets, 2 x (11 - 6) = 10 < 34.
+    (line,) = problems({**fixed, "network": {"cidrBlock": "10.0.0.0/26"}})
+    assert "its 2 private subnets hold 10 addresses" in line and "at desiredSize need at least 34" in line
+
+
+def test_an_existing_vpcs_subnet_sizes_are_not_judged_here():
+    net = {
+        "vpcId": "vpc-0aaaaaaaaaaaaaaa0",
+        "privateSubnetIds": ["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"],
+    }
+    assert accepted({"network": net}).network.existing_vpc is True
+
+
+# --- Topologies that can never schedule -------------------------------------------------------------
+
+
+def test_a_system_group_created_without_nodes_is_refused_whatever_the_autoscaler():
+    for autoscaler in (True, False):
+        assert problems(
+            {
+                "autoscaler": {"enabled": autoscaler},
+                "systemNodeGroup": {"scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 3}},
+            }
+        ) == [
+            "gpu-eks:systemNodeGroup.scaling.desiredSize: received 0; expected at least 1: the system group runs "
+            "CoreDNS, the gpu-operator, NFD and the Cluster Autoscaler, so with no node none of them can ever "
+            "schedule (nothing else would add the first node)"
+        ]
+
+
+def test_a_system_group_of_one_node_with_min_size_0_is_accepted():
+    s = accepted({"systemNodeGroup": {"scaling": {"minSize": 0, "desiredSize": 1, "maxSize": 1}}})
+    assert (s.system_node_group.scaling.min_size, s.system_node_group.scaling.desired_size) == (0, 1)
+
+
+def test_system_nodes_must_hold_the_cluster_service_pods():
+    # t3.micro: max pods 4, 2 besides aws-node and kube-proxy. With the autoscaler (the default
+    # group is resizable): 6 service pods need 3 nodes; without it 5 pods need 3 too.
+    small = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 1, "desiredSize": 2, "maxSize": 4}}
+    assert problems({"systemNodeGroup": small}) == [
+        'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
+        "(e.g. t3.medium, m6i.large), or a desiredSize of at least 3: t3.micro run at most 4 pods, 2 besides "
+        "aws-node and kube-proxy, so 2 node(s) hold 4 of the 6 cluster-service pods (CoreDNS x2, gpu-operator, NFD "
+        "master and gc, and the Cluster Autoscaler when enabled)"
+    ]
+    three = {**small, "scaling": {"minSize": 1, "desiredSize": 3, "maxSize": 4}}
+    assert accepted({"systemNodeGroup": three}).system_node_group.instance_types == ["t3.micro"]
+    # t3.small runs 11 pods: one node holds them all.
+    one_small = {"instanceTypes": ["t3.small"], "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2}}
+    assert accepted({"systemNodeGroup": one_small}).system_node_group.scaling.desired_size == 1
+
+
+def test_the_small_max_pods_table_is_the_reference_tables():
+    from components import catalog
+    from tests.support import reference_path
+
+    rows = [line.split() for line in reference_path("eks", "eni-max-pods.txt").read_text().splitlines()]
+    table = {r[0]: int(r[1]) for r in rows if len(r) == 2 and not r[0].startswith("#")}
+    assert {t: n for t, n in table.items() if n < 8} == catalog.SMALL_MAX_PODS
+    assert catalog.SMALL_MAX_PODS["t3.micro"] == 4
+
+
+def test_a_vpc_exactly_as_large_as_the_nodes_need_is_accepted():
+    # /25 over 2 zones: 2 x (27 - 6) = 42 addresses. Without the autoscaler, at desiredSize:
+    # GPU 1 x 28 + system 9 + 5 service pods = 42 fits exactly; a tenth system node does not.
+    def raw(system_nodes: int) -> dict[str, Any]:
+        return {
+            "autoscaler": {"enabled": False},
+            "network": {"cidrBlock": "10.0.0.0/25"},
+            "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": system_nodes, "maxSize": 10}},
+            "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}],
+        }
+
+    assert accepted(raw(9)).nodes_need_addresses(at_max=False) == 42
+    (line,) = problems(raw(10))
+    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 43" in line
+
+
+def test_user_data_over_ecs_16_kib_is_refused():
+    # Labels of a 66-character key and a 63-character value: 120 make 16,309 bytes of NodeConfig, 121 16,441.
+    def labels(n: int) -> dict[str, str]:
+        return {f"l{i}.example.com/" + "k" * 50: "v" * 63 for i in range(n)}
+
+    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(120)}]})
+    assert len(fits.gpu_node_groups[0].labels) == 120
+    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(121)}]}) == [
+        "gpu-eks:gpuNodeGroups[0].labels: received 121; expected fewer or shorter labels and taints: the group's "
+        "user data (its nodeadm NodeConfig) would be 16441 bytes, and EC2 takes at most 16384 (EKS adds its own "
+        "part to it)"
+    ]
+
+
+# --- Adjustable EKS quotas: warnings (a quota increase makes them valid) --------------------------
+
+
+def warnings(raw: dict[str, Any]) -> list[str]:
+    from components.config.warnings import settings_warnings
+
+    return [str(w) for w in settings_warnings(accepted(raw))]
+
+
+def test_node_groups_above_450_nodes_get_a_quota_warning():
+    big = {"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 451}}
+    assert warnings({"gpuNodeGroups": [big], "network": {"cidrBlock": "10.0.0.0/16"}}) == [
+        "gpu-eks:gpuNodeGroups[0].scaling.maxSize: received 451; expected at most 450 (the EKS quota of nodes per "
+        "managed node group), or a quota increase first: EKS refuses the node group otherwise"
+    ]
+    assert warnings({"gpuNodeGroups": [{**big, "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 450}}]}) == []
+
+
+def test_more_than_30_managed_node_groups_get_a_quota_warning():
+    fixed = {"scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}
+    assert warnings({"gpuNodeGroups": [{"name": f"g{i}", **fixed} for i in range(29)]}) == []
+    assert warnings({"gpuNodeGroups": [{"name": f"g{i}", **fixed} for i in range(30)]}) == [
+        "gpu-eks:gpuNodeGroups: received 31; expected at most 30 managed node groups in the cluster (the EKS quota, "
+        "system group included), or a quota increase first"
+    ]
