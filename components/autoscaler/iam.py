@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..cluster import iam as cluster_iam
 from .asg import cluster_tag
 from .values import NAMESPACE, SERVICE_ACCOUNT
 
@@ -55,22 +56,4 @@ def autoscaler_policy(cluster_name: str, partition: str, region: str, account_id
 
 def irsa_trust_policy(oidc_provider_arn: str, oidc_provider_url: str) -> str:
     """Trust policy letting only kube-system/cluster-autoscaler assume the role (IRSA)."""
-    issuer = oidc_provider_url.removeprefix("https://")
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Federated": oidc_provider_arn},
-                    "Action": "sts:AssumeRoleWithWebIdentity",
-                    "Condition": {
-                        "StringEquals": {
-                            f"{issuer}:sub": f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}",
-                            f"{issuer}:aud": "sts.amazonaws.com",
-                        }
-                    },
-                }
-            ],
-        }
-    )
+    return cluster_iam.irsa_trust_policy(oidc_provider_arn, oidc_provider_url, NAMESPACE, SERVICE_ACCOUNT)

@@ -24,6 +24,31 @@ NODE_ROLE_POLICIES: dict[str, str] = {
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
 
+def irsa_trust_policy(oidc_provider_arn: str, oidc_provider_url: str, namespace: str, service_account: str) -> str:
+    """Trust policy letting only ``namespace/service_account`` assume a role through the cluster's
+    OIDC provider (IRSA: EKS User Guide, "Assign IAM roles to Kubernetes service accounts": the
+    ``<issuer>:sub`` and ``<issuer>:aud`` conditions)."""
+    issuer = oidc_provider_url.removeprefix("https://")
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Federated": oidc_provider_arn},
+                    "Action": "sts:AssumeRoleWithWebIdentity",
+                    "Condition": {
+                        "StringEquals": {
+                            f"{issuer}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                            f"{issuer}:aud": "sts.amazonaws.com",
+                        }
+                    },
+                }
+            ],
+        }
+    )
+
+
 def managed_policy_arn(partition: str, policy_name: str) -> str:
     """``arn:<partition>:iam::aws:policy/<name>``: AWS managed policies live in every partition
     under the account alias ``aws`` (IAM User Guide, "AWS managed policies"; e.g.

@@ -16,9 +16,9 @@ PrometheusRule (``rules``); the dashboard ConfigMap (``dashboard``) is declared 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..cluster import iam as cluster_iam
 from ..config.addons import ObservabilitySettings
 
 #: The EKS add-on.
@@ -49,25 +49,8 @@ def policy_arn(partition: str) -> str:
 
 def cloudwatch_trust_policy(oidc_provider_arn: str, oidc_provider_url: str) -> str:
     """Trust policy letting only the add-on's agent service account assume the role (IRSA)."""
-    issuer = oidc_provider_url.removeprefix("https://")
-    subject = f"system:serviceaccount:{CLOUDWATCH_NAMESPACE}:{CLOUDWATCH_SERVICE_ACCOUNT}"
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Federated": oidc_provider_arn},
-                    "Action": "sts:AssumeRoleWithWebIdentity",
-                    "Condition": {
-                        "StringEquals": {
-                            f"{issuer}:sub": subject,
-                            f"{issuer}:aud": "sts.amazonaws.com",
-                        }
-                    },
-                }
-            ],
-        }
+    return cluster_iam.irsa_trust_policy(
+        oidc_provider_arn, oidc_provider_url, CLOUDWATCH_NAMESPACE, CLOUDWATCH_SERVICE_ACCOUNT
     )
 
 
