@@ -21,7 +21,7 @@ from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from components.sharing.plan import GroupPlan, plan_group
 from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml
-from tooling import families
+from tooling import docgen
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
 
@@ -272,7 +272,7 @@ def test_the_sharing_rule_keys_on_a_shared_group_whatever_the_mode():
 
 def test_the_readme_families_table_is_generated_from_the_catalog():
     readme = (ROOT / "README.md").read_text()
-    assert readme == families.readme_with_families(readme), (
+    assert readme == docgen.readme_with_families(readme), (
         "README.md's GPU families table is stale: python -m tooling docs"
     )
     assert (

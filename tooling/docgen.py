@@ -262,18 +262,28 @@ def reference_table() -> str:
     return "\n".join(["| key | type | default | meaning |", "|---|---|---|---|", *_rows(ROOT_MODEL, "")]) + "\n"
 
 
+def replace_generated(readme: str, begin: str, end: str, body: str) -> str:
+    """``readme`` with the text between the ``begin`` and ``end`` markers replaced by ``body``."""
+    if readme.count(begin) != 1 or readme.count(end) != 1 or readme.index(begin) > readme.index(end):
+        raise DocError(f"README.md: no single {begin} ... {end} section")
+    head, rest = readme.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n\n{body}\n{end}{tail}"
+
+
 def readme_with_table(readme: str) -> str:
-    """``readme`` with the text between the markers replaced by the generated table."""
-    if readme.count(BEGIN) != 1 or readme.count(END) != 1 or readme.index(BEGIN) > readme.index(END):
-        raise DocError(f"README.md: no single {BEGIN} ... {END} section")
-    head, rest = readme.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n\n{reference_table()}\n{END}{tail}"
+    """``readme`` with the generated configuration reference table."""
+    return replace_generated(readme, BEGIN, END, reference_table())
+
+
+def readme_with_families(readme: str) -> str:
+    """``readme`` with the generated "GPU families" table (tooling/families.py)."""
+    return replace_generated(readme, families.BEGIN, families.END, families.families_table())
 
 
 def generated() -> dict[Path, str]:
     """Each generated file and the text it should hold."""
-    readme = families.readme_with_families(readme_with_table(README.read_text()))
+    readme = readme_with_families(readme_with_table(README.read_text()))
     return {INPUTS: inputs_source(), README: readme}
 
 

@@ -47,12 +47,3 @@ def families_table() -> str:
             f"| `{accelerator}` | {sharing or 'none (vGPU slice: one pod per node)'} |"
         )
     return "\n".join([*header, *lines]) + "\n"
-
-
-def readme_with_families(readme: str) -> str:
-    """``readme`` with the text between the markers replaced by the generated table."""
-    if readme.count(BEGIN) != 1 or readme.count(END) != 1 or readme.index(BEGIN) > readme.index(END):
-        raise ValueError(f"README.md: no single {BEGIN} ... {END} section")
-    head, rest = readme.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n\n{families_table()}\n{END}{tail}"
