@@ -159,6 +159,13 @@ def job_name(prefix: str, plan: GroupPlan, spec: dict[str, Any]) -> str:
 #: through ctypes, and the NVIDIA container runtime mounts libcuda into any container granted a
 #: GPU with the ``compute`` driver capability.
 MPS_PROBE_IMAGE = "public.ecr.aws/docker/library/python:3.12-slim"
+#: The probe runs as the restricted profile's UID 65534 (podsecurity.py). The MPS control daemon
+#: starts a server per client UID (setuid, then nvidia-cuda-mps-server), which must traverse
+#: /run/nvidia to its pipe directory: non-root clients work where /run/nvidia is 0755 and fail
+#: where it is 0700 (bottlerocket-os/bottlerocket#4673, fixed by bottlerocket-kernel-kit#415,
+#: non-root MPS on a T4 verified there). On AL2023 no AMI file creates /run/nvidia
+#: (awslabs/amazon-eks-ami templates/al2023 at 81fec2e8); the operator's hostPath volumes do,
+#: DirectoryOrCreate, which kubelet creates 0755. Not run on a GPU here.
 #: The probe's deadline: one node is already warm (the concurrent Job ran), one short pod.
 MPS_LIMIT_DEADLINE_SECONDS = 300
 
