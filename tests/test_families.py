@@ -294,6 +294,13 @@ def test_mig_capable_nodes_run_mig_manager_too(version):
     chart = load_reference_yaml("gpu-operator", version, "values.yaml")
     ours = operator_values.gpu_operator_values((plan(["p5.48xlarge"], 2),), version)
     assert chart["migManager"]["enabled"] is True and "migManager" not in ours
+    # An MPS profile adds the operator's MPS control daemon on top (assets/state-mps-control-daemon).
+    assert catalog.daemonset_pods("g4dn.xlarge", mps=True)[-1] == "nvidia-device-plugin-mps-control-daemon"
+    assert catalog.daemonset_pods("p5.48xlarge", mps=True)[-2:] == (
+        "nvidia-mig-manager",
+        "nvidia-device-plugin-mps-control-daemon",
+    )
+    assert (catalog.usable_pod_slots("g4dn.xlarge"), catalog.usable_pod_slots("g4dn.xlarge", mps=True)) == (22, 21)
     assert catalog.daemonset_pods("p5.48xlarge")[-1] == "nvidia-mig-manager"
     assert [len(catalog.daemonset_pods(t)) for t in ("p4d.24xlarge", "p5e.48xlarge", "g6e.xlarge", "g6f.large")] == [
         8,

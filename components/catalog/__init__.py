@@ -19,6 +19,8 @@ from .instances import (
     GPU_NODE_DAEMONSET_PODS,
     MIG_MANAGER_POD,
     MPS,
+    MPS_CONTROL_DAEMON_POD,
+    NODE_DAEMONSET_PODS,
     TIME_SLICING,
     WHOLE_GPU_SHARING,
     GpuFamily,
@@ -35,6 +37,8 @@ __all__ = [
     "GPU_NODE_DAEMONSET_PODS",
     "MIG_MANAGER_POD",
     "MPS",
+    "MPS_CONTROL_DAEMON_POD",
+    "NODE_DAEMONSET_PODS",
     "TIME_SLICING",
     "WHOLE_GPU_SHARING",
     "GpuFamily",
@@ -198,5 +202,3 @@ SMALL_MAX_PODS: dict[str, int] = {
         "t4g.micro",
     )
 }
-#: The host-network DaemonSet pods of every node (vpc-cni's aws-node, kube-proxy): counted in max pods.
-NODE_DAEMONSET_PODS: tuple[str, ...] = ("aws-node", "kube-proxy")

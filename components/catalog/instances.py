@@ -263,6 +263,9 @@ GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
     )
 }
 
+#: The host-network DaemonSet pods of every node (vpc-cni's aws-node, kube-proxy): counted in max pods.
+NODE_DAEMONSET_PODS: tuple[str, ...] = ("aws-node", "kube-proxy")
+
 #: The DaemonSet pods every GPU node runs, which count against its max pods. Derived from what
 #: this library installs (README "What it builds") and the operands the operator deploys with
 #: our values; tests/test_device_plugin_rules.py checks the operator half per chart version:
@@ -278,8 +281,7 @@ GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
 #: - the node-feature-discovery worker (the chart's subchart; runs on every GPU node).
 #: The validators' run-to-completion pods (cuda, plugin) end Succeeded and do not count.
 GPU_NODE_DAEMONSET_PODS: tuple[str, ...] = (
-    "aws-node",
-    "kube-proxy",
+    *NODE_DAEMONSET_PODS,
     "nvidia-device-plugin-daemonset",
     "gpu-feature-discovery",
     "nvidia-dcgm-exporter",
@@ -292,15 +294,21 @@ GPU_NODE_DAEMONSET_PODS: tuple[str, ...] = (
 MIG_MANAGER_POD = "nvidia-mig-manager"
 
 
-def daemonset_pods(instance_type: str) -> tuple[str, ...]:
-    """The DaemonSet pods a GPU node of ``instance_type`` runs."""
+#: On a node whose sharing profile is MPS the operator adds the MPS control daemon
+#: (assets/state-mps-control-daemon, nodeSelector ``nvidia.com/mps.capable: "true"``, a label GFD sets
+#: only on MPS nodes: NVIDIA/k8s-device-plugin internal/lm/nvml.go newSharingLabeler).
+MPS_CONTROL_DAEMON_POD = "nvidia-device-plugin-mps-control-daemon"
+
+
+def daemonset_pods(instance_type: str, mps: bool = False) -> tuple[str, ...]:
+    """The DaemonSet pods a GPU node of ``instance_type`` runs (``mps``: its profile is MPS)."""
     extra = (MIG_MANAGER_POD,) if GPU_INSTANCE_TYPES[instance_type].supports_mig else ()
-    return GPU_NODE_DAEMONSET_PODS + extra
+    return GPU_NODE_DAEMONSET_PODS + extra + ((MPS_CONTROL_DAEMON_POD,) if mps else ())
 
 
-def usable_pod_slots(instance_type: str) -> int:
+def usable_pod_slots(instance_type: str, mps: bool = False) -> int:
     """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods."""
-    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(daemonset_pods(instance_type))
+    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(daemonset_pods(instance_type, mps))
 
 
 def interchangeable(a: GpuInstanceType, b: GpuInstanceType) -> bool:

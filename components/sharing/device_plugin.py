@@ -34,11 +34,6 @@ GPU_RESOURCE = "nvidia.com/gpu"
 #: of every MPS client (internal/plugin/mps.go updateReponse).
 MPS_ROOT = "/run/nvidia/mps"
 
-#: The DaemonSet the operator adds on a node whose profile is MPS (assets/state-mps-control-daemon,
-#: nodeSelector ``nvidia.com/mps.capable: "true"``, a label GFD sets only on MPS nodes:
-#: NVIDIA/k8s-device-plugin internal/lm/nvml.go newSharingLabeler). One more pod on the node.
-MPS_NODE_DAEMONSET_PODS: tuple[str, ...] = ("nvidia-device-plugin-mps-control-daemon",)
-
 
 def device_plugin_config(
     profile: SharingSettings, mig_strategy: str = "none", allocation_policy: str | None = None

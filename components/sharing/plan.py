@@ -140,7 +140,6 @@ def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
     profile_name = sharing.profile or group.name
     renamed = not isinstance(sharing, Mps) and sharing.shared and sharing.rename_by_default
     resource_name = SHARED_GPU_RESOURCE if renamed else device_plugin.GPU_RESOURCE
-    extra_daemonset_pods = len(device_plugin.MPS_NODE_DAEMONSET_PODS) if isinstance(sharing, Mps) else 0
     slots_per_node = instance.gpus * sharing.replicas
     node_labels = {
         **group.labels,
@@ -163,7 +162,7 @@ def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
         slots_per_node=slots_per_node,
         slots_at_max_size=slots_per_node * group.scaling.max_size,
         max_pods=min(catalog.GPU_INSTANCE_TYPES[t].max_pods for t in group.instance_types),
-        usable_pod_slots=min(catalog.usable_pod_slots(t) for t in group.instance_types) - extra_daemonset_pods,
+        usable_pod_slots=min(catalog.usable_pod_slots(t, isinstance(sharing, Mps)) for t in group.instance_types),
         node_labels=_frozen(node_labels),
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),
