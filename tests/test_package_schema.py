@@ -124,9 +124,11 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "clusterName",
         "gpuNodeGroups",
         "kubeconfig",
+        "observability",
         "oidcProviderArn",
         "oidcProviderUrl",
     ]
+    assert resource["required"] == ["clusterName", "gpuNodeGroups", "kubeconfig", "oidcProviderArn", "oidcProviderUrl"]
     assert resource["properties"]["gpuNodeGroups"]["additionalProperties"] == {
         "$ref": "#/types/gpu-eks:index:GpuNodeGroupOutputs",
         "description": "Per GPU node group (by name): node selector, tolerations, GPU counts, resource name.",
@@ -139,6 +141,9 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "gpu-eks:index:GpuOperatorSettings",
         "gpu-eks:index:Mps",
         "gpu-eks:index:NetworkSettings",
+        "gpu-eks:index:ObservabilityCloudWatch",
+        "gpu-eks:index:ObservabilityExporter",
+        "gpu-eks:index:ObservabilityOutputs",
         "gpu-eks:index:ObservabilitySettings",
         "gpu-eks:index:Scaling",
         "gpu-eks:index:SystemNodeGroupSettings",
@@ -407,6 +412,31 @@ def test_construct_returns_the_stack_outputs(constructed_dev):
             "memoryPerSlotGiB": 4.0,
             "autoscalingGroupName": "eks-gpu-eks-t4-00000000-0000-0000-0000-000000000000",
         }
+    }
+    # Names as the schema writes them (camelCase), not the TypedDict's Python names.
+    assert outputs["observability"] == {
+        "pipeline": "cloudwatch",
+        "perPodGpuMetrics": True,
+        "exporter": {"namespace": "gpu-operator", "service": "nvidia-dcgm-exporter", "port": 9400, "path": "/metrics"},
+        "dashboardConfigMap": "gpu-operator/gpu-eks-shared-gpus-dashboard",
+        "cloudwatch": {
+            "addon": "amazon-cloudwatch-observability",
+            "metricNamespace": "ContainerInsights",
+            "performanceLogGroup": "/aws/containerinsights/gpu-eks-dev/performance",
+        },
+    }
+
+
+def test_construct_returns_the_prometheus_observability_output():
+    config, inputs = _dev_inputs()
+    inputs["observability"] = {"enabled": True, "pipeline": "prometheus", "namespace": "monitoring"}
+    outputs = _construct(inputs, config).outputs
+    assert outputs["observability"] == {
+        "pipeline": "prometheus",
+        "perPodGpuMetrics": True,
+        "exporter": {"namespace": "gpu-operator", "service": "nvidia-dcgm-exporter", "port": 9400, "path": "/metrics"},
+        "dashboardConfigMap": "monitoring/gpu-eks-shared-gpus-dashboard",
+        "prometheusRule": "monitoring/gpu-eks-shared-gpus",
     }
 
 

@@ -85,6 +85,47 @@ class GpuNodeGroupOutputs(TypedDict):
     """Name of the Auto Scaling group EKS created for the node group."""
 
 
+class ObservabilityExporter(TypedDict):
+    """The dcgm-exporter Service to scrape."""
+
+    namespace: str
+    """Namespace of the exporter (the gpu-operator's)."""
+    service: str
+    """Service name (nvidia-dcgm-exporter)."""
+    port: int
+    """Metrics port (9400)."""
+    path: str
+    """Metrics path (/metrics)."""
+
+
+class ObservabilityCloudWatch(TypedDict):
+    """Where the CloudWatch pipeline puts the GPU metrics."""
+
+    addon: str
+    """The EKS add-on (amazon-cloudwatch-observability)."""
+    metric_namespace: str
+    """CloudWatch metric namespace (ContainerInsights)."""
+    performance_log_group: str
+    """Container Insights performance log group (/aws/containerinsights/<cluster>/performance)."""
+
+
+class ObservabilityOutputs(TypedDict, total=False):
+    """Where the GPU metrics land (observability.enabled only)."""
+
+    pipeline: Required[str]
+    """cloudwatch, prometheus or both."""
+    per_pod_gpu_metrics: Required[bool]
+    """Whether the exporter attributes GPU use to the pods sharing a GPU (chart v26.7.0)."""
+    exporter: Required[ObservabilityExporter]
+    """The dcgm-exporter Service to scrape."""
+    dashboard_config_map: Required[str]
+    """<namespace>/<name> of the Grafana dashboard ConfigMap."""
+    prometheus_rule: str
+    """<namespace>/<name> of the PrometheusRule (prometheus and both)."""
+    cloudwatch: ObservabilityCloudWatch
+    """Where the CloudWatch pipeline puts the metrics (cloudwatch and both)."""
+
+
 def settings_from_inputs(inputs: GpuClusterInputs) -> Settings:
     """Settings from the component's inputs (Python names, as the component host passes them).
 
@@ -128,6 +169,22 @@ def to_config(value: Any, typ: Any) -> Any:
     return value
 
 
+def from_output_names(value: Any, typ: Any) -> Any:
+    """``value`` (stack output names, camelCase) with its TypedDict keys renamed to ``typ``'s Python names.
+
+    The inverse of ``to_config`` for outputs: the component host (``ComponentProvider.get_state``)
+    reads a complex output by its Python names and writes the schema's names.
+    """
+    if typing.is_typeddict(typ) and isinstance(value, dict):
+        hints = typ.__annotations__
+        return {
+            k: from_output_names(value[camel_case(k)], _strip_required(hint))
+            for k, hint in hints.items()
+            if camel_case(k) in value
+        }
+    return value
+
+
 def _strip_required(typ: Any) -> Any:
     while typing.get_origin(typ) in (Required, NotRequired):
         typ = typing.get_args(typ)[0]
@@ -152,6 +209,8 @@ class GpuCluster(gpu_cluster.GpuCluster):
     """URL of the cluster's IAM OIDC provider."""
     gpu_node_groups: pulumi.Output[dict[str, GpuNodeGroupOutputs]]  # type: ignore[assignment]
     """Per GPU node group (by name): node selector, tolerations, GPU counts, resource name."""
+    observability: pulumi.Output[ObservabilityOutputs] | None  # type: ignore[assignment]
+    """Where the GPU metrics land (observability.enabled only): pipeline, exporter, dashboard, rule, CloudWatch."""
 
     def __init__(self, name: str, args: GpuClusterInputs, opts: pulumi.ResourceOptions | None = None) -> None:
         try:
@@ -165,14 +224,20 @@ class GpuCluster(gpu_cluster.GpuCluster):
         run_preflight(settings)
         super().__init__(name, gpu_cluster.GpuClusterArgs(settings=settings), opts)
         # The stack outputs (README, "Stack outputs") are this component's outputs, under the same
-        # names. ``gpu_node_groups`` holds the GpuNodeGroup components in the Python class; here it
-        # holds their outputs, which is what a program in another language can use.
+        # names. ``gpu_node_groups`` and ``observability`` hold components in the Python class; here
+        # they hold those components' outputs, which is what a program in another language can use.
         self._outputs = super().stack_outputs()
         self.cluster_name = self._outputs["clusterName"]
         self.kubeconfig = self._outputs["kubeconfig"]
         self.oidc_provider_arn = self._outputs["oidcProviderArn"]
         self.oidc_provider_url = self._outputs["oidcProviderUrl"]
         self.gpu_node_groups = pulumi.Output.from_input(self._outputs["gpuNodeGroups"])  # type: ignore[assignment]
+        observability = self._outputs.get("observability")
+        self.observability = (  # type: ignore[assignment]
+            None
+            if observability is None
+            else pulumi.Output.from_input(observability).apply(lambda v: from_output_names(v, ObservabilityOutputs))
+        )
 
     def stack_outputs(self) -> dict[str, Any]:
         # GpuCluster.__init__ calls this (register_outputs) while gpu_node_groups still holds the
