@@ -512,5 +512,11 @@ def test_switching_time_slicing_to_mps_rolls_daemonsets_and_keeps_the_nodes(dev_
     assert [d.release for d in summary.device_plugin_rolls] == ["gpu-eks-gpu-operator-release"]
     words = impact.text(summary, "mps")
     assert "starts or stops its MPS control daemon" in words and "nodes stay" in words
-    # The new MPS memory-limit Job is created; the two others are replaced (their names hash the mode).
-    assert [r.label for r in summary.of("create")] == ["kubernetes:batch/v1:Job gpu-eks-verify-t4-mps-limit"]
+    assert "drain the group's GPU pods to switch cleanly" in words
+    # No new Job: the warm-up and concurrent Jobs are replaced (their names hash the mode), and the
+    # concurrent one's pods now run the MPS memory probe.
+    assert summary.of("create") == []
+    assert sorted(r.label for r in summary.of("replace")) == [
+        "kubernetes:batch/v1:Job gpu-eks-verify-t4-concurrent",
+        "kubernetes:batch/v1:Job gpu-eks-verify-t4-warmup",
+    ]

@@ -121,6 +121,43 @@ def test_the_verification_objects_pass_checkov(dev_objects: Path):
         assert (check, job) in passed, check
 
 
+def test_the_mps_and_exclusive_probe_jobs_pass_checkov(tmp_path: Path):
+    """The probe pods of MPS and exclusive groups (not in dev) meet the same checks."""
+    from components.config.loading import load_settings
+    from components.sharing.plan import plan_groups
+    from components.verification import jobs
+    from components.verification.podsecurity import DENY_ALL_NETWORK_POLICY_SPEC
+
+    groups = [{"name": "m", "mps": {"replicas": 4}}, {"name": "x", "timeSlicing": {"replicas": 1}}]
+    mps, whole = plan_groups(load_settings({"clusterName": "c", "gpuNodeGroups": groups}).gpu_node_groups)
+    probe = "public.ecr.aws/docker/library/python:3.12-slim"
+    specs = {
+        "mps-check": jobs.concurrent_job_spec(mps, "img", probe),
+        "exclusive": jobs.exclusive_job_spec(whole, probe),
+    }
+    ns = "gpu-timeslicing-check"
+    # The namespace's deny-all NetworkPolicy is beside them in every stack (CKV2_K8S_6 looks for it).
+    objects = [
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": "deny-all", "namespace": ns},
+            "spec": DENY_ALL_NETWORK_POLICY_SPEC,
+        },
+        *(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": n, "namespace": ns}, "spec": s}
+            for n, s in specs.items()
+        ),
+    ]
+    (tmp_path / "probes.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=True))
+    report = scan(tmp_path, "kubernetes", SKIPPED_CHECKS)
+    assert failures(report) == []
+    passed = {(c["check_id"], c["resource"]) for c in report["results"]["passed_checks"]}
+    for job in ("Job.gpu-timeslicing-check.mps-check", "Job.gpu-timeslicing-check.exclusive"):
+        for check in ("CKV_K8S_23", "CKV_K8S_22", "CKV_K8S_28", "CKV_K8S_38", "CKV_K8S_13"):
+            assert (check, job) in passed, (check, job)
+
+
 def test_the_skip_list_is_needed(dev_objects: Path):
     """Each skipped check fails without its skip: an entry that no longer applies is removed."""
     report = scan(dev_objects, "kubernetes", set())

@@ -310,46 +310,71 @@ def test_allocation_policy_is_refused_before_v26_7_0(version, plugin):
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. Verification: the memory-limit Job
+# 4. Verification: MPS clients prove their memory limit in the concurrent Job
 # ---------------------------------------------------------------------------------------------
 
+PROBE = "public.ecr.aws/docker/library/python:3.12-slim"
 
-def test_the_mps_memory_probe_job():
+
+def test_the_mps_concurrent_job_runs_one_memory_probe_per_slot():
     (p,) = plans({"name": "t4", "mps": {"replicas": 4}})
-    assert jobs.mps_probe_sizes(p) == (2147483648, 6442450944)  # 2 GiB within a 4 GiB share, 6 GiB above
-    spec = jobs.mps_limit_job_spec(p)
+    # 6 GiB above a 4 GiB share; 1 GiB (a quarter share) within, held.
+    assert jobs.mps_probe_sizes(p) == (6442450944, 1073741824)
+    spec = jobs.concurrent_job_spec(p, "vectoradd:img", PROBE)
+    # Every slot of one node at once (4), the concurrent Job's deadline (180 s hold + 120 s to start).
     assert (spec["parallelism"], spec["completions"], spec["backoffLimit"], spec["activeDeadlineSeconds"]) == (
-        1,
-        1,
+        4,
+        4,
         0,
         300,
     )
-    (c,) = spec["template"]["spec"]["containers"]
-    assert c["image"] == "public.ecr.aws/docker/library/python:3.12-slim"
+    pod = spec["template"]["spec"]
+    assert pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [
+        {
+            "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "timeslicing-check-t4"}},
+            "topologyKey": "kubernetes.io/hostname",
+        }
+    ]
+    (c,) = pod["containers"]
+    assert (c["name"], c["image"]) == ("mps-probe", PROBE)
     # Exactly one slot (failRequestsGreaterThanOne), with the restricted profile's CPU and memory.
     assert c["resources"] == {
         "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1},
         "requests": {"cpu": "10m", "memory": "128Mi"},
     }
-    assert c["args"] == ['exec python3 -c "$MPS_PROBE" 2147483648 6442450944']
+    assert c["args"] == ['exec python3 -c "$MPS_PROBE" 6442450944 1073741824 180']
     env = {e["name"]: e["value"] for e in c["env"]}
-    assert env["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
-    assert "cuMemAlloc_v2" in env["MPS_PROBE"] and "rc != 2" in env["MPS_PROBE"]
-    assert spec["template"]["spec"]["nodeSelector"]["nvidia.com/device-plugin.config"] == "t4"
-    compile(env["MPS_PROBE"], "probe", "exec")  # valid Python
+    assert env == {
+        "MPS_PROBE": jobs.MPS_PROBE_PROGRAM,
+        "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+        "HOME": "/tmp",  # the restricted profile's writable /tmp (podsecurity.py)
+    }
+    assert pod["nodeSelector"]["nvidia.com/device-plugin.config"] == "t4"
+
+
+def test_time_slicing_and_exclusive_concurrent_jobs_run_vectoradd_not_the_probe():
+    for sharing in ({"timeSlicing": {"replicas": 4}}, {"timeSlicing": {"replicas": 1}}):
+        (p,) = plans({"name": "t4", **sharing})
+        (c,) = jobs.concurrent_job_spec(p, "vectoradd:img", PROBE)["template"]["spec"]["containers"]
+        assert (c["name"], c["image"], c["env"]) == ("vectoradd", "vectoradd:img", [{"name": "HOME", "value": "/tmp"}])
+        assert c["args"][0].startswith("set -e; /cuda-samples/vectorAdd; ")
 
 
 def test_the_probe_sizes_fit_the_gpu_for_every_replica_count():
-    # Above the share but within the GPU: only the MPS limit can refuse it (2 <= replicas <= 16).
+    # Above the share, but the GPU has room for it even while every other client holds its quarter
+    # share: only the MPS limit can refuse it (2 <= replicas <= 16 on a T4's 16,384 MiB).
+    gpu = 16384 * 2**20
     for replicas in (2, 3, 16):
         (p,) = plans({"name": "t4", "mps": {"replicas": replicas}})
-        within, above = jobs.mps_probe_sizes(p)
-        assert within < p.memory_per_slot_mib * 2**20 < above <= 16384 * 2**20 * 3 // 4
+        above, within = jobs.mps_probe_sizes(p)
+        share = gpu // replicas
+        assert within < share < above
+        assert above + (replicas - 1) * within <= gpu * 7 // 8
 
 
 def test_the_exclusive_job_holds_more_than_half_of_each_gpu():
     (p,) = plans({"name": "big", "instanceTypes": ["g4dn.12xlarge"], "timeSlicing": {"replicas": 1}})
-    spec = jobs.exclusive_job_spec(p)
+    spec = jobs.exclusive_job_spec(p, PROBE)
     # One pod per GPU, at once (the concurrent Job's deadline: 180 s hold + 120 s to start).
     assert (spec["parallelism"], spec["completions"], spec["activeDeadlineSeconds"]) == (4, 4, 300)
     pod = spec["template"]["spec"]
@@ -357,6 +382,7 @@ def test_the_exclusive_job_holds_more_than_half_of_each_gpu():
         "kubernetes.io/hostname"
     )
     (c,) = pod["containers"]
+    assert c["image"] == PROBE
     # 60 % of 16 GiB = 9830 MiB: two pods on one T4 (15 GiB usable) cannot both hold it.
     assert c["args"] == ['exec python3 -c "$GPU_PROBE" 10307502080 180']
     assert c["resources"] == {
@@ -364,14 +390,141 @@ def test_the_exclusive_job_holds_more_than_half_of_each_gpu():
         "requests": {"cpu": "10m", "memory": "128Mi"},
     }
     env = {e["name"]: e["value"] for e in c["env"]}
-    assert "cuDeviceGetCount" in env["GPU_PROBE"] and "time.sleep(hold)" in env["GPU_PROBE"]
-    compile(env["GPU_PROBE"], "probe", "exec")
+    assert env == {
+        "GPU_PROBE": jobs.EXCLUSIVE_PROBE_PROGRAM,
+        "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+        "HOME": "/tmp",
+    }
+
+
+# The probes cannot run on a GPU here: run them against a fake libcuda that behaves as the CUDA
+# driver API documents (CUresult 0 = CUDA_SUCCESS, 2 = CUDA_ERROR_OUT_OF_MEMORY), with a GPU of
+# `total` MiB and, under MPS, a per-client limit of `limit` MiB.
+
+MIB = 2**20
+
+
+class FakeCuda:
+    def __init__(self, total_mib: int, limit_mib: int | None = None, gpus: int = 1, held_mib: int = 0):
+        self.free = (total_mib - held_mib) * MIB
+        self.limit = None if limit_mib is None else limit_mib * MIB
+        self.gpus = gpus
+        self.mine = 0
+
+    def cuInit(self, flags: int) -> int:
+        return 0
+
+    def cuDeviceGetCount(self, count: Any) -> int:
+        count._obj.value = self.gpus
+        return 0
+
+    def cuDeviceGet(self, dev: Any, ordinal: int) -> int:
+        return 0
+
+    def cuCtxCreate_v2(self, ctx: Any, flags: int, dev: Any) -> int:
+        return 0
+
+    def cuMemAlloc_v2(self, ptr: Any, size: Any) -> int:
+        n = size.value
+        if n > self.free or (self.limit is not None and self.mine + n > self.limit):
+            return 2
+        self.free -= n
+        self.mine += n
+        ptr._obj.value = n
+        return 0
+
+    def cuMemFree_v2(self, ptr: Any) -> int:
+        self.free += ptr.value
+        self.mine -= ptr.value
+        return 0
+
+
+def run_probe(
+    monkeypatch: pytest.MonkeyPatch, program: str, args: list[str], cuda: FakeCuda, env: dict[str, str]
+) -> tuple[object, str]:
+    """(the exit code or message the program exits with, None on success; what it printed)."""
+    import contextlib
+    import ctypes
+    import io
+    import os
+    import sys
+    import time
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: cuda if name == "libcuda.so.1" else None)
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(sys, "argv", ["probe", *args])
+    monkeypatch.delenv("CUDA_MPS_PIPE_DIRECTORY", raising=False)
+    for k, v in env.items():
+        monkeypatch.setitem(os.environ, k, v)
+    out = io.StringIO()
+    code: object = None
+    with contextlib.redirect_stdout(out):
+        try:
+            exec(compile(program, "probe", "exec"), {"__name__": "__main__"})
+        except SystemExit as exit_:
+            code = exit_.code
+    return code, out.getvalue()
+
+
+MPS_ENV = {"CUDA_MPS_PIPE_DIRECTORY": "/mps/nvidia.com/gpu/pipe"}
+# A T4 as NVML reports it (15,360 MiB), MPS replicas 4: the daemon's limit is 3,840 MiB per client.
+T4_ARGS = ["6442450944", "1073741824", "180"]
+
+
+def test_mps_probe_passes_when_the_daemon_limits_the_client(monkeypatch):
+    code, out = run_probe(monkeypatch, jobs.MPS_PROBE_PROGRAM, T4_ARGS, FakeCuda(15360, limit_mib=3840), MPS_ENV)
+    assert code is None
+    assert out.splitlines() == [
+        "above the share: 6144 MiB -> CUresult 2",
+        "within the share: 1024 MiB -> CUresult 0",
+        "MPS memory limit enforced; holding 1024 MiB and the slot for 180 s",
+    ]
+
+
+def test_mps_probe_passes_while_the_other_three_clients_hold_their_quarter_shares(monkeypatch):
+    cuda = FakeCuda(15360, limit_mib=3840, held_mib=3 * 1024)
+    code, _ = run_probe(monkeypatch, jobs.MPS_PROBE_PROGRAM, T4_ARGS, cuda, MPS_ENV)
+    assert code is None
+
+
+def test_mps_probe_fails_without_a_memory_limit(monkeypatch):
+    code, out = run_probe(monkeypatch, jobs.MPS_PROBE_PROGRAM, T4_ARGS, FakeCuda(15360), MPS_ENV)
+    assert code == "an allocation above the share did not fail with CUDA_ERROR_OUT_OF_MEMORY: no MPS memory limit"
+    assert out.splitlines() == ["above the share: 6144 MiB -> CUresult 0"]
+
+
+def test_mps_probe_fails_outside_mps(monkeypatch):
+    code, out = run_probe(monkeypatch, jobs.MPS_PROBE_PROGRAM, T4_ARGS, FakeCuda(15360, limit_mib=3840), {})
+    assert (code, out) == ("not an MPS client: CUDA_MPS_PIPE_DIRECTORY is unset", "")
+
+
+def test_mps_probe_fails_when_the_share_cannot_be_allocated(monkeypatch):
+    code, _ = run_probe(monkeypatch, jobs.MPS_PROBE_PROGRAM, T4_ARGS, FakeCuda(15360, limit_mib=512), MPS_ENV)
+    assert code == "an allocation within the share failed"
+
+
+EXCLUSIVE_ARGS = ["10307502080", "180"]  # 9,830 MiB of a T4
+
+
+def test_exclusive_probe_holds_its_gpu(monkeypatch):
+    code, out = run_probe(monkeypatch, jobs.EXCLUSIVE_PROBE_PROGRAM, EXCLUSIVE_ARGS, FakeCuda(15360), {})
+    assert (code, out) == (None, "holding 9830 MiB of this pod's GPU for 180 s\n")
+
+
+def test_exclusive_probe_fails_when_another_pod_holds_the_gpu(monkeypatch):
+    code, _ = run_probe(monkeypatch, jobs.EXCLUSIVE_PROBE_PROGRAM, EXCLUSIVE_ARGS, FakeCuda(15360, held_mib=9830), {})
+    assert code == "could not hold 9830 MiB (CUresult 2): another pod uses this GPU"
+
+
+def test_exclusive_probe_fails_when_it_sees_more_than_one_gpu(monkeypatch):
+    code, _ = run_probe(monkeypatch, jobs.EXCLUSIVE_PROBE_PROGRAM, EXCLUSIVE_ARGS, FakeCuda(15360, gpus=2), {})
+    assert code == "2 GPUs visible, expected the 1 this pod requested"
 
 
 def test_every_verification_pod_requests_one_slot():
     for spec in ({"mps": {"replicas": 4}}, {"timeSlicing": {"replicas": 1}}, {}):
         (p,) = plans({"name": "g", **spec})
-        for job in (jobs.warmup_job_spec(p, "img"), jobs.concurrent_job_spec(p, "img")):
+        for job in (jobs.warmup_job_spec(p, "img"), jobs.concurrent_job_spec(p, "img", PROBE)):
             (c,) = job["template"]["spec"]["containers"]
             assert c["resources"]["limits"] == {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1}
 
@@ -419,7 +572,9 @@ def test_switching_modes_or_mps_replicas_keeps_every_node(switched):
 
 def test_each_mode_gets_its_verification_jobs(switched):
     mps_jobs = sorted(r.name for r in switched["mps4"].by_type(JOB))
-    assert mps_jobs == ["gpu-eks-verify-t4-concurrent", "gpu-eks-verify-t4-mps-limit", "gpu-eks-verify-t4-warmup"]
+    assert mps_jobs == ["gpu-eks-verify-t4-concurrent", "gpu-eks-verify-t4-warmup"]
+    (c,) = switched["mps4"].one(JOB, "gpu-eks-verify-t4-concurrent").inputs["spec"]["template"]["spec"]["containers"]
+    assert (c["name"], c["image"]) == ("mps-probe", PROBE)
     assert sorted(r.name for r in switched["ts"].by_type(JOB)) == [
         "gpu-eks-verify-t4-concurrent",
         "gpu-eks-verify-t4-warmup",

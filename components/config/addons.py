@@ -154,6 +154,19 @@ class VerificationSettings(_Model):
             default="`image`",
         ),
     )
+    # The official Python image (Docker Official Images, mirrored on ECR Public so nodes pull it
+    # without Docker Hub's anonymous rate limit), amd64 and arm64, ~50 MB. The probes need no CUDA
+    # toolkit: they call the CUDA driver API through ctypes (verification/jobs.py).
+    probe_image: ImageReference = Field(
+        "public.ecr.aws/docker/library/python:3.12-slim",
+        **doc(
+            "Image with `python3` for the MPS memory-limit and exclusive-GPU probes (MPS and exclusive groups "
+            "only; no CUDA needed: the NVIDIA runtime mounts the driver). Multi-arch when arm64 groups use MPS "
+            "or exclusive GPUs; set it to a mirror where nodes cannot reach ECR Public.",
+            type="image reference",
+            default="`public.ecr.aws/docker/library/python:3.12-slim`",
+        ),
+    )
     namespace: OwnNamespace = Field(
         "gpu-timeslicing-check",
         **doc(

@@ -1,4 +1,5 @@
-"""TimeSlicingVerification: the namespace and, per GPU node group, the two Jobs of ``jobs.py``."""
+"""TimeSlicingVerification: the namespace and, per GPU node group, the Jobs of ``jobs.py`` (two; three
+for an exclusive group)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from .jobs import (
     exclusive_job_spec,
     image_for,
     job_name,
-    mps_limit_job_spec,
     warmup_job_spec,
 )
 from .podsecurity import DENY_ALL_NETWORK_POLICY_SPEC, NAMESPACE_LABELS
@@ -28,7 +28,8 @@ TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
 @dataclass
 class TimeSlicingVerificationArgs:
     settings: VerificationSettings
-    #: The GPU node groups to verify (two Jobs each); the Jobs also wait for them.
+    #: The GPU node groups to verify (two Jobs each, three for exclusive groups); the Jobs also
+    #: wait for them.
     gpu_node_groups: Sequence[GpuNodeGroup]
     #: Resources to finish first besides the groups: the operator release and, when groups start
     #: at zero, the Cluster Autoscaler. (A component's `depends_on` does not reach its children,
@@ -40,7 +41,8 @@ class TimeSlicingVerificationArgs:
 
 
 class TimeSlicingVerification(pulumi.ComponentResource):
-    """A namespace and, per GPU node group, a warm-up Job and a concurrency Job.
+    """A namespace and, per GPU node group, a warm-up Job and a concurrency Job (and, for an
+    exclusive group, a one-pod-per-GPU Job).
 
     Pass the cluster's Kubernetes provider with ``providers=``, and the operator (and the
     autoscaler) as ``wait_for``.
@@ -65,8 +67,8 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         )
         self.warmup_jobs: dict[str, k8s.batch.v1.Job] = {}
         self.jobs: dict[str, k8s.batch.v1.Job] = {}
-        #: Per MPS group the memory-limit Job (jobs.mps_limit_job_spec), per exclusive group the
-        #: one-pod-per-GPU Job (jobs.exclusive_job_spec): each after the group's concurrent Job.
+        #: Per exclusive group the one-pod-per-GPU Job (jobs.exclusive_job_spec), after the group's
+        #: concurrent Job. (On MPS groups the concurrent Job's pods prove the memory limit.)
         self.mode_jobs: dict[str, k8s.batch.v1.Job] = {}
         for plan in (g.plan for g in args.gpu_node_groups):
             if plan.settings.scaling.desired_size < 1 and not args.autoscaling:
@@ -83,7 +85,7 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 spec=warmup,
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            concurrent = concurrent_job_spec(plan, image)
+            concurrent = concurrent_job_spec(plan, image, args.settings.probe_image)
             self.jobs[plan.name] = k8s.batch.v1.Job(
                 f"{name}-{plan.name}-concurrent",
                 metadata=_job_metadata(job_name("ts-check", plan, concurrent), self.namespace, concurrent),
@@ -91,13 +93,11 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 # Starts on the node the warm-up brought, so its short deadline covers no boot.
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[plan.name]]),
             )
-            mode_job = {"mps": ("mps-limit", mps_limit_job_spec), "exclusive": ("exclusive", exclusive_job_spec)}
-            if plan.sharing_mode in mode_job:
-                prefix, build = mode_job[plan.sharing_mode]
-                spec = build(plan)
+            if plan.sharing_mode == "exclusive":
+                spec = exclusive_job_spec(plan, args.settings.probe_image)
                 self.mode_jobs[plan.name] = k8s.batch.v1.Job(
-                    f"{name}-{plan.name}-{prefix}",
-                    metadata=_job_metadata(job_name(prefix, plan, spec), self.namespace, spec),
+                    f"{name}-{plan.name}-exclusive",
+                    metadata=_job_metadata(job_name("exclusive", plan, spec), self.namespace, spec),
                     spec=spec,
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[self.jobs[plan.name]]),
                 )

@@ -1,5 +1,6 @@
-"""Optional time-slicing verification: two Jobs per GPU node group that make `pulumi up` fail
-unless ONE node runs (physical GPUs x replicas) CUDA pods AT THE SAME TIME, then give the GPU back.
+"""Optional sharing verification: two Jobs per GPU node group (three for an exclusive group) that
+make `pulumi up` fail unless ONE node runs (physical GPUs x replicas) CUDA pods AT THE SAME TIME,
+then give the GPU back.
 
 1. ``…-warmup`` (1 pod, 1 slot): asks for GPU capacity. On a group at zero nodes this is what
    makes the Cluster Autoscaler add a node; it waits for node boot, the operator's device plugin
@@ -13,10 +14,13 @@ unless ONE node runs (physical GPUs x replicas) CUDA pods AT THE SAME TIME, then
    Pods that merely ran one after another cannot pass: required pod affinity alone would not
    force concurrency, the deadline does.
 
-3. MPS groups only: ``…-mps-limit`` (after the concurrent Job, so N MPS clients have run at once
-   on one GPU): one MPS client allocates half its share of GPU memory (must succeed) and 1.5
-   shares (must fail with CUDA out-of-memory although the GPU has room): the memory limit holds.
-4. Exclusive groups only (``timeSlicing.replicas: 1``): ``…-exclusive`` (after the concurrent
+   On MPS groups each pod of this Job is an MPS client that also proves its memory limit
+   (``MPS_PROBE_PROGRAM``): an allocation of 1.5 shares fails with CUDA out-of-memory although
+   the GPU has room, then it holds a quarter share and its slot for ``HOLD_SECONDS``. The probe
+   runs in the Job that owns every slot of its node, not in a Job of its own: the MPS control
+   daemon serves one client user ID at a time (NVIDIA MPS documentation, "Multi-user"), so a
+   single probe pod landing beside other users' MPS clients would queue until they exit.
+3. Exclusive groups only (``timeSlicing.replicas: 1``): ``…-exclusive`` (after the concurrent
    Job): one pod per GPU of one node at the same time, each holding 60 % of its GPU's memory,
    which two pods sharing a GPU could not: every pod has a GPU of its own.
 
@@ -75,18 +79,26 @@ def hold_script(seconds: int) -> str:
     )
 
 
-def _pod_spec(plan: GroupPlan, image: str, script: str, affinity: dict | None) -> dict[str, Any]:
+def _pod_spec(
+    plan: GroupPlan,
+    image: str,
+    script: str,
+    affinity: dict | None,
+    container: str = "vectoradd",
+    env: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "nodeSelector": dict(plan.node_labels),
         "tolerations": [dict(t) for t in plan.tolerations],
         "containers": [
             {
-                "name": "vectoradd",
+                "name": container,
                 "image": image,
                 "imagePullPolicy": "IfNotPresent",
                 "command": ["/bin/sh", "-c"],
                 "args": [script],
+                **({"env": env} if env else {}),
                 "resources": {"limits": {plan.resource_name: 1}},
             }
         ],
@@ -120,17 +132,28 @@ def warmup_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
     return _job_spec(labels, 1, WARMUP_DEADLINE_SECONDS, _pod_spec(plan, image, VECTOR_ADD_ONCE, None))
 
 
-def concurrent_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
-    """All slots of one node, at the same time (see the module docstring for why it must be so)."""
-    labels = {"app.kubernetes.io/name": f"timeslicing-check-{plan.name}"}
-    same_node = {
+def _same_node(labels: dict[str, str]) -> dict[str, Any]:
+    """A required pod affinity that packs the Job's pods on one node."""
+    return {
         "podAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
                 {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
             ]
         }
     }
-    pod = _pod_spec(plan, image, hold_script(HOLD_SECONDS), same_node)
+
+
+def concurrent_job_spec(plan: GroupPlan, image: str, probe_image: str) -> dict[str, Any]:
+    """All slots of one node, at the same time (see the module docstring for why it must be so).
+
+    ``image`` runs vectorAdd in a loop; on MPS groups every pod runs the memory probe from
+    ``probe_image`` instead (``mps_probe_pod``).
+    """
+    labels = {"app.kubernetes.io/name": f"timeslicing-check-{plan.name}"}
+    if plan.sharing_mode == "mps":
+        pod = mps_probe_pod(plan, probe_image, _same_node(labels))
+    else:
+        pod = _pod_spec(plan, image, hold_script(HOLD_SECONDS), _same_node(labels))
     return _job_spec(labels, plan.slots_per_node, CONCURRENT_DEADLINE_SECONDS, pod)
 
 
@@ -150,31 +173,28 @@ def job_name(prefix: str, plan: GroupPlan, spec: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# MPS: the memory limit (a third Job for MPS groups, after the concurrent Job)
+# MPS: N clients at once, each with its memory limit (the pods of the concurrent Job)
 # ---------------------------------------------------------------------------------------------
 
-#: The memory probe's image: the official Python image (Docker Official Images, mirrored on ECR
-#: Public so nodes pull it without Docker Hub's anonymous rate limit), amd64 and arm64, ~50 MB.
-#: The probe needs no CUDA toolkit: it calls the CUDA driver API (libcuda.so.1, cuMemAlloc_v2)
-#: through ctypes, and the NVIDIA container runtime mounts libcuda into any container granted a
-#: GPU with the ``compute`` driver capability.
-MPS_PROBE_IMAGE = "public.ecr.aws/docker/library/python:3.12-slim"
-#: The probe runs as the restricted profile's UID 65534 (podsecurity.py). The MPS control daemon
+#: The probes run as the restricted profile's UID 65534 (podsecurity.py). The MPS control daemon
 #: starts a server per client UID (setuid, then nvidia-cuda-mps-server), which must traverse
 #: /run/nvidia to its pipe directory: non-root clients work where /run/nvidia is 0755 and fail
 #: where it is 0700 (bottlerocket-os/bottlerocket#4673, fixed by bottlerocket-kernel-kit#415,
 #: non-root MPS on a T4 verified there). On AL2023 no AMI file creates /run/nvidia
 #: (awslabs/amazon-eks-ami templates/al2023 at 81fec2e8); the operator's hostPath volumes do,
 #: DirectoryOrCreate, which kubelet creates 0755. Not run on a GPU here.
-#: The probe's deadline: one node is already warm (the concurrent Job ran), one short pod.
-MPS_LIMIT_DEADLINE_SECONDS = 300
+#: The probe image (``verification.probeImage``) needs no CUDA toolkit: the probes call the CUDA
+#: driver API (libcuda.so.1) through ctypes, and the NVIDIA container runtime mounts libcuda into
+#: any container granted a GPU with the ``compute`` driver capability (set in ``_probe_env``).
 
 #: Exit 0 only if this process is an MPS client (the device plugin set CUDA_MPS_PIPE_DIRECTORY,
-#: internal/plugin/mps.go updateReponse), an allocation within its share succeeds and one above it
-#: fails with CUDA_ERROR_OUT_OF_MEMORY (2). argv: bytes within, bytes above.
+#: internal/plugin/mps.go updateReponse), an allocation above its share fails with
+#: CUDA_ERROR_OUT_OF_MEMORY (2) and one within it succeeds; then hold that memory and the slot.
+#: argv: bytes above, bytes within, seconds to hold. Above comes first, before this client holds
+#: anything, so the other clients' holdings (a quarter share each) leave the GPU room for it.
 MPS_PROBE_PROGRAM = """
-import ctypes, os, sys
-within, above = int(sys.argv[1]), int(sys.argv[2])
+import ctypes, os, sys, time
+above, within, hold = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 if not os.environ.get("CUDA_MPS_PIPE_DIRECTORY"):
     sys.exit("not an MPS client: CUDA_MPS_PIPE_DIRECTORY is unset")
 cuda = ctypes.CDLL("libcuda.so.1")
@@ -187,47 +207,47 @@ check("cuDeviceGet", cuda.cuDeviceGet(ctypes.byref(dev), 0))
 check("cuCtxCreate", cuda.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev))
 def alloc(size):
     ptr = ctypes.c_uint64()
-    rc = cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(size))
-    if rc == 0:
-        cuda.cuMemFree_v2(ptr)
-    return rc
-rc = alloc(within)
+    return cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(size)), ptr
+rc, ptr = alloc(above)
+print(f"above the share: {above >> 20} MiB -> CUresult {rc}")
+if rc == 0:
+    cuda.cuMemFree_v2(ptr)
+if rc != 2:
+    sys.exit("an allocation above the share did not fail with CUDA_ERROR_OUT_OF_MEMORY: no MPS memory limit")
+rc, ptr = alloc(within)
 print(f"within the share: {within >> 20} MiB -> CUresult {rc}")
 if rc != 0:
     sys.exit("an allocation within the share failed")
-rc = alloc(above)
-print(f"above the share: {above >> 20} MiB -> CUresult {rc}")
-if rc != 2:
-    sys.exit("an allocation above the share did not fail with CUDA_ERROR_OUT_OF_MEMORY: no MPS memory limit")
-print("MPS memory limit enforced")
+print(f"MPS memory limit enforced; holding {within >> 20} MiB and the slot for {hold} s")
+time.sleep(hold)
 """
 
 
 def mps_probe_sizes(plan: GroupPlan) -> tuple[int, int]:
-    """(bytes within, bytes above) one slot's share of GPU memory.
+    """(bytes above, bytes within) one slot's share of GPU memory.
 
-    Within: half the share, well below the limit the MPS daemon sets (NVML's total memory /
-    replicas, a little under the nominal size). Above: 1.5 shares, which the GPU itself has
-    room for (at most 0.75 of it with replicas >= 2), so only the MPS limit can refuse it.
+    Above: 1.5 shares. The MPS daemon limits each client to the GPU's memory / replicas; with
+    replicas >= 2 the GPU itself has room for 1.5 shares even while every other client holds its
+    quarter share, so only the MPS limit can refuse it. Within: a quarter share, held.
     """
     share = plan.memory_per_slot_mib * 1024 * 1024
-    return share // 2, share * 3 // 2
+    return share * 3 // 2, share // 4
 
 
-def mps_limit_job_spec(plan: GroupPlan, image: str = MPS_PROBE_IMAGE) -> dict[str, Any]:
-    """One MPS client (one slot): within its memory share succeeds, above it fails."""
-    within, above = mps_probe_sizes(plan)
-    labels = {"app.kubernetes.io/name": f"mps-limit-{plan.name}"}
-    pod = _pod_spec(plan, image, f'exec python3 -c "$MPS_PROBE" {within} {above}', None)
-    container = pod["containers"][0]
-    container["name"] = "mps-probe"
-    container["env"] = [
-        {"name": "MPS_PROBE", "value": MPS_PROBE_PROGRAM},
+def _probe_env(name: str, program: str) -> list[dict[str, str]]:
+    return [
+        {"name": name, "value": program},
         # The runtime mounts libcuda for the `compute` capability: set here, so the probe does not
         # depend on the runtime's default for an image that is not built on CUDA.
         {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
     ]
-    return _job_spec(labels, 1, MPS_LIMIT_DEADLINE_SECONDS, pod)
+
+
+def mps_probe_pod(plan: GroupPlan, image: str, affinity: dict[str, Any]) -> dict[str, Any]:
+    """The concurrent Job's pod on an MPS group: one MPS client proving its limit, then holding."""
+    above, within = mps_probe_sizes(plan)
+    script = f'exec python3 -c "$MPS_PROBE" {above} {within} {HOLD_SECONDS}'
+    return _pod_spec(plan, image, script, affinity, "mps-probe", _probe_env("MPS_PROBE", MPS_PROBE_PROGRAM))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,7 +282,7 @@ time.sleep(hold)
 """
 
 
-def exclusive_job_spec(plan: GroupPlan, image: str = MPS_PROBE_IMAGE) -> dict[str, Any]:
+def exclusive_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
     """One pod per GPU of one node, at the same time, each holding 60 % of its GPU's memory.
 
     Two pods on one GPU cannot both hold more than half of it, so the Job completes only if every
@@ -270,18 +290,7 @@ def exclusive_job_spec(plan: GroupPlan, image: str = MPS_PROBE_IMAGE) -> dict[st
     """
     size = int(plan.instance.gpu_memory_mib_per_gpu * EXCLUSIVE_HOLD_FRACTION) * 1024 * 1024
     labels = {"app.kubernetes.io/name": f"exclusive-check-{plan.name}"}
-    same_node = {
-        "podAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
-            ]
-        }
-    }
-    pod = _pod_spec(plan, image, f'exec python3 -c "$GPU_PROBE" {size} {HOLD_SECONDS}', same_node)
-    container = pod["containers"][0]
-    container["name"] = "exclusive-probe"
-    container["env"] = [
-        {"name": "GPU_PROBE", "value": EXCLUSIVE_PROBE_PROGRAM},
-        {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
-    ]
+    script = f'exec python3 -c "$GPU_PROBE" {size} {HOLD_SECONDS}'
+    env = _probe_env("GPU_PROBE", EXCLUSIVE_PROBE_PROGRAM)
+    pod = _pod_spec(plan, image, script, _same_node(labels), "exclusive-probe", env)
     return _job_spec(labels, plan.gpus_per_node, CONCURRENT_DEADLINE_SECONDS, pod)

@@ -279,10 +279,14 @@ RULES: tuple[Rule, ...] = (
         "values.devicePlugin.config.name",
         Effect.ROLL_DEVICE_PLUGIN,
         "the gpu-operator mounts the device-plugin ConfigMap by name: a new name rolls its DaemonSets (a group "
-        "switched to or from MPS starts or stops its MPS control daemon)",
+        "switched to or from MPS starts or stops its MPS control daemon, which switches the GPU's compute mode: "
+        "GPU pods started under the old mode keep running, and new ones on that node may wait or fail until they "
+        "end; drain the group's GPU pods to switch cleanly)",
         "NVIDIA/gpu-operator (controllers: devicePlugin.config.name mounted as a volume); "
         "NVIDIA/k8s-device-plugin config-manager (reacts to the node label only); MPS control daemon: "
-        "gpu-operator assets/state-mps-control-daemon (nodeSelector nvidia.com/mps.capable, set by GFD)",
+        "gpu-operator assets/state-mps-control-daemon (nodeSelector nvidia.com/mps.capable, set by GFD), "
+        "k8s-device-plugin cmd/mps-control-daemon/mps/daemon.go Start/Stop (setComputeMode EXCLUSIVE_PROCESS, "
+        "then DEFAULT; v0.17.2-v0.20.0)",
         chart="gpu-operator",
     ),
     Rule(
