@@ -468,6 +468,56 @@ def test_existing_vpc_fails_on_missing_subnets_and_subnets_of_another_vpc(ec2: A
     assert result.details["missing_subnets"] == ["subnet-0000dead"]
 
 
+def _small_private_subnet(ec2: Any, vpc_id: str, cidr: str, zone: str, taken: int = 0) -> str:
+    """A tagged private /28 (moto: 16 - 5 reserved = 11 free), ``taken`` of them used by an ENI."""
+    tags = [{"Key": "kubernetes.io/role/internal-elb", "Value": "1"}]
+    subnet_id = ec2.create_subnet(
+        VpcId=vpc_id,
+        CidrBlock=cidr,
+        AvailabilityZone=zone,
+        TagSpecifications=[{"ResourceType": "subnet", "Tags": tags}],
+    )["Subnet"]["SubnetId"]
+    if taken:
+        ec2.create_network_interface(SubnetId=subnet_id, SecondaryPrivateIpAddressCount=taken - 1)
+    return subnet_id
+
+
+def test_existing_vpc_fails_below_six_free_addresses_and_warns_below_sixteen(ec2: Any) -> None:
+    vpc_id = ec2.create_vpc(CidrBlock="10.60.0.0/16")["Vpc"]["VpcId"]
+    full = _small_private_subnet(ec2, vpc_id, "10.60.0.0/28", "us-west-2a", taken=6)  # 5 free
+    tight = _small_private_subnet(ec2, vpc_id, "10.60.0.16/28", "us-west-2b")  # 11 free
+    result = check_existing_vpc(ec2, NetworkSettings(vpc_id=vpc_id, private_subnet_ids=[full, tight]))
+    assert result.status == FAIL
+    assert result.reason == (f"private subnets with fewer than 6 free addresses (EKS needs 6 in each): {full} (5 free)")
+    assert result.details["free_addresses"] == {full: 5, tight: 11}
+
+    six = _small_private_subnet(ec2, vpc_id, "10.60.0.32/28", "us-west-2a", taken=5)  # 6 free: enough
+    result = check_existing_vpc(ec2, NetworkSettings(vpc_id=vpc_id, private_subnet_ids=[six, tight]))
+    assert result.status == WARN
+    assert result.reason == (
+        "private subnets with fewer than the 16 free addresses EKS recommends (nodes and pods take theirs there "
+        f"too): {six} (6 free), {tight} (11 free)"
+    )
+
+
+def test_existing_vpc_passes_at_sixteen_free_addresses(ec2: Any) -> None:
+    vpc_id = ec2.create_vpc(CidrBlock="10.61.0.0/16")["Vpc"]["VpcId"]
+    tags = [{"Key": "kubernetes.io/role/internal-elb", "Value": "1"}]
+    subnets = []
+    for cidr, zone in (("10.61.0.0/27", "us-west-2a"), ("10.61.0.32/27", "us-west-2b")):  # 27 free each
+        subnet_id = ec2.create_subnet(
+            VpcId=vpc_id,
+            CidrBlock=cidr,
+            AvailabilityZone=zone,
+            TagSpecifications=[{"ResourceType": "subnet", "Tags": tags}],
+        )["Subnet"]["SubnetId"]
+        subnets.append(subnet_id)
+    ec2.create_network_interface(SubnetId=subnets[0], SecondaryPrivateIpAddressCount=10)  # 11 taken: 16 free
+    result = check_existing_vpc(ec2, NetworkSettings(vpc_id=vpc_id, private_subnet_ids=subnets))
+    assert result.status == PASS
+    assert result.details["free_addresses"] == {subnets[0]: 16, subnets[1]: 27}
+
+
 # ---------------------------------------------------------------------------------------------
 # All checks, enforce
 # ---------------------------------------------------------------------------------------------

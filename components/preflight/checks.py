@@ -275,10 +275,20 @@ def _tags(subnet: Mapping[str, Any]) -> dict[str, str]:
     return {t["Key"]: t["Value"] for t in subnet.get("Tags") or []}
 
 
+#: Free addresses a cluster subnet must have: "The subnets must each have at least six IP addresses
+#: for use by Amazon EKS. However, we recommend at least 16 IP addresses." (EKS User Guide, "View
+#: Amazon EKS networking requirements for VPC and subnets", subnet requirements). EKS places its
+#: cross-account control-plane ENIs in them, and the nodes' pods take their addresses there too.
+MIN_FREE_SUBNET_ADDRESSES = 6
+RECOMMENDED_FREE_SUBNET_ADDRESSES = 16
+
+
 def check_existing_vpc(ec2: Any, network: NetworkSettings) -> CheckResult:
     """The configured subnets exist in ``network.vpc_id``, the private ones span at least two
-    zones (EKS refuses a cluster in one zone), and they carry the load-balancer role tags the AWS
-    Load Balancer Controller looks for (without them, Services of type LoadBalancer stay pending).
+    zones (EKS refuses a cluster in one zone), they carry the load-balancer role tags the AWS
+    Load Balancer Controller looks for (without them, Services of type LoadBalancer stay pending),
+    and the private ones (the cluster's and the nodes') have free addresses: FAIL below EKS's 6,
+    WARN below its recommended 16.
     """
     check = "vpc"
     if not network.vpc_id:
@@ -306,13 +316,33 @@ def check_existing_vpc(ec2: Any, network: NetworkSettings) -> CheckResult:
         if untagged:
             problems.append(f"without tag {tag}=1: {comma_list(untagged)}")
 
+    free = {s["SubnetId"]: int(s.get("AvailableIpAddressCount", 0)) for s in private}
+    full = [f"{s} ({n} free)" for s, n in free.items() if n < MIN_FREE_SUBNET_ADDRESSES]
+    if full:
+        problems.append(
+            f"private subnets with fewer than {MIN_FREE_SUBNET_ADDRESSES} free addresses (EKS needs 6 in each): "
+            f"{comma_list(full)}"
+        )
+    tight = [
+        f"{s} ({n} free)" for s, n in free.items() if MIN_FREE_SUBNET_ADDRESSES <= n < RECOMMENDED_FREE_SUBNET_ADDRESSES
+    ]
+
     details = {
         "vpc_id": vpc_id,
         "private_zones": zones,
         "missing_subnets": missing,
+        "free_addresses": free,
     }
     if problems:
         return CheckResult(check, FAIL, "; ".join(problems), details)
+    if tight:
+        return CheckResult(
+            check,
+            WARN,
+            f"private subnets with fewer than the {RECOMMENDED_FREE_SUBNET_ADDRESSES} free addresses EKS recommends "
+            f"(nodes and pods take theirs there too): {comma_list(tight)}",
+            details,
+        )
     return CheckResult(
         check,
         PASS,
