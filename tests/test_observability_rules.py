@@ -16,10 +16,11 @@ from tests.promtool import promtool
 from tests.support import ROOT, settings_for_stack
 
 TEST_FILE = ROOT / "tests" / "alerts" / "shared_gpus_test.yaml"
+TWO_GROUPS_TEST_FILE = ROOT / "tests" / "alerts" / "two_groups_test.yaml"
 
 
-def rule_file(tmp_path: Path, spec: dict) -> Path:
-    path = tmp_path / "shared_gpus_rules.yaml"
+def rule_file(tmp_path: Path, spec: dict, name: str = "shared_gpus_rules.yaml") -> Path:
+    path = tmp_path / name
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
 
@@ -60,6 +61,21 @@ def varied_settings():
                     "exporterMissingFor": "30m",
                 },
             },
+        }
+    )
+
+
+def two_groups_settings():
+    """Two groups sharing profile ts4 with different GPU counts: 1 x 4 = 4 and 4 x 4 = 16 slots."""
+    return load_settings(
+        {
+            "clusterName": "c",
+            "autoscaler": {"enabled": False},
+            "gpuNodeGroups": [
+                {"name": "small", "instanceTypes": ["g4dn.xlarge"], "timeSlicing": {"replicas": 4, "profile": "ts4"}},
+                {"name": "big", "instanceTypes": ["g4dn.12xlarge"], "timeSlicing": {"replicas": 4, "profile": "ts4"}},
+            ],
+            "observability": {"enabled": True},
         }
     )
 
@@ -106,6 +122,16 @@ def test_the_unit_tests_cover_every_alert_firing_and_not_firing():
     assert fired == alerts
     # XID: each of the two alerts is the other's non-firing case (the same series).
     assert silent | {"GpuXidApplicationError", "GpuXidHardwareError"} == alerts
+
+
+def test_promtool_two_groups_of_one_profile_each_compared_with_their_own_count(tmp_path):
+    tool = promtool()
+    s = two_groups_settings()
+    rule_file(tmp_path, rules.rule_spec(s.plans, s.observability.alerts), "two_groups_rules.yaml")
+    shutil.copy(TWO_GROUPS_TEST_FILE, tmp_path / TWO_GROUPS_TEST_FILE.name)
+    done = run(tool, "test", "rules", tmp_path / TWO_GROUPS_TEST_FILE.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
 
 
 def test_a_broken_rule_fails_the_unit_tests(tmp_path):
@@ -162,21 +188,30 @@ def test_default_thresholds():
     assert (t.advertised_for, t.exporter_missing_for) == ("15m", "10m")
 
 
-def test_one_advertised_rule_per_profile_with_its_resource_and_count():
+def test_one_advertised_rule_per_node_group_with_its_resource_and_count():
     s = varied_settings()
     advertised = by_name(rules.rule_spec(s.plans, s.observability.alerts))["GpuSlotsNotAdvertised"]
     assert [(r["labels"], r["expr"]) for r in advertised] == [
         (
-            {"severity": "warning", "profile": "timeslice-x4"},
-            'max by (node) (kube_node_labels{label_nvidia_com_device_plugin_config=~"timeslice\\\\-x4"}) unless on '
+            {"severity": "warning", "node_group": "t4", "profile": "timeslice-x4"},
+            'max by (node) (kube_node_labels{label_gpu_eks_io_node_group=~"t4"}) unless on '
             '(node) (max by (node) (kube_node_status_capacity{resource="nvidia_com_gpu"}) == 4)',
         ),
         (
             # g4dn.12xlarge: 4 GPUs x 2 replicas, renamed to nvidia.com/gpu.shared.
-            {"severity": "warning", "profile": "big"},
-            'max by (node) (kube_node_labels{label_nvidia_com_device_plugin_config=~"big"}) unless on '
+            {"severity": "warning", "node_group": "big", "profile": "big"},
+            'max by (node) (kube_node_labels{label_gpu_eks_io_node_group=~"big"}) unless on '
             '(node) (max by (node) (kube_node_status_capacity{resource="nvidia_com_gpu_shared"}) == 8)',
         ),
+    ]
+
+
+def test_groups_sharing_a_profile_get_one_rule_each_with_their_own_count():
+    s = two_groups_settings()
+    advertised = by_name(rules.rule_spec(s.plans, s.observability.alerts))["GpuSlotsNotAdvertised"]
+    assert [(r["labels"]["node_group"], r["expr"].rsplit("== ", 1)[1]) for r in advertised] == [
+        ("small", "4)"),
+        ("big", "16)"),
     ]
 
 
@@ -184,7 +219,7 @@ def test_exporter_missing_covers_every_profile_and_resource():
     s = varied_settings()
     (missing,) = by_name(rules.rule_spec(s.plans, s.observability.alerts))["GpuExporterMissing"]
     assert missing["expr"] == (
-        '(max by (node) (kube_node_labels{label_nvidia_com_device_plugin_config=~"timeslice\\\\-x4|big"}) or '
+        '(max by (node) (kube_node_labels{label_gpu_eks_io_node_group=~"t4|big"}) or '
         'max by (node) (kube_node_status_capacity{resource=~"nvidia_com_gpu|nvidia_com_gpu_shared"} > 0)) '
         'unless on (node) label_replace(max by (Hostname) (DCGM_FI_DEV_GPU_TEMP), "node", "$1", "Hostname", "(.*)")'
     )

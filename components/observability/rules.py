@@ -14,9 +14,11 @@ What the series look like (dcgm-exporter, ``internal/pkg/transformation/kubernet
 * Without per-pod metrics (older charts), there is no ``pod_uid``: the per-pod rules
   (contention, idle slots) have nothing to fire on; the per-GPU ones work.
 
-The node-level rules read kube-state-metrics: ``kube_node_status_capacity`` (resource names with
-``.`` and ``/`` as ``_``) and ``kube_node_labels`` (only the labels its
-``--metric-labels-allowlist=nodes=[nvidia.com/device-plugin.config]`` lets through).
+The node-level rules read kube-state-metrics (``internal/store/node.go``, ``utils.go``
+``SanitizeLabelName``, v2.20.0): ``kube_node_status_capacity`` (resource names with ``.`` and ``/``
+as ``_``) and ``kube_node_labels`` (only the labels its
+``--metric-labels-allowlist=nodes=[gpu-eks.io/node-group]`` lets through, as
+``label_gpu_eks_io_node_group``).
 """
 
 from __future__ import annotations
@@ -89,24 +91,21 @@ def application_xid_expr() -> str:
     return " or ".join(f"{_xid()} == {x}" for x in APPLICATION_XIDS)
 
 
-def profiles(plans: Sequence[GroupPlan]) -> dict[str, GroupPlan]:
-    """One plan per sharing profile (the settings rules: one set of sharing settings per name)."""
-    out: dict[str, GroupPlan] = {}
-    for p in plans:
-        out.setdefault(p.profile_name, p)
-    return out
-
-
-def _profile_nodes(profile_names: Sequence[str]) -> str:
-    label = "label_" + kube_state_metrics_name(labels.DEVICE_PLUGIN_CONFIG_LABEL)
-    return f'max by (node) (kube_node_labels{{{label}=~"{_regex(profile_names)}"}})'
+def _group_nodes(group_names: Sequence[str]) -> str:
+    """The nodes of these GPU node groups: kube-state-metrics' ``kube_node_labels`` with the
+    library's node-group label (allowlisted: see the module docstring)."""
+    label = "label_" + kube_state_metrics_name(labels.NODE_GROUP_LABEL)
+    return f'max by (node) (kube_node_labels{{{label}=~"{_regex(group_names)}"}})'
 
 
 def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
-    """Nodes of ``plan``'s profile that do not advertise exactly GPUs x replicas of its resource."""
+    """Nodes of ``plan``'s group that do not advertise exactly its GPUs x replicas of its resource.
+    One rule per node group, not per profile: groups sharing a profile may have instance types with
+    different GPU counts (g4dn.xlarge x4 = 4, g4dn.12xlarge x4 = 16), so each node is compared with
+    its own group's count."""
     resource = kube_state_metrics_name(plan.resource_name)
     expr = (
-        f"{_profile_nodes([plan.profile_name])} unless on (node) "
+        f"{_group_nodes([plan.name])} unless on (node) "
         f'(max by (node) (kube_node_status_capacity{{resource="{resource}"}}) == {plan.slots_per_node})'
     )
     return _alert(
@@ -115,13 +114,13 @@ def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
         t.advertised_for,
         "warning",
         f"Node {{{{ $labels.node }}}} does not advertise {plan.slots_per_node} {plan.resource_name}",
-        f"Nodes with sharing profile {plan.profile_name} ({plan.gpus_per_node} GPU(s) x "
+        f"Nodes of GPU node group {plan.name} (sharing profile {plan.profile_name}: {plan.gpus_per_node} GPU(s) x "
         f"{plan.sharing.replicas} replicas) should advertise {plan.slots_per_node} {plan.resource_name}; this one "
         "does not: the sharing config was not applied (device plugin or its config-manager not running, the node "
         "label nvidia.com/device-plugin.config not matching a ConfigMap key) or the GPU count is wrong.",
         "kubectl describe node <node> (Capacity, label nvidia.com/device-plugin.config); kubectl -n <operator "
         "namespace> logs the nvidia-device-plugin pod on the node (container config-manager); fix, then restart it",
-        {"profile": plan.profile_name},
+        {"node_group": plan.name, "profile": plan.profile_name},
     )
 
 
@@ -135,7 +134,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
     busy_pods = f'count by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!=""}} > 0)'
     resources = _regex(sorted({kube_state_metrics_name(p.resource_name) for p in plans}))
     gpu_nodes = (
-        f"({_profile_nodes(list(profiles(plans)))} or "
+        f"({_group_nodes([p.name for p in plans])} or "
         f'max by (node) (kube_node_status_capacity{{resource=~"{resources}"}} > 0))'
     )
     exporter_nodes = 'label_replace(max by (Hostname) (DCGM_FI_DEV_GPU_TEMP), "node", "$1", "Hostname", "(.*)")'
@@ -194,7 +193,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             "and unavailable to others.",
             "Ask the owner to release it (scale the workload down, or give up the GPU request when idle)",
         ),
-        *(advertised_rule(p, t) for p in profiles(plans).values()),
+        *(advertised_rule(p, t) for p in plans),
         _alert(
             "GpuExporterMissing",
             f"{gpu_nodes} unless on (node) {exporter_nodes}",
