@@ -38,7 +38,16 @@ ENV_V25_3_1 = [
     {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
     {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/dcp-metrics-included.csv"},
 ]
-SERVICE_MONITOR = {"enabled": True, "honorLabels": True, "additionalLabels": {"release": "kps"}}
+#: relabelings: the pod's node as ``node`` (the exporter's own label is Hostname or hostname by
+#: version: dcgm-exporter d5e5f51); camelCase fields as in the ClusterPolicy CRD of v25.3.1, v25.10.1
+#: and v26.7.0 (deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml), which the operator
+#: copies into the ServiceMonitor endpoint (controllers/object_controls.go).
+SERVICE_MONITOR = {
+    "enabled": True,
+    "honorLabels": True,
+    "additionalLabels": {"release": "kps"},
+    "relabelings": [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"}],
+}
 
 
 def plans_for(replicas: int, version: str = "v26.7.0"):
@@ -181,7 +190,7 @@ def test_dashboard_is_valid_json_with_panels_per_node_and_per_pod():
     assert ids == sorted(set(ids))
     per_pod_memory = model["panels"][7]
     assert per_pod_memory["targets"][0]["expr"] == (
-        'max by (namespace, pod, Hostname, gpu) (DCGM_FI_DEV_FB_USED{pod_uid!="", Hostname=~"$node"})'
+        'max by (namespace, pod, node, gpu) (DCGM_FI_DEV_FB_USED{pod_uid!="", node=~"$node"})'
     )
     # g4dn.xlarge: one T4 of 16384 MiB (catalog: ec2:DescribeInstanceTypes), 4 replicas.
     assert per_pod_memory["fieldConfig"]["defaults"]["thresholds"]["steps"] == [

@@ -170,10 +170,10 @@ def test_thresholds_are_the_settings():
     assert memory["expr"].endswith("* 100 >= 80")
     assert memory["for"] == "2m"
     contended = alerts["SharedGpuContended"][0]
-    assert contended["expr"].startswith('max by (Hostname, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid=""}) >= 70 and')
+    assert contended["expr"].startswith('max by (node, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid=""}) >= 70 and')
     assert contended["for"] == "1h"
     idle = alerts["GpuSlotIdle"][0]
-    assert idle["expr"] == ('max by (namespace, pod, Hostname, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}) <= 10')
+    assert idle["expr"] == ('max by (namespace, pod, node, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}) <= 10')
     assert idle["for"] == "4h"
     assert [r["for"] for r in alerts["GpuSlotsNotAdvertised"]] == ["20m", "20m"]
     assert alerts["GpuExporterMissing"][0]["for"] == "30m"
@@ -221,7 +221,7 @@ def test_exporter_missing_covers_every_profile_and_resource():
     assert missing["expr"] == (
         '(max by (node) (kube_node_labels{label_gpu_eks_io_node_group=~"t4|big"}) or '
         'max by (node) (kube_node_status_capacity{resource=~"nvidia_com_gpu|nvidia_com_gpu_shared"} > 0)) '
-        'unless on (node) label_replace(max by (Hostname) (DCGM_FI_DEV_GPU_TEMP), "node", "$1", "Hostname", "(.*)")'
+        "unless on (node) max by (node) (DCGM_FI_DEV_GPU_TEMP)"
     )
 
 

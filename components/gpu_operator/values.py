@@ -84,6 +84,23 @@ METRICS_WITHOUT_PROFILING: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: The node of every exporter series as the label ``node``, from the scraped pod's node
+#: (Prometheus' Kubernetes discovery, ``__meta_kubernetes_pod_node_name``). The exporter's own node
+#: label changed name (``Hostname`` up to 4.5.3-4.8.2; ``hostname`` from dcgm-exporter commit d5e5f51
+#: "Rename Hostname label to hostname (#655)"), so the alerts and the dashboard read ``node``, the
+#: name kube-state-metrics uses too. Path ``dcgmExporter.serviceMonitor.relabelings`` (values.yaml
+#: of v25.3.1, v25.10.1, v26.7.0); the chart copies ``dcgmExporter.serviceMonitor`` into the
+#: ClusterPolicy (templates/clusterpolicy.yaml) and the operator sets it as the ServiceMonitor
+#: endpoint's ``relabelings`` (controllers/object_controls.go: in ``ServiceMonitor`` at v25.3.1 and
+#: v25.10.1, ``applyServiceMonitorCustomEdits`` at v26.7.0); field names as in the ClusterPolicy
+#: CRD (prometheus-operator ``RelabelConfig``: sourceLabels, targetLabel, action).
+NODE_RELABELING: Mapping[str, Any] = {
+    "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+    "targetLabel": "node",
+    "action": "replace",
+}
+
+
 @dataclass(frozen=True)
 class ExporterOptions:
     """What the observability settings ask of the operator's dcgm-exporter."""
@@ -142,6 +159,7 @@ def dcgm_exporter_values(
             "enabled": True,
             "honorLabels": True,
             "additionalLabels": dict(options.service_monitor_labels),
+            "relabelings": [dict(NODE_RELABELING)],
         }
     return out
 

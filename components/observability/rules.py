@@ -4,8 +4,11 @@ group plans and the thresholds. Pure: no Pulumi.
 What the series look like (dcgm-exporter, ``internal/pkg/transformation/kubernetes.go`` and
 ``process_metrics.go``, 4.5.3-4.8.2, the code the exporter of chart v26.7.0 builds on):
 
-* Every series names its GPU by ``Hostname`` (the node: the DaemonSet's ``NODE_NAME``), ``gpu``
-  (index) and ``UUID``.
+* Every series names its GPU by ``node``, ``gpu`` (index) and ``UUID``. ``node`` is not the
+  exporter's: the ServiceMonitor's relabeling sets it from the scraped pod's node
+  (``gpu_operator.values.NODE_RELABELING``), because the exporter's own label is ``Hostname`` up to
+  4.5.3-4.8.2 and ``hostname`` after dcgm-exporter commit d5e5f51 (#655). The rules need the
+  operator's ServiceMonitor (pipeline ``prometheus``) or a scrape config relabeling the same way.
 * With per-pod metrics (``KUBERNETES_VIRTUAL_GPUS`` + ``enablePodUID``), ``DCGM_FI_DEV_GPU_UTIL``
   and ``DCGM_FI_DEV_FB_USED`` come once per GPU without ``pod_uid`` (the device's value) and once
   per pod holding a slot of that GPU with ``pod``, ``namespace``, ``container`` and ``pod_uid``
@@ -44,7 +47,7 @@ APPLICATION_XIDS: tuple[int, ...] = (13, 31, 43, 45, 68, 109)
 RUNBOOK = "README.md#observability"
 
 #: One GPU, whatever the pod a series was copied onto.
-_GPU = "Hostname, UUID, gpu"
+_GPU = "node, UUID, gpu"
 
 
 def kube_state_metrics_name(name: str) -> str:
@@ -137,14 +140,14 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
         f"({_group_nodes([p.name for p in plans])} or "
         f'max by (node) (kube_node_status_capacity{{resource=~"{resources}"}} > 0))'
     )
-    exporter_nodes = 'label_replace(max by (Hostname) (DCGM_FI_DEV_GPU_TEMP), "node", "$1", "Hostname", "(.*)")'
+    exporter_nodes = "max by (node) (DCGM_FI_DEV_GPU_TEMP)"
     return [
         _alert(
             "GpuXidApplicationError",
             app,
             "0m",
             "warning",
-            "XID {{ $value }} (application error) on GPU {{ $labels.gpu }} of {{ $labels.Hostname }}",
+            "XID {{ $value }} (application error) on GPU {{ $labels.gpu }} of {{ $labels.node }}",
             "A process on this GPU hit an application-level XID (13, 31, 43, 45, 68 or 109: the device plugin keeps "
             "the GPU allocatable). On a shared GPU every tenant of it may have been affected.",
             "Find the pods on the GPU (dashboard, per pod) and their logs around the time; an application bug or "
@@ -155,7 +158,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             f"{_xid()} > 0 unless ({app})",
             "0m",
             "critical",
-            "XID {{ $value }} on GPU {{ $labels.gpu }} of {{ $labels.Hostname }}",
+            "XID {{ $value }} on GPU {{ $labels.gpu }} of {{ $labels.node }}",
             "An XID the device plugin treats as fatal: it marks the GPU unhealthy and stops advertising it, so every "
             "slot of that GPU is lost and its pods likely failed.",
             "Cordon and drain the node, then terminate the instance (the node group replaces it); open an AWS case if "
@@ -166,7 +169,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             f"{fb_used} / ({fb_used} + {fb_free} + {fb_reserved}) * 100 >= {t.memory_used_percent}",
             t.memory_for,
             "warning",
-            "GPU {{ $labels.gpu }} of {{ $labels.Hostname }} memory {{ $value | humanize }}% used",
+            "GPU {{ $labels.gpu }} of {{ $labels.node }} memory {{ $value | humanize }}% used",
             "Time-slicing does not isolate GPU memory: when it is full, the next allocation of any pod sharing this "
             "GPU fails (CUDA out of memory), not only the pod that used it up.",
             "See which pod uses the memory (dashboard: memory per pod against the slot's share); lower its batch or "
@@ -177,7 +180,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             f"{util} >= {t.contention_utilization_percent} and on ({_GPU}) {busy_pods} > 1",
             t.contention_for,
             "warning",
-            "Shared GPU {{ $labels.gpu }} of {{ $labels.Hostname }} contended",
+            "Shared GPU {{ $labels.gpu }} of {{ $labels.node }} contended",
             f"Two or more pods are running work on this GPU and it has been at least "
             f"{t.contention_utilization_percent}% busy: time-slicing gives each a slice of time, so each runs slower "
             "than alone.",
