@@ -147,6 +147,21 @@ def test_a_broken_rule_fails_the_unit_tests(tmp_path):
     assert "alertname: GpuMemoryNearFull" in done.stdout + done.stderr
 
 
+def test_an_xid_alert_on_the_last_value_alone_fails_the_unit_tests(tmp_path):
+    """The last-XID field is sticky (dcgm-exporter#500): alerting on its value alone keeps firing on
+    an old XID, which the unit tests catch."""
+    tool = promtool()
+    spec = dev_spec()
+    for r in spec["groups"][0]["rules"]:
+        if r["alert"] == "GpuXidApplicationError":
+            r["expr"] = rules.application_xid_expr()
+    rule_file(tmp_path, spec)
+    shutil.copy(TEST_FILE, tmp_path / TEST_FILE.name)
+    done = run(tool, "test", "rules", tmp_path / TEST_FILE.name)
+    assert done.returncode != 0
+    assert 'node="n4"' in done.stdout + done.stderr
+
+
 # ---------------------------------------------------------------------------------------------
 # Literals
 # ---------------------------------------------------------------------------------------------
@@ -155,6 +170,17 @@ def test_a_broken_rule_fails_the_unit_tests(tmp_path):
 def test_application_xids_are_the_device_plugins():
     # k8s-device-plugin internal/rm/health.go ignoredXids (v0.17.2, v0.18.1, v0.20.0).
     assert rules.APPLICATION_XIDS == (13, 31, 43, 45, 68, 109)
+
+
+def test_the_application_xid_alert_fires_only_on_a_change_within_15m():
+    (xid,) = by_name(dev_spec())["GpuXidApplicationError"]
+    last = "max by (node, UUID, gpu) (DCGM_FI_DEV_XID_ERRORS)"
+    assert xid["expr"] == (
+        f"({last} == 13 or {last} == 31 or {last} == 43 or {last} == 45 or {last} == 68 or {last} == 109) "
+        f"unless on (node, UUID, gpu) ({last} == on (node, UUID, gpu) "
+        "max by (node, UUID, gpu) (DCGM_FI_DEV_XID_ERRORS offset 15m))"
+    )
+    assert xid["for"] == "0m"
 
 
 def test_kube_state_metrics_names():

@@ -85,13 +85,36 @@ def _alert(
     }
 
 
-def _xid() -> str:
-    return f"max by ({_GPU}) (DCGM_FI_DEV_XID_ERRORS)"
+#: How long ``GpuXidApplicationError`` fires after a GPU's XID changes. ``DCGM_FI_DEV_XID_ERRORS``
+#: holds the LAST XID until the driver is reset or the node reboots (dcgm-exporter#500, #190, #95;
+#: DCGM#277): an alert on its value alone would fire forever after one XID. The alert fires while
+#: the GPU's XID differs from its value this long ago (or had none then), then resolves.
+XID_WINDOW = "15m"
+
+
+def _xid(offset: str = "") -> str:
+    """The GPU's last XID. The exporter writes the code as the value and as the labels
+    ``err_code``/``err_msg`` (``internal/pkg/collector/gpu_collector.go``, 4.2.3-4.1.3 to
+    4.5.3-4.8.2), so each code is its own series: the rules take ``max by`` GPU."""
+    return f"max by ({_GPU}) (DCGM_FI_DEV_XID_ERRORS{offset})"
 
 
 def application_xid_expr() -> str:
     """The GPUs whose last XID is an application error."""
     return " or ".join(f"{_xid()} == {x}" for x in APPLICATION_XIDS)
+
+
+def new_application_xid_expr() -> str:
+    """The GPUs whose last XID is an application error and changed in the last XID_WINDOW.
+
+    Not the exporter's windowed ``DCGM_EXP_XID_ERRORS_COUNT`` (``xid_collector.go``, present at
+    4.2.3-4.1.3, 4.4.2-4.7.0, 4.5.3-4.8.2): it is collected only when named in the metrics file, and
+    neither the operator's default (``etc/dcp-metrics-included.csv``) nor ``default-counters.csv``
+    (commented out) names it at any of those versions. Enabling it would mean shipping the metrics
+    file for every cluster, a copy of the default list per exporter version (the file is
+    cluster-wide: one for T4 and other GPUs alike). A repeat of the same code within a node's life
+    is not seen (a limit of the last-value field, dcgm-exporter#190)."""
+    return f"({application_xid_expr()}) unless on ({_GPU}) ({_xid()} == on ({_GPU}) {_xid(f' offset {XID_WINDOW}')})"
 
 
 def _group_nodes(group_names: Sequence[str]) -> str:
@@ -144,12 +167,13 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
     return [
         _alert(
             "GpuXidApplicationError",
-            app,
+            new_application_xid_expr(),
             "0m",
             "warning",
             "XID {{ $value }} (application error) on GPU {{ $labels.gpu }} of {{ $labels.node }}",
-            "A process on this GPU hit an application-level XID (13, 31, 43, 45, 68 or 109: the device plugin keeps "
-            "the GPU allocatable). On a shared GPU every tenant of it may have been affected.",
+            "A process on this GPU hit an application-level XID (13, 31, 43, 45, 68 or 109: the device plugin "
+            f"keeps the GPU allocatable) in the last {XID_WINDOW}. On a shared GPU every tenant of it may have been "
+            "affected.",
             "Find the pods on the GPU (dashboard, per pod) and their logs around the time; an application bug or "
             "out-of-bounds access, not the hardware: no node action",
         ),
@@ -160,7 +184,8 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             "critical",
             "XID {{ $value }} on GPU {{ $labels.gpu }} of {{ $labels.node }}",
             "An XID the device plugin treats as fatal: it marks the GPU unhealthy and stops advertising it, so every "
-            "slot of that GPU is lost and its pods likely failed.",
+            "slot of that GPU is lost and its pods likely failed. Fires until the node is replaced (the GPU's last XID "
+            "stays until a driver reset).",
             "Cordon and drain the node, then terminate the instance (the node group replaces it); open an AWS case if "
             "it repeats on new instances",
         ),
