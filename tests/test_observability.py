@@ -94,13 +94,22 @@ def test_no_per_pod_metrics_on_an_unshared_group_or_when_off():
 
 @pytest.mark.parametrize(
     ("instance_type", "without_profiling"),
-    [("g4dn.xlarge", True), ("g5g.xlarge", True), ("g5.xlarge", False), ("g6.xlarge", False)],
+    [
+        ("g4dn.xlarge", True),
+        ("g5g.xlarge", True),
+        ("g6f.large", True),
+        ("gr6f.4xlarge", True),
+        ("g5.xlarge", False),
+        ("g6.xlarge", False),
+    ],
 )
-def test_profiling_fields_are_off_on_turing_only(instance_type, without_profiling):
-    # Turing (T4, T4G) needs exclusive access for DCGM_FI_PROF_* (dcgm-exporter#307); Ampere and Ada do not.
-    plans = load_settings(
-        {"clusterName": "c", "gpuNodeGroups": [{"name": "g", "instanceTypes": [instance_type]}]}
-    ).plans
+def test_profiling_fields_are_off_on_turing_and_vgpu_guests(instance_type, without_profiling):
+    # Turing (T4, T4G) needs exclusive access for DCGM_FI_PROF_* (dcgm-exporter#307); a fractional
+    # vGPU guest (g6f, gr6f: L4 slices) has no hardware counters (dcgm-exporter#69, #661, PR #701);
+    # whole Ampere and Ada GPUs have both.
+    # One pod per GPU: a vGPU slice may not be time-sliced again (the settings refuse replicas > 1).
+    group = {"name": "g", "instanceTypes": [instance_type], "timeSlicing": {"replicas": 1}}
+    plans = load_settings({"clusterName": "c", "gpuNodeGroups": [group]}).plans
     values = operator_values.dcgm_exporter_values(
         plans, "v26.7.0", operator_values.ExporterOptions(per_pod_metrics=False), "gpu-operator"
     )

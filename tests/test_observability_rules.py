@@ -247,7 +247,7 @@ def test_exporter_missing_covers_every_profile_and_resource():
     assert missing["expr"] == (
         '(max by (node) (kube_node_labels{label_gpu_eks_io_node_group=~"t4|big"}) or '
         'max by (node) (kube_node_status_capacity{resource=~"nvidia_com_gpu|nvidia_com_gpu_shared"} > 0)) '
-        "unless on (node) max by (node) (DCGM_FI_DEV_GPU_TEMP)"
+        "unless on (node) max by (node) (DCGM_FI_DEV_FB_FREE)"
     )
 
 

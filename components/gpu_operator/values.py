@@ -116,9 +116,19 @@ def metrics_csv() -> str:
     return "".join(f"{name}, {kind}, {help_text}\n" for name, kind, help_text in METRICS_WITHOUT_PROFILING)
 
 
+def profiling_fields_unusable(plan: GroupPlan) -> bool:
+    """Whether the exporter must not collect ``DCGM_FI_PROF_*`` on this group's GPUs: Turing
+    (exclusive access, above) or a fractional vGPU guest (g6f, gr6f: the catalog's ``fractional``
+    family). DCGM does not virtualize the hardware counters for a vGPU guest (an NVIDIA maintainer
+    in dcgm-exporter#69), and on fractional guests profiling collection errors in a loop
+    (dcgm-exporter#661, PR #701, "skip GPM/DCP metrics on fractional vGPU guests")."""
+    return plan.instance.gpu_model in PROFILING_NEEDS_EXCLUSIVE_ACCESS or plan.instance.family.fractional
+
+
 def needs_metrics_config_map(plans: Sequence[GroupPlan]) -> bool:
-    """Whether a GPU model whose profiling fields need exclusive access is in the cluster."""
-    return any(p.instance.gpu_model in PROFILING_NEEDS_EXCLUSIVE_ACCESS for p in plans)
+    """Whether a group whose GPUs cannot give profiling fields is in the cluster (the metrics file
+    is cluster-wide: then every exporter collects without them)."""
+    return any(profiling_fields_unusable(p) for p in plans)
 
 
 def per_pod_gpu_metrics(plans: Sequence[GroupPlan], chart_version: str, options: ExporterOptions | None) -> bool:

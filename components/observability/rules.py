@@ -163,7 +163,9 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
         f"({_group_nodes([p.name for p in plans])} or "
         f'max by (node) (kube_node_status_capacity{{resource=~"{resources}"}} > 0))'
     )
-    exporter_nodes = "max by (node) (DCGM_FI_DEV_GPU_TEMP)"
+    # FB_FREE: a field every GPU reports, a vGPU guest's too (no temperature in a guest), in our
+    # metrics file and the operator's default (etc/dcp-metrics-included.csv, 4.2.3-4.1.3 to 4.5.3-4.8.2).
+    exporter_nodes = "max by (node) (DCGM_FI_DEV_FB_FREE)"
     return [
         _alert(
             "GpuXidApplicationError",
