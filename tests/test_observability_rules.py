@@ -162,6 +162,21 @@ def test_an_xid_alert_on_the_last_value_alone_fails_the_unit_tests(tmp_path):
     assert 'node="n4"' in done.stdout + done.stderr
 
 
+def test_counting_containers_as_pods_fails_the_unit_tests(tmp_path):
+    """One pod of two containers on a busy GPU is not contention: the per-container count fails."""
+    tool = promtool()
+    spec = dev_spec()
+    for r in spec["groups"][0]["rules"]:
+        r["expr"] = r["expr"].replace(
+            'max by (node, UUID, gpu, pod_uid) (DCGM_FI_DEV_GPU_UTIL{pod_uid!=""})', 'DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}'
+        )
+    rule_file(tmp_path, spec)
+    shutil.copy(TEST_FILE, tmp_path / TEST_FILE.name)
+    done = run(tool, "test", "rules", tmp_path / TEST_FILE.name)
+    assert done.returncode != 0
+    assert 'node="n4"' in done.stdout + done.stderr
+
+
 # ---------------------------------------------------------------------------------------------
 # Literals
 # ---------------------------------------------------------------------------------------------
@@ -197,6 +212,12 @@ def test_thresholds_are_the_settings():
     assert memory["for"] == "2m"
     contended = alerts["SharedGpuContended"][0]
     assert contended["expr"].startswith('max by (node, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid=""}) >= 70 and')
+    # Pods, not containers: one series per container, each with its pod's value (dcgm-exporter
+    # internal/pkg/transformation/kubernetes.go createPerProcessMetrics, 4.5.3-4.8.2).
+    assert contended["expr"].endswith(
+        "and on (node, UUID, gpu) count by (node, UUID, gpu) (max by (node, UUID, gpu, pod_uid) "
+        '(DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}) > 0) > 1'
+    )
     assert contended["for"] == "1h"
     idle = alerts["GpuSlotIdle"][0]
     assert idle["expr"] == ('max by (namespace, pod, node, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}) <= 10')

@@ -124,7 +124,8 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         _panel(
             5,
             "Pods holding a slot per GPU",
-            f'count by (node, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}})',
+            # A series per container holding a slot: one per pod first (see rules.alert_rules).
+            f'count by (node, gpu) (max by (node, gpu, pod_uid) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}}))',
             per_gpu,
             "none",
             _WIDTH,

@@ -157,7 +157,9 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
     fb_free = f"max by ({_GPU}) (DCGM_FI_DEV_FB_FREE)"
     fb_reserved = f"(max by ({_GPU}) (DCGM_FI_DEV_FB_RESERVED) or {fb_free} * 0)"
     util = f'max by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid=""}})'
-    busy_pods = f'count by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!=""}} > 0)'
+    # One series per container holding a slot, each with its pod's value (kubernetes.go
+    # createPerProcessMetrics, 4.5.3-4.8.2): one per pod first, then count the pods at work.
+    busy_pods = f'count by ({_GPU}) (max by ({_GPU}, pod_uid) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!=""}}) > 0)'
     resources = _regex(sorted({kube_state_metrics_name(p.resource_name) for p in plans}))
     gpu_nodes = (
         f"({_group_nodes([p.name for p in plans])} or "
