@@ -274,9 +274,10 @@ def test_dev_declares_the_cloudwatch_pipeline_and_the_dashboard():
         "namespace": "gpu-operator",
         "labels": {"grafana_dashboard": "1"},
     }
+    # cloudwatch only: the add-on reads its own exporter, so the operator's gets no hostPID.
     assert sim.outputs["observability"] == {
         "pipeline": "cloudwatch",
-        "perPodGpuMetrics": True,
+        "perPodGpuMetrics": False,
         "exporter": {"namespace": "gpu-operator", "service": "nvidia-dcgm-exporter", "port": 9400, "path": "/metrics"},
         "dashboardConfigMap": "gpu-operator/gpu-eks-shared-gpus-dashboard",
         "cloudwatch": {
@@ -286,7 +287,7 @@ def test_dev_declares_the_cloudwatch_pipeline_and_the_dashboard():
         },
     }
     values = sim.named("gpu-eks-gpu-operator-release").inputs["values"]["dcgmExporter"]
-    assert values == {**PER_POD, "env": [VIRTUAL_GPUS_ENV, CONFIG_MAP_ENV]}
+    assert values == {"env": [CONFIG_MAP_ENV]}
     metrics = sim.named("gpu-eks-gpu-operator-dcgm-metrics").inputs
     assert metrics["metadata"]["name"] == "gpu-eks-dcgm-metrics"
     assert "DCGM_FI_PROF_" not in metrics["data"]["metrics"]
@@ -319,7 +320,8 @@ def test_prometheus_declares_the_rule_and_the_service_monitor(runs):
         "GpuExporterMissing",
     ]
     values = sim.named("gpu-eks-gpu-operator-release").inputs["values"]["dcgmExporter"]
-    assert values["serviceMonitor"] == SERVICE_MONITOR
+    assert values == {**PER_POD, "env": [VIRTUAL_GPUS_ENV, CONFIG_MAP_ENV], "serviceMonitor": SERVICE_MONITOR}
+    assert sim.outputs["observability"]["perPodGpuMetrics"] is True
     assert sim.outputs["observability"]["prometheusRule"] == "monitoring/gpu-eks-shared-gpus"
     assert "cloudwatch" not in sim.outputs["observability"]
 

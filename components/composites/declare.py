@@ -123,7 +123,10 @@ def declare_gpu_capacity(
     # What observability asks of the operator's dcgm-exporter; None: the chart's defaults.
     exporter = (
         ExporterOptions(
-            per_pod_metrics=obs.per_pod_metrics,
+            # Per-pod attribution only where something reads the operator's exporter: the
+            # prometheus pipeline scrapes it; the CloudWatch add-on runs and scrapes its own
+            # dcgm-exporter (values.py). hostPID and the pods read access are not granted for nothing.
+            per_pod_metrics=obs.per_pod_metrics and obs.prometheus,
             service_monitor_labels=dict(obs.prometheus_labels) if obs.prometheus else None,
         )
         if obs.enabled

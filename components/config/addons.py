@@ -301,7 +301,8 @@ class ObservabilitySettings(_Model):
         **doc(
             "Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, "
             "with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older "
-            "ones report per GPU only).",
+            "ones report per GPU only), and only with `pipeline` `prometheus` or `both`: the `cloudwatch` add-on "
+            "runs and reads its own exporter, so the operator's would get `hostPID` for nobody.",
             type="bool",
             default="`true`",
         ),

@@ -157,7 +157,7 @@ class ObservabilitySettings(TypedDict, total=False):
     prometheus_labels: dict[str, str]
     """Labels of the PrometheusRule and the exporter's ServiceMonitor, so your Prometheus selects them (e.g. `release: kube-prometheus-stack`). Type: map. Default: `{}`."""
     per_pod_metrics: bool
-    """Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older ones report per GPU only). Type: bool. Default: `true`."""
+    """Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older ones report per GPU only), and only with `pipeline` `prometheus` or `both`: the `cloudwatch` add-on runs and reads its own exporter, so the operator's would get `hostPID` for nobody. Type: bool. Default: `true`."""
     alerts: AlertThresholds
     """When the shared-GPU alerts fire."""
 
