@@ -428,6 +428,46 @@ def test_gpu_capacity_cloudwatch_needs_the_oidc_provider():
     )
 
 
+def test_the_oidc_provider_rule_is_one_function():
+    """One rule (observability.values), used by GpuCapacity's problems and GpuObservability."""
+    expected = (
+        "observability.pipeline 'cloudwatch' needs oidc_provider_arn and oidc_provider_url (the CloudWatch agent "
+        "gets AWS access through IRSA)"
+    )
+
+    def obs(**kw: Any):
+        return load_settings({"clusterName": "c", "observability": kw}).observability
+
+    assert obs_values.oidc_provider_problem(obs(enabled=True), False) == expected
+    assert obs_values.oidc_provider_problem(obs(enabled=True, pipeline="both"), False) == expected.replace(
+        "'cloudwatch'", "'both'"
+    )
+    assert obs_values.oidc_provider_problem(obs(enabled=True), True) is None
+    assert obs_values.oidc_provider_problem(obs(enabled=True, pipeline="prometheus"), False) is None
+    assert obs_values.oidc_provider_problem(obs(enabled=False), False) is None
+
+
+def test_gpu_observability_declared_alone_needs_the_oidc_provider():
+    from components.observability.component import GpuObservability, GpuObservabilityArgs
+
+    s = load_settings({"clusterName": "c", "observability": {"enabled": True}})
+    with pytest.raises(ValueError) as err:
+        GpuObservability(
+            "obs",
+            GpuObservabilityArgs(
+                settings=s.observability,
+                plans=s.plans,
+                cluster_name="c",
+                operator_namespace="gpu-operator",
+                per_pod_metrics=False,
+            ),
+        )
+    assert str(err.value) == (
+        "GpuObservability 'obs': observability.pipeline 'cloudwatch' needs oidc_provider_arn and oidc_provider_url "
+        "(the CloudWatch agent gets AWS access through IRSA)"
+    )
+
+
 def test_gpu_capacity_with_its_own_prometheus():
     from tests.test_compose import run
 

@@ -92,12 +92,9 @@ def declare_gpu_capacity(
                 f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
                 "received no oidc_provider_arn/oidc_provider_url"
             )
+    # The OIDC provider the cloudwatch pipeline needs: GpuCapacity checks it with its other
+    # problems (observability.values.oidc_provider_problem); GpuCluster always passes its own.
     obs = settings.observability
-    if obs.enabled and obs.cloudwatch and (target.oidc_provider_arn is None or target.oidc_provider_url is None):
-        raise ValueError(
-            f"{name}: observability.pipeline {obs.pipeline!r} needs the cluster's IAM OIDC provider (IRSA of the "
-            "CloudWatch agent): received no oidc_provider_arn/oidc_provider_url"
-        )
     # The cluster name the autoscaler discovers the groups by; None: no autoscaler.
     ca_cluster_name = autoscaler_cluster_name if autoscaling else None
     gpu_node_groups = {
