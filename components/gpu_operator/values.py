@@ -49,7 +49,10 @@ def mig_strategy(plans: Sequence[GroupPlan]) -> str:
 #: GPU models whose DCGM profiling fields (``DCGM_FI_PROF_*``) need exclusive access to the GPU:
 #: Turing: the T4 (g4dn) and the T4g (g5g, the same Turing TU104 for Graviton: AWS "Amazon EC2 G5g
 #: instances" page). With two exporters or tenants asking, DCGM refuses them (dcgm-exporter#307),
-#: so the exporter collects the fields below instead of its default file.
+#: so the exporter collects the fields below instead of the operator's default file
+#: (``/etc/dcgm-exporter/dcp-metrics-included.csv``: ``DCGM_EXPORTER_COLLECTORS`` in the exporter
+#: DaemonSet asset, ``assets/state-dcgm-exporter/0900_daemonset.yaml`` at v25.3.1,
+#: ``0800_daemonset.yaml`` at v25.10.1 and v26.7.0).
 PROFILING_NEEDS_EXCLUSIVE_ACCESS = frozenset({"T4", "T4g"})
 
 #: The exporter's metrics ConfigMap (``DCGM_EXPORTER_CONFIGMAP_DATA=<namespace>:<name>``, key
@@ -59,8 +62,12 @@ PROFILING_NEEDS_EXCLUSIVE_ACCESS = frozenset({"T4", "T4g"})
 #: cannot read it, so the ConfigMap is created before the release.
 METRICS_CONFIG_MAP = "gpu-eks-dcgm-metrics"
 
-#: dcgm-exporter's ``etc/default-counters.csv`` (4.5.3-4.8.2) without the ``DCGM_FI_PROF_*``
-#: fields: "field, Prometheus type, help". The alerts and the dashboard read GPU_UTIL, FB_*, XID.
+#: The operator's default metrics file, dcgm-exporter's ``etc/dcp-metrics-included.csv``
+#: (4.4.2-4.7.0 and 4.5.3-4.8.2; 4.2.3-4.1.3 lacks FB_RESERVED; at 4.5.3-4.8.2
+#: ``default-counters.csv`` names the same fields), less the five ``DCGM_FI_PROF_*`` fields and two
+#: more: ``DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL`` (no NVLink on a T4, T4g or L4 slice) and
+#: ``DCGM_FI_DEV_VGPU_LICENSE_STATUS``; neither feeds an alert or the dashboard. Rows: "field,
+#: Prometheus type, help". The alerts and the dashboard read GPU_UTIL, FB_*, XID.
 METRICS_WITHOUT_PROFILING: tuple[tuple[str, str, str], ...] = (
     ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
     ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
