@@ -261,9 +261,9 @@ class ObservabilitySettings(_Model):
     enabled: bool = Field(
         False,
         **doc(
-            "Turn on per-pod GPU metrics where the chart's exporter has them, the metrics pipeline, the alerts and the "
-            "dashboard. Off by default: it installs things that cost money (CloudWatch) and runs the exporter with "
-            "`hostPID`.",
+            "Turn on the metrics pipeline, the alerts, the dashboard and, with a Prometheus pipeline, per-pod GPU "
+            "metrics where the chart's exporter has them. Off by default: it installs things that cost money "
+            "(CloudWatch) or runs the exporter with `hostPID` (per-pod metrics).",
             type="bool",
             default="`false`",
         ),
