@@ -38,7 +38,16 @@ ENV_V25_3_1 = [
     {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
     {"name": "DCGM_EXPORTER_COLLECTORS", "value": "/etc/dcgm-exporter/dcp-metrics-included.csv"},
 ]
-SERVICE_MONITOR = {"enabled": True, "honorLabels": True, "additionalLabels": {"release": "kps"}}
+#: relabelings: the pod's node as ``node`` (the exporter's own label is Hostname or hostname by
+#: version: dcgm-exporter d5e5f51); camelCase fields as in the ClusterPolicy CRD of v25.3.1, v25.10.1
+#: and v26.7.0 (deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml), which the operator
+#: copies into the ServiceMonitor endpoint (controllers/object_controls.go).
+SERVICE_MONITOR = {
+    "enabled": True,
+    "honorLabels": True,
+    "additionalLabels": {"release": "kps"},
+    "relabelings": [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"}],
+}
 
 
 def plans_for(replicas: int, version: str = "v26.7.0"):
@@ -85,13 +94,22 @@ def test_no_per_pod_metrics_on_an_unshared_group_or_when_off():
 
 @pytest.mark.parametrize(
     ("instance_type", "without_profiling"),
-    [("g4dn.xlarge", True), ("g5g.xlarge", True), ("g5.xlarge", False), ("g6.xlarge", False)],
+    [
+        ("g4dn.xlarge", True),
+        ("g5g.xlarge", True),
+        ("g6f.large", True),
+        ("gr6f.4xlarge", True),
+        ("g5.xlarge", False),
+        ("g6.xlarge", False),
+    ],
 )
-def test_profiling_fields_are_off_on_turing_only(instance_type, without_profiling):
-    # Turing (T4, T4G) needs exclusive access for DCGM_FI_PROF_* (dcgm-exporter#307); Ampere and Ada do not.
-    plans = load_settings(
-        {"clusterName": "c", "gpuNodeGroups": [{"name": "g", "instanceTypes": [instance_type]}]}
-    ).plans
+def test_profiling_fields_are_off_on_turing_and_vgpu_guests(instance_type, without_profiling):
+    # Turing (T4, T4G) needs exclusive access for DCGM_FI_PROF_* (dcgm-exporter#307); a fractional
+    # vGPU guest (g6f, gr6f: L4 slices) has no hardware counters (dcgm-exporter#69, #661, PR #701);
+    # whole Ampere and Ada GPUs have both.
+    # One pod per GPU: a vGPU slice may not be time-sliced again (the settings refuse replicas > 1).
+    group = {"name": "g", "instanceTypes": [instance_type], "timeSlicing": {"replicas": 1}}
+    plans = load_settings({"clusterName": "c", "gpuNodeGroups": [group]}).plans
     values = operator_values.dcgm_exporter_values(
         plans, "v26.7.0", operator_values.ExporterOptions(per_pod_metrics=False), "gpu-operator"
     )
@@ -181,7 +199,7 @@ def test_dashboard_is_valid_json_with_panels_per_node_and_per_pod():
     assert ids == sorted(set(ids))
     per_pod_memory = model["panels"][7]
     assert per_pod_memory["targets"][0]["expr"] == (
-        'max by (namespace, pod, Hostname, gpu) (DCGM_FI_DEV_FB_USED{pod_uid!="", Hostname=~"$node"})'
+        'max by (namespace, pod, node, gpu) (DCGM_FI_DEV_FB_USED{pod_uid!="", node=~"$node"})'
     )
     # g4dn.xlarge: one T4 of 16384 MiB (catalog: ec2:DescribeInstanceTypes), 4 replicas.
     assert per_pod_memory["fieldConfig"]["defaults"]["thresholds"]["steps"] == [
@@ -256,9 +274,10 @@ def test_dev_declares_the_cloudwatch_pipeline_and_the_dashboard():
         "namespace": "gpu-operator",
         "labels": {"grafana_dashboard": "1"},
     }
+    # cloudwatch only: the add-on reads its own exporter, so the operator's gets no hostPID.
     assert sim.outputs["observability"] == {
         "pipeline": "cloudwatch",
-        "perPodGpuMetrics": True,
+        "perPodGpuMetrics": False,
         "exporter": {"namespace": "gpu-operator", "service": "nvidia-dcgm-exporter", "port": 9400, "path": "/metrics"},
         "dashboardConfigMap": "gpu-operator/gpu-eks-shared-gpus-dashboard",
         "cloudwatch": {
@@ -268,7 +287,7 @@ def test_dev_declares_the_cloudwatch_pipeline_and_the_dashboard():
         },
     }
     values = sim.named("gpu-eks-gpu-operator-release").inputs["values"]["dcgmExporter"]
-    assert values == {**PER_POD, "env": [VIRTUAL_GPUS_ENV, CONFIG_MAP_ENV]}
+    assert values == {"env": [CONFIG_MAP_ENV]}
     metrics = sim.named("gpu-eks-gpu-operator-dcgm-metrics").inputs
     assert metrics["metadata"]["name"] == "gpu-eks-dcgm-metrics"
     assert "DCGM_FI_PROF_" not in metrics["data"]["metrics"]
@@ -301,7 +320,8 @@ def test_prometheus_declares_the_rule_and_the_service_monitor(runs):
         "GpuExporterMissing",
     ]
     values = sim.named("gpu-eks-gpu-operator-release").inputs["values"]["dcgmExporter"]
-    assert values["serviceMonitor"] == SERVICE_MONITOR
+    assert values == {**PER_POD, "env": [VIRTUAL_GPUS_ENV, CONFIG_MAP_ENV], "serviceMonitor": SERVICE_MONITOR}
+    assert sim.outputs["observability"]["perPodGpuMetrics"] is True
     assert sim.outputs["observability"]["prometheusRule"] == "monitoring/gpu-eks-shared-gpus"
     assert "cloudwatch" not in sim.outputs["observability"]
 
@@ -404,6 +424,46 @@ def test_gpu_capacity_cloudwatch_needs_the_oidc_provider():
         capacity({"enabled": True})()
     assert str(err.value) == (
         "GpuCapacity 'ml-gpu': observability.pipeline 'cloudwatch' needs oidc_provider_arn and oidc_provider_url "
+        "(the CloudWatch agent gets AWS access through IRSA)"
+    )
+
+
+def test_the_oidc_provider_rule_is_one_function():
+    """One rule (observability.values), used by GpuCapacity's problems and GpuObservability."""
+    expected = (
+        "observability.pipeline 'cloudwatch' needs oidc_provider_arn and oidc_provider_url (the CloudWatch agent "
+        "gets AWS access through IRSA)"
+    )
+
+    def obs(**kw: Any):
+        return load_settings({"clusterName": "c", "observability": kw}).observability
+
+    assert obs_values.oidc_provider_problem(obs(enabled=True), False) == expected
+    assert obs_values.oidc_provider_problem(obs(enabled=True, pipeline="both"), False) == expected.replace(
+        "'cloudwatch'", "'both'"
+    )
+    assert obs_values.oidc_provider_problem(obs(enabled=True), True) is None
+    assert obs_values.oidc_provider_problem(obs(enabled=True, pipeline="prometheus"), False) is None
+    assert obs_values.oidc_provider_problem(obs(enabled=False), False) is None
+
+
+def test_gpu_observability_declared_alone_needs_the_oidc_provider():
+    from components.observability.component import GpuObservability, GpuObservabilityArgs
+
+    s = load_settings({"clusterName": "c", "observability": {"enabled": True}})
+    with pytest.raises(ValueError) as err:
+        GpuObservability(
+            "obs",
+            GpuObservabilityArgs(
+                settings=s.observability,
+                plans=s.plans,
+                cluster_name="c",
+                operator_namespace="gpu-operator",
+                per_pod_metrics=False,
+            ),
+        )
+    assert str(err.value) == (
+        "GpuObservability 'obs': observability.pipeline 'cloudwatch' needs oidc_provider_arn and oidc_provider_url "
         "(the CloudWatch agent gets AWS access through IRSA)"
     )
 

@@ -16,10 +16,11 @@ from tests.promtool import promtool
 from tests.support import ROOT, settings_for_stack
 
 TEST_FILE = ROOT / "tests" / "alerts" / "shared_gpus_test.yaml"
+TWO_GROUPS_TEST_FILE = ROOT / "tests" / "alerts" / "two_groups_test.yaml"
 
 
-def rule_file(tmp_path: Path, spec: dict) -> Path:
-    path = tmp_path / "shared_gpus_rules.yaml"
+def rule_file(tmp_path: Path, spec: dict, name: str = "shared_gpus_rules.yaml") -> Path:
+    path = tmp_path / name
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
 
@@ -60,6 +61,21 @@ def varied_settings():
                     "exporterMissingFor": "30m",
                 },
             },
+        }
+    )
+
+
+def two_groups_settings():
+    """Two groups sharing profile ts4 with different GPU counts: 1 x 4 = 4 and 4 x 4 = 16 slots."""
+    return load_settings(
+        {
+            "clusterName": "c",
+            "autoscaler": {"enabled": False},
+            "gpuNodeGroups": [
+                {"name": "small", "instanceTypes": ["g4dn.xlarge"], "timeSlicing": {"replicas": 4, "profile": "ts4"}},
+                {"name": "big", "instanceTypes": ["g4dn.12xlarge"], "timeSlicing": {"replicas": 4, "profile": "ts4"}},
+            ],
+            "observability": {"enabled": True},
         }
     )
 
@@ -108,6 +124,16 @@ def test_the_unit_tests_cover_every_alert_firing_and_not_firing():
     assert silent | {"GpuXidApplicationError", "GpuXidHardwareError"} == alerts
 
 
+def test_promtool_two_groups_of_one_profile_each_compared_with_their_own_count(tmp_path):
+    tool = promtool()
+    s = two_groups_settings()
+    rule_file(tmp_path, rules.rule_spec(s.plans, s.observability.alerts), "two_groups_rules.yaml")
+    shutil.copy(TWO_GROUPS_TEST_FILE, tmp_path / TWO_GROUPS_TEST_FILE.name)
+    done = run(tool, "test", "rules", tmp_path / TWO_GROUPS_TEST_FILE.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
+
+
 def test_a_broken_rule_fails_the_unit_tests(tmp_path):
     """The promtool tests can fail: with the memory threshold off by one they do."""
     tool = promtool()
@@ -121,6 +147,36 @@ def test_a_broken_rule_fails_the_unit_tests(tmp_path):
     assert "alertname: GpuMemoryNearFull" in done.stdout + done.stderr
 
 
+def test_an_xid_alert_on_the_last_value_alone_fails_the_unit_tests(tmp_path):
+    """The last-XID field is sticky (dcgm-exporter#500): alerting on its value alone keeps firing on
+    an old XID, which the unit tests catch."""
+    tool = promtool()
+    spec = dev_spec()
+    for r in spec["groups"][0]["rules"]:
+        if r["alert"] == "GpuXidApplicationError":
+            r["expr"] = rules.application_xid_expr()
+    rule_file(tmp_path, spec)
+    shutil.copy(TEST_FILE, tmp_path / TEST_FILE.name)
+    done = run(tool, "test", "rules", tmp_path / TEST_FILE.name)
+    assert done.returncode != 0
+    assert 'node="n4"' in done.stdout + done.stderr
+
+
+def test_counting_containers_as_pods_fails_the_unit_tests(tmp_path):
+    """One pod of two containers on a busy GPU is not contention: the per-container count fails."""
+    tool = promtool()
+    spec = dev_spec()
+    for r in spec["groups"][0]["rules"]:
+        r["expr"] = r["expr"].replace(
+            'max by (node, UUID, gpu, pod_uid) (DCGM_FI_DEV_GPU_UTIL{pod_uid!=""})', 'DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}'
+        )
+    rule_file(tmp_path, spec)
+    shutil.copy(TEST_FILE, tmp_path / TEST_FILE.name)
+    done = run(tool, "test", "rules", tmp_path / TEST_FILE.name)
+    assert done.returncode != 0
+    assert 'node="n4"' in done.stdout + done.stderr
+
+
 # ---------------------------------------------------------------------------------------------
 # Literals
 # ---------------------------------------------------------------------------------------------
@@ -129,6 +185,17 @@ def test_a_broken_rule_fails_the_unit_tests(tmp_path):
 def test_application_xids_are_the_device_plugins():
     # k8s-device-plugin internal/rm/health.go ignoredXids (v0.17.2, v0.18.1, v0.20.0).
     assert rules.APPLICATION_XIDS == (13, 31, 43, 45, 68, 109)
+
+
+def test_the_application_xid_alert_fires_only_on_a_change_within_15m():
+    (xid,) = by_name(dev_spec())["GpuXidApplicationError"]
+    last = "max by (node, UUID, gpu) (DCGM_FI_DEV_XID_ERRORS)"
+    assert xid["expr"] == (
+        f"({last} == 13 or {last} == 31 or {last} == 43 or {last} == 45 or {last} == 68 or {last} == 109) "
+        f"unless on (node, UUID, gpu) ({last} == on (node, UUID, gpu) "
+        "max by (node, UUID, gpu) (DCGM_FI_DEV_XID_ERRORS offset 15m))"
+    )
+    assert xid["for"] == "0m"
 
 
 def test_kube_state_metrics_names():
@@ -144,10 +211,16 @@ def test_thresholds_are_the_settings():
     assert memory["expr"].endswith("* 100 >= 80")
     assert memory["for"] == "2m"
     contended = alerts["SharedGpuContended"][0]
-    assert contended["expr"].startswith('max by (Hostname, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid=""}) >= 70 and')
+    assert contended["expr"].startswith('max by (node, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid=""}) >= 70 and')
+    # Pods, not containers: one series per container, each with its pod's value (dcgm-exporter
+    # internal/pkg/transformation/kubernetes.go createPerProcessMetrics, 4.5.3-4.8.2).
+    assert contended["expr"].endswith(
+        "and on (node, UUID, gpu) count by (node, UUID, gpu) (max by (node, UUID, gpu, pod_uid) "
+        '(DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}) > 0) > 1'
+    )
     assert contended["for"] == "1h"
     idle = alerts["GpuSlotIdle"][0]
-    assert idle["expr"] == ('max by (namespace, pod, Hostname, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}) <= 10')
+    assert idle["expr"] == ('max by (namespace, pod, node, UUID, gpu) (DCGM_FI_DEV_GPU_UTIL{pod_uid!=""}) <= 10')
     assert idle["for"] == "4h"
     assert [r["for"] for r in alerts["GpuSlotsNotAdvertised"]] == ["20m", "20m"]
     assert alerts["GpuExporterMissing"][0]["for"] == "30m"
@@ -162,21 +235,30 @@ def test_default_thresholds():
     assert (t.advertised_for, t.exporter_missing_for) == ("15m", "10m")
 
 
-def test_one_advertised_rule_per_profile_with_its_resource_and_count():
+def test_one_advertised_rule_per_node_group_with_its_resource_and_count():
     s = varied_settings()
     advertised = by_name(rules.rule_spec(s.plans, s.observability.alerts))["GpuSlotsNotAdvertised"]
     assert [(r["labels"], r["expr"]) for r in advertised] == [
         (
-            {"severity": "warning", "profile": "timeslice-x4"},
-            'max by (node) (kube_node_labels{label_nvidia_com_device_plugin_config=~"timeslice\\\\-x4"}) unless on '
+            {"severity": "warning", "node_group": "t4", "profile": "timeslice-x4"},
+            'max by (node) (kube_node_labels{label_gpu_eks_io_node_group=~"t4"}) unless on '
             '(node) (max by (node) (kube_node_status_capacity{resource="nvidia_com_gpu"}) == 4)',
         ),
         (
             # g4dn.12xlarge: 4 GPUs x 2 replicas, renamed to nvidia.com/gpu.shared.
-            {"severity": "warning", "profile": "big"},
-            'max by (node) (kube_node_labels{label_nvidia_com_device_plugin_config=~"big"}) unless on '
+            {"severity": "warning", "node_group": "big", "profile": "big"},
+            'max by (node) (kube_node_labels{label_gpu_eks_io_node_group=~"big"}) unless on '
             '(node) (max by (node) (kube_node_status_capacity{resource="nvidia_com_gpu_shared"}) == 8)',
         ),
+    ]
+
+
+def test_groups_sharing_a_profile_get_one_rule_each_with_their_own_count():
+    s = two_groups_settings()
+    advertised = by_name(rules.rule_spec(s.plans, s.observability.alerts))["GpuSlotsNotAdvertised"]
+    assert [(r["labels"]["node_group"], r["expr"].rsplit("== ", 1)[1]) for r in advertised] == [
+        ("small", "4)"),
+        ("big", "16)"),
     ]
 
 
@@ -184,9 +266,9 @@ def test_exporter_missing_covers_every_profile_and_resource():
     s = varied_settings()
     (missing,) = by_name(rules.rule_spec(s.plans, s.observability.alerts))["GpuExporterMissing"]
     assert missing["expr"] == (
-        '(max by (node) (kube_node_labels{label_nvidia_com_device_plugin_config=~"timeslice\\\\-x4|big"}) or '
+        '(max by (node) (kube_node_labels{label_gpu_eks_io_node_group=~"t4|big"}) or '
         'max by (node) (kube_node_status_capacity{resource=~"nvidia_com_gpu|nvidia_com_gpu_shared"} > 0)) '
-        'unless on (node) label_replace(max by (Hostname) (DCGM_FI_DEV_GPU_TEMP), "node", "$1", "Hostname", "(.*)")'
+        "unless on (node) max by (node) (DCGM_FI_DEV_FB_FREE)"
     )
 
 

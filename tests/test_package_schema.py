@@ -416,7 +416,7 @@ def test_construct_returns_the_stack_outputs(constructed_dev):
     # Names as the schema writes them (camelCase), not the TypedDict's Python names.
     assert outputs["observability"] == {
         "pipeline": "cloudwatch",
-        "perPodGpuMetrics": True,
+        "perPodGpuMetrics": False,
         "exporter": {"namespace": "gpu-operator", "service": "nvidia-dcgm-exporter", "port": 9400, "path": "/metrics"},
         "dashboardConfigMap": "gpu-operator/gpu-eks-shared-gpus-dashboard",
         "cloudwatch": {

@@ -117,16 +117,13 @@ CDI = {"dev": False, "prod": False, VARIANT: True, DEFAULTS: False}
 
 
 #: observability.enabled (dev, and the variant made from it): the dcgm-exporter values. dev
-#: (chart v26.7.0, a shared T4 group): per-pod metrics (KUBERNETES_VIRTUAL_GPUS + hostPID +
-#: enablePodUID) and the metrics ConfigMap without profiling fields; the variant (v25.3.1, whose
-#: exporter has no per-process metrics): the ConfigMap only, the chart's env kept (Helm replaces lists).
+#: (chart v26.7.0, a shared T4 group, pipeline cloudwatch): the metrics ConfigMap without profiling
+#: fields only; no per-pod metrics (no hostPID): the CloudWatch add-on reads its own exporter, not
+#: this one. The variant (v25.3.1, whose exporter has no per-process metrics): the ConfigMap only,
+#: the chart's env kept (Helm replaces lists).
 DCGM_EXPORTER: dict[str, dict[str, Any]] = {
     "dev": {
-        "hostPID": True,
-        "enablePodUID": True,
-        "enablePodLabels": False,
         "env": [
-            {"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"},
             {"name": "DCGM_EXPORTER_CONFIGMAP_DATA", "value": "gpu-operator:gpu-eks-dcgm-metrics"},
         ],
     },

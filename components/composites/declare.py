@@ -92,12 +92,9 @@ def declare_gpu_capacity(
                 f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
                 "received no oidc_provider_arn/oidc_provider_url"
             )
+    # The OIDC provider the cloudwatch pipeline needs: GpuCapacity checks it with its other
+    # problems (observability.values.oidc_provider_problem); GpuCluster always passes its own.
     obs = settings.observability
-    if obs.enabled and obs.cloudwatch and (target.oidc_provider_arn is None or target.oidc_provider_url is None):
-        raise ValueError(
-            f"{name}: observability.pipeline {obs.pipeline!r} needs the cluster's IAM OIDC provider (IRSA of the "
-            "CloudWatch agent): received no oidc_provider_arn/oidc_provider_url"
-        )
     # The cluster name the autoscaler discovers the groups by; None: no autoscaler.
     ca_cluster_name = autoscaler_cluster_name if autoscaling else None
     gpu_node_groups = {
@@ -123,7 +120,10 @@ def declare_gpu_capacity(
     # What observability asks of the operator's dcgm-exporter; None: the chart's defaults.
     exporter = (
         ExporterOptions(
-            per_pod_metrics=obs.per_pod_metrics,
+            # Per-pod attribution only where something reads the operator's exporter: the
+            # prometheus pipeline scrapes it; the CloudWatch add-on runs and scrapes its own
+            # dcgm-exporter (values.py). hostPID and the pods read access are not granted for nothing.
+            per_pod_metrics=obs.per_pod_metrics and obs.prometheus,
             service_monitor_labels=dict(obs.prometheus_labels) if obs.prometheus else None,
         )
         if obs.enabled

@@ -25,6 +25,7 @@ from ..config.settings import GpuCapacitySettings
 from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
 from ..nodegroups.component import GpuNodeGroup
+from ..observability import values as obs_values
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 from .resolve import checked_setting_tags, checked_when_resolved
@@ -244,10 +245,9 @@ def _args_problems(name: str, args: GpuCapacityArgs, settings: GpuCapacitySettin
                 f"GpuCapacity {name!r}: autoscaler.enabled needs oidc_provider_arn and oidc_provider_url (the "
                 "Cluster Autoscaler gets AWS access through IRSA)"
             )
-    obs = settings.observability
-    if obs.enabled and obs.cloudwatch and (args.oidc_provider_arn is None or args.oidc_provider_url is None):
-        problems.append(
-            f"GpuCapacity {name!r}: observability.pipeline {obs.pipeline!r} needs oidc_provider_arn and "
-            "oidc_provider_url (the CloudWatch agent gets AWS access through IRSA)"
-        )
+    observability = obs_values.oidc_provider_problem(
+        settings.observability, args.oidc_provider_arn is not None and args.oidc_provider_url is not None
+    )
+    if observability:
+        problems.append(f"GpuCapacity {name!r}: {observability}")
     return problems

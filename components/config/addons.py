@@ -274,9 +274,9 @@ class ObservabilitySettings(_Model):
     enabled: bool = Field(
         False,
         **doc(
-            "Turn on per-pod GPU metrics where the chart's exporter has them, the metrics pipeline, the alerts and the "
-            "dashboard. Off by default: it installs things that cost money (CloudWatch) and runs the exporter with "
-            "`hostPID`.",
+            "Turn on the metrics pipeline, the alerts, the dashboard and, with a Prometheus pipeline, per-pod GPU "
+            "metrics where the chart's exporter has them. Off by default: it installs things that cost money "
+            "(CloudWatch) or runs the exporter with `hostPID` (per-pod metrics).",
             type="bool",
             default="`false`",
         ),
@@ -314,7 +314,8 @@ class ObservabilitySettings(_Model):
         **doc(
             "Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, "
             "with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older "
-            "ones report per GPU only).",
+            "ones report per GPU only), and only with `pipeline` `prometheus` or `both`: the `cloudwatch` add-on "
+            "runs and reads its own exporter, so the operator's would get `hostPID` for nobody.",
             type="bool",
             default="`true`",
         ),

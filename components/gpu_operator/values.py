@@ -49,7 +49,10 @@ def mig_strategy(plans: Sequence[GroupPlan]) -> str:
 #: GPU models whose DCGM profiling fields (``DCGM_FI_PROF_*``) need exclusive access to the GPU:
 #: Turing: the T4 (g4dn) and the T4g (g5g, the same Turing TU104 for Graviton: AWS "Amazon EC2 G5g
 #: instances" page). With two exporters or tenants asking, DCGM refuses them (dcgm-exporter#307),
-#: so the exporter collects the fields below instead of its default file.
+#: so the exporter collects the fields below instead of the operator's default file
+#: (``/etc/dcgm-exporter/dcp-metrics-included.csv``: ``DCGM_EXPORTER_COLLECTORS`` in the exporter
+#: DaemonSet asset, ``assets/state-dcgm-exporter/0900_daemonset.yaml`` at v25.3.1,
+#: ``0800_daemonset.yaml`` at v25.10.1 and v26.7.0).
 PROFILING_NEEDS_EXCLUSIVE_ACCESS = frozenset({"T4", "T4g"})
 
 #: The exporter's metrics ConfigMap (``DCGM_EXPORTER_CONFIGMAP_DATA=<namespace>:<name>``, key
@@ -59,8 +62,12 @@ PROFILING_NEEDS_EXCLUSIVE_ACCESS = frozenset({"T4", "T4g"})
 #: cannot read it, so the ConfigMap is created before the release.
 METRICS_CONFIG_MAP = "gpu-eks-dcgm-metrics"
 
-#: dcgm-exporter's ``etc/default-counters.csv`` (4.5.3-4.8.2) without the ``DCGM_FI_PROF_*``
-#: fields: "field, Prometheus type, help". The alerts and the dashboard read GPU_UTIL, FB_*, XID.
+#: The operator's default metrics file, dcgm-exporter's ``etc/dcp-metrics-included.csv``
+#: (4.4.2-4.7.0 and 4.5.3-4.8.2; 4.2.3-4.1.3 lacks FB_RESERVED; at 4.5.3-4.8.2
+#: ``default-counters.csv`` names the same fields), less the five ``DCGM_FI_PROF_*`` fields and two
+#: more: ``DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL`` (no NVLink on a T4, T4g or L4 slice) and
+#: ``DCGM_FI_DEV_VGPU_LICENSE_STATUS``; neither feeds an alert or the dashboard. Rows: "field,
+#: Prometheus type, help". The alerts and the dashboard read GPU_UTIL, FB_*, XID.
 METRICS_WITHOUT_PROFILING: tuple[tuple[str, str, str], ...] = (
     ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
     ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
@@ -84,6 +91,23 @@ METRICS_WITHOUT_PROFILING: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: The node of every exporter series as the label ``node``, from the scraped pod's node
+#: (Prometheus' Kubernetes discovery, ``__meta_kubernetes_pod_node_name``). The exporter's own node
+#: label changed name (``Hostname`` up to 4.5.3-4.8.2; ``hostname`` from dcgm-exporter commit d5e5f51
+#: "Rename Hostname label to hostname (#655)"), so the alerts and the dashboard read ``node``, the
+#: name kube-state-metrics uses too. Path ``dcgmExporter.serviceMonitor.relabelings`` (values.yaml
+#: of v25.3.1, v25.10.1, v26.7.0); the chart copies ``dcgmExporter.serviceMonitor`` into the
+#: ClusterPolicy (templates/clusterpolicy.yaml) and the operator sets it as the ServiceMonitor
+#: endpoint's ``relabelings`` (controllers/object_controls.go: in ``ServiceMonitor`` at v25.3.1 and
+#: v25.10.1, ``applyServiceMonitorCustomEdits`` at v26.7.0); field names as in the ClusterPolicy
+#: CRD (prometheus-operator ``RelabelConfig``: sourceLabels, targetLabel, action).
+NODE_RELABELING: Mapping[str, Any] = {
+    "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+    "targetLabel": "node",
+    "action": "replace",
+}
+
+
 @dataclass(frozen=True)
 class ExporterOptions:
     """What the observability settings ask of the operator's dcgm-exporter."""
@@ -99,9 +123,19 @@ def metrics_csv() -> str:
     return "".join(f"{name}, {kind}, {help_text}\n" for name, kind, help_text in METRICS_WITHOUT_PROFILING)
 
 
+def profiling_fields_unusable(plan: GroupPlan) -> bool:
+    """Whether the exporter must not collect ``DCGM_FI_PROF_*`` on this group's GPUs: Turing
+    (exclusive access, above) or a fractional vGPU guest (g6f, gr6f: the catalog's ``fractional``
+    family). DCGM does not virtualize the hardware counters for a vGPU guest (an NVIDIA maintainer
+    in dcgm-exporter#69), and on fractional guests profiling collection errors in a loop
+    (dcgm-exporter#661, PR #701, "skip GPM/DCP metrics on fractional vGPU guests")."""
+    return plan.instance.gpu_model in PROFILING_NEEDS_EXCLUSIVE_ACCESS or plan.instance.family.fractional
+
+
 def needs_metrics_config_map(plans: Sequence[GroupPlan]) -> bool:
-    """Whether a GPU model whose profiling fields need exclusive access is in the cluster."""
-    return any(p.instance.gpu_model in PROFILING_NEEDS_EXCLUSIVE_ACCESS for p in plans)
+    """Whether a group whose GPUs cannot give profiling fields is in the cluster (the metrics file
+    is cluster-wide: then every exporter collects without them)."""
+    return any(profiling_fields_unusable(p) for p in plans)
 
 
 def per_pod_gpu_metrics(plans: Sequence[GroupPlan], chart_version: str, options: ExporterOptions | None) -> bool:
@@ -142,6 +176,7 @@ def dcgm_exporter_values(
             "enabled": True,
             "honorLabels": True,
             "additionalLabels": dict(options.service_monitor_labels),
+            "relabelings": [dict(NODE_RELABELING)],
         }
     return out
 

@@ -151,7 +151,7 @@ class ObservabilitySettings(TypedDict, total=False):
     """GPU metrics, alerts and a dashboard for the shared GPUs (off unless `enabled: true`)."""
 
     enabled: bool
-    """Turn on per-pod GPU metrics where the chart's exporter has them, the metrics pipeline, the alerts and the dashboard. Off by default: it installs things that cost money (CloudWatch) and runs the exporter with `hostPID`. Type: bool. Default: `false`."""
+    """Turn on the metrics pipeline, the alerts, the dashboard and, with a Prometheus pipeline, per-pod GPU metrics where the chart's exporter has them. Off by default: it installs things that cost money (CloudWatch) or runs the exporter with `hostPID` (per-pod metrics). Type: bool. Default: `false`."""
     pipeline: str
     """Where metrics go. `cloudwatch`: the `amazon-cloudwatch-observability` EKS add-on (Container Insights; works on a fresh cluster). `prometheus`: a Prometheus operator already in the cluster: the exporter's ServiceMonitor and the PrometheusRule; `pulumi up` fails if its CRDs are absent. `both`: the two. Type: `cloudwatch` | `prometheus` | `both`. Default: `cloudwatch`."""
     namespace: str
@@ -159,7 +159,7 @@ class ObservabilitySettings(TypedDict, total=False):
     prometheus_labels: dict[str, str]
     """Labels of the PrometheusRule and the exporter's ServiceMonitor, so your Prometheus selects them (e.g. `release: kube-prometheus-stack`). Type: map. Default: `{}`."""
     per_pod_metrics: bool
-    """Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older ones report per GPU only). Type: bool. Default: `true`."""
+    """Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older ones report per GPU only), and only with `pipeline` `prometheus` or `both`: the `cloudwatch` add-on runs and reads its own exporter, so the operator's would get `hostPID` for nobody. Type: bool. Default: `true`."""
     alerts: AlertThresholds
     """When the shared-GPU alerts fire."""
 

@@ -20,7 +20,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..cluster.iam import partition_of
+from ..cluster.iam import managed_policy_arn, partition_of
 from ..config.addons import ObservabilitySettings
 from ..sharing.plan import GroupPlan
 from . import dashboard, rules, values
@@ -53,11 +53,11 @@ class GpuObservability(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
         s = args.settings
-        if s.cloudwatch and (args.oidc_provider_arn is None or args.oidc_provider_url is None):
-            raise ValueError(
-                f"{name}: observability.pipeline {s.pipeline!r} needs the cluster's IAM OIDC provider (IRSA of the "
-                "CloudWatch agent): received no oidc_provider_arn/oidc_provider_url"
-            )
+        problem = values.oidc_provider_problem(
+            s, args.oidc_provider_arn is not None and args.oidc_provider_url is not None
+        )
+        if problem:
+            raise ValueError(f"GpuObservability {name!r}: {problem}")
         super().__init__(TYPE_NAME, name, None, opts)
         after = pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for))
         namespace = values.rule_namespace(s, args.operator_namespace)
@@ -97,7 +97,7 @@ class GpuObservability(pulumi.ComponentResource):
             attachment = aws.iam.RolePolicyAttachment(
                 f"{name}-cloudwatch-policy",
                 role=self.role.name,
-                policy_arn=partition_of(self).apply(values.policy_arn),
+                policy_arn=partition_of(self).apply(lambda p: managed_policy_arn(p, values.CLOUDWATCH_POLICY)),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             self.addon = aws.eks.Addon(

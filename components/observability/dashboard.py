@@ -23,7 +23,7 @@ SIDECAR_LABEL = {"grafana_dashboard": "1"}
 FILE_NAME = f"{UID}.json"
 
 _DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
-_NODE = 'Hostname=~"$node"'
+_NODE = 'node=~"$node"'
 _WIDTH = 12
 _HEIGHT = 8
 
@@ -90,14 +90,14 @@ def _slot_table(panel_id: int, plans: Sequence[GroupPlan], y: int) -> dict[str, 
 def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
     """The dashboard model; the red line of the per-pod memory panel is the smallest slot share."""
     smallest_share = min(p.memory_per_slot_mib for p in plans)
-    per_gpu = "{{Hostname}} GPU {{gpu}}"
-    per_pod = "{{namespace}}/{{pod}} ({{Hostname}} GPU {{gpu}})"
+    per_gpu = "{{node}} GPU {{gpu}}"
+    per_pod = "{{namespace}}/{{pod}} ({{node}} GPU {{gpu}})"
     panels = [
         _row(1, "Per node", 0),
         _panel(
             2,
             "GPU utilisation per GPU",
-            f'max by (Hostname, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid="", {_NODE}}})',
+            f'max by (node, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid="", {_NODE}}})',
             per_gpu,
             "percent",
             0,
@@ -106,7 +106,7 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         _panel(
             3,
             "GPU memory used per GPU",
-            f'max by (Hostname, gpu) (DCGM_FI_DEV_FB_USED{{pod_uid="", {_NODE}}})',
+            f'max by (node, gpu) (DCGM_FI_DEV_FB_USED{{pod_uid="", {_NODE}}})',
             per_gpu,
             "decmbytes",
             _WIDTH,
@@ -115,7 +115,7 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         _panel(
             4,
             "Last XID per GPU (0: none)",
-            f"max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS{{{_NODE}}})",
+            f"max by (node, gpu) (DCGM_FI_DEV_XID_ERRORS{{{_NODE}}})",
             per_gpu,
             "none",
             0,
@@ -124,7 +124,8 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         _panel(
             5,
             "Pods holding a slot per GPU",
-            f'count by (Hostname, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}})',
+            # A series per container holding a slot: one per pod first (see rules.alert_rules).
+            f'count by (node, gpu) (max by (node, gpu, pod_uid) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}}))',
             per_gpu,
             "none",
             _WIDTH,
@@ -134,7 +135,7 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         _panel(
             7,
             "GPU utilisation per pod",
-            f'max by (namespace, pod, Hostname, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}})',
+            f'max by (namespace, pod, node, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}})',
             per_pod,
             "percent",
             0,
@@ -143,7 +144,7 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         _panel(
             8,
             "GPU memory used per pod (red: a slot's share)",
-            f'max by (namespace, pod, Hostname, gpu) (DCGM_FI_DEV_FB_USED{{pod_uid!="", {_NODE}}})',
+            f'max by (namespace, pod, node, gpu) (DCGM_FI_DEV_FB_USED{{pod_uid!="", {_NODE}}})',
             per_pod,
             "decmbytes",
             _WIDTH,
@@ -153,7 +154,7 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         _panel(
             9,
             "Last XID of the GPU each pod runs on",
-            f'max by (namespace, pod, Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS{{pod_uid!="", {_NODE}}})',
+            f'max by (namespace, pod, node, gpu) (DCGM_FI_DEV_XID_ERRORS{{pod_uid!="", {_NODE}}})',
             per_pod,
             "none",
             0,
@@ -179,8 +180,8 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
                     "type": "query",
                     "label": "Node",
                     "datasource": _DATASOURCE,
-                    "query": {"query": "label_values(DCGM_FI_DEV_GPU_TEMP, Hostname)", "refId": "node"},
-                    "definition": "label_values(DCGM_FI_DEV_GPU_TEMP, Hostname)",
+                    "query": {"query": "label_values(DCGM_FI_DEV_FB_FREE, node)", "refId": "node"},
+                    "definition": "label_values(DCGM_FI_DEV_FB_FREE, node)",
                     "refresh": 2,
                     "includeAll": True,
                     "multi": True,

@@ -4,8 +4,11 @@ group plans and the thresholds. Pure: no Pulumi.
 What the series look like (dcgm-exporter, ``internal/pkg/transformation/kubernetes.go`` and
 ``process_metrics.go``, 4.5.3-4.8.2, the code the exporter of chart v26.7.0 builds on):
 
-* Every series names its GPU by ``Hostname`` (the node: the DaemonSet's ``NODE_NAME``), ``gpu``
-  (index) and ``UUID``.
+* Every series names its GPU by ``node``, ``gpu`` (index) and ``UUID``. ``node`` is not the
+  exporter's: the ServiceMonitor's relabeling sets it from the scraped pod's node
+  (``gpu_operator.values.NODE_RELABELING``), because the exporter's own label is ``Hostname`` up to
+  4.5.3-4.8.2 and ``hostname`` after dcgm-exporter commit d5e5f51 (#655). The rules need the
+  operator's ServiceMonitor (pipeline ``prometheus``) or a scrape config relabeling the same way.
 * With per-pod metrics (``KUBERNETES_VIRTUAL_GPUS`` + ``enablePodUID``), ``DCGM_FI_DEV_GPU_UTIL``
   and ``DCGM_FI_DEV_FB_USED`` come once per GPU without ``pod_uid`` (the device's value) and once
   per pod holding a slot of that GPU with ``pod``, ``namespace``, ``container`` and ``pod_uid``
@@ -14,9 +17,11 @@ What the series look like (dcgm-exporter, ``internal/pkg/transformation/kubernet
 * Without per-pod metrics (older charts), there is no ``pod_uid``: the per-pod rules
   (contention, idle slots) have nothing to fire on; the per-GPU ones work.
 
-The node-level rules read kube-state-metrics: ``kube_node_status_capacity`` (resource names with
-``.`` and ``/`` as ``_``) and ``kube_node_labels`` (only the labels its
-``--metric-labels-allowlist=nodes=[nvidia.com/device-plugin.config]`` lets through).
+The node-level rules read kube-state-metrics (``internal/store/node.go``, ``utils.go``
+``SanitizeLabelName``, v2.20.0): ``kube_node_status_capacity`` (resource names with ``.`` and ``/``
+as ``_``) and ``kube_node_labels`` (only the labels its
+``--metric-labels-allowlist=nodes=[gpu-eks.io/node-group]`` lets through, as
+``label_gpu_eks_io_node_group``).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ APPLICATION_XIDS: tuple[int, ...] = (13, 31, 43, 45, 68, 109)
 RUNBOOK = "README.md#observability"
 
 #: One GPU, whatever the pod a series was copied onto.
-_GPU = "Hostname, UUID, gpu"
+_GPU = "node, UUID, gpu"
 
 
 def kube_state_metrics_name(name: str) -> str:
@@ -80,8 +85,18 @@ def _alert(
     }
 
 
-def _xid() -> str:
-    return f"max by ({_GPU}) (DCGM_FI_DEV_XID_ERRORS)"
+#: How long ``GpuXidApplicationError`` fires after a GPU's XID changes. ``DCGM_FI_DEV_XID_ERRORS``
+#: holds the LAST XID until the driver is reset or the node reboots (dcgm-exporter#500, #190, #95;
+#: DCGM#277): an alert on its value alone would fire forever after one XID. The alert fires while
+#: the GPU's XID differs from its value this long ago (or had none then), then resolves.
+XID_WINDOW = "15m"
+
+
+def _xid(offset: str = "") -> str:
+    """The GPU's last XID. The exporter writes the code as the value and as the labels
+    ``err_code``/``err_msg`` (``internal/pkg/collector/gpu_collector.go``, 4.2.3-4.1.3 to
+    4.5.3-4.8.2), so each code is its own series: the rules take ``max by`` GPU."""
+    return f"max by ({_GPU}) (DCGM_FI_DEV_XID_ERRORS{offset})"
 
 
 def application_xid_expr() -> str:
@@ -89,24 +104,34 @@ def application_xid_expr() -> str:
     return " or ".join(f"{_xid()} == {x}" for x in APPLICATION_XIDS)
 
 
-def profiles(plans: Sequence[GroupPlan]) -> dict[str, GroupPlan]:
-    """One plan per sharing profile (the settings rules: one set of sharing settings per name)."""
-    out: dict[str, GroupPlan] = {}
-    for p in plans:
-        out.setdefault(p.profile_name, p)
-    return out
+def new_application_xid_expr() -> str:
+    """The GPUs whose last XID is an application error and changed in the last XID_WINDOW.
+
+    Not the exporter's windowed ``DCGM_EXP_XID_ERRORS_COUNT`` (``xid_collector.go``, present at
+    4.2.3-4.1.3, 4.4.2-4.7.0, 4.5.3-4.8.2): it is collected only when named in the metrics file, and
+    neither the operator's default (``etc/dcp-metrics-included.csv``) nor ``default-counters.csv``
+    (commented out) names it at any of those versions. Enabling it would mean shipping the metrics
+    file for every cluster, a copy of the default list per exporter version (the file is
+    cluster-wide: one for T4 and other GPUs alike). A repeat of the same code within a node's life
+    is not seen (a limit of the last-value field, dcgm-exporter#190)."""
+    return f"({application_xid_expr()}) unless on ({_GPU}) ({_xid()} == on ({_GPU}) {_xid(f' offset {XID_WINDOW}')})"
 
 
-def _profile_nodes(profile_names: Sequence[str]) -> str:
-    label = "label_" + kube_state_metrics_name(labels.DEVICE_PLUGIN_CONFIG_LABEL)
-    return f'max by (node) (kube_node_labels{{{label}=~"{_regex(profile_names)}"}})'
+def _group_nodes(group_names: Sequence[str]) -> str:
+    """The nodes of these GPU node groups: kube-state-metrics' ``kube_node_labels`` with the
+    library's node-group label (allowlisted: see the module docstring)."""
+    label = "label_" + kube_state_metrics_name(labels.NODE_GROUP_LABEL)
+    return f'max by (node) (kube_node_labels{{{label}=~"{_regex(group_names)}"}})'
 
 
 def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
-    """Nodes of ``plan``'s profile that do not advertise exactly GPUs x replicas of its resource."""
+    """Nodes of ``plan``'s group that do not advertise exactly its GPUs x replicas of its resource.
+    One rule per node group, not per profile: groups sharing a profile may have instance types with
+    different GPU counts (g4dn.xlarge x4 = 4, g4dn.12xlarge x4 = 16), so each node is compared with
+    its own group's count."""
     resource = kube_state_metrics_name(plan.resource_name)
     expr = (
-        f"{_profile_nodes([plan.profile_name])} unless on (node) "
+        f"{_group_nodes([plan.name])} unless on (node) "
         f'(max by (node) (kube_node_status_capacity{{resource="{resource}"}}) == {plan.slots_per_node})'
     )
     return _alert(
@@ -115,13 +140,13 @@ def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
         t.advertised_for,
         "warning",
         f"Node {{{{ $labels.node }}}} does not advertise {plan.slots_per_node} {plan.resource_name}",
-        f"Nodes with sharing profile {plan.profile_name} ({plan.gpus_per_node} GPU(s) x "
+        f"Nodes of GPU node group {plan.name} (sharing profile {plan.profile_name}: {plan.gpus_per_node} GPU(s) x "
         f"{plan.sharing.replicas} replicas) should advertise {plan.slots_per_node} {plan.resource_name}; this one "
         "does not: the sharing config was not applied (device plugin or its config-manager not running, the node "
         "label nvidia.com/device-plugin.config not matching a ConfigMap key) or the GPU count is wrong.",
         "kubectl describe node <node> (Capacity, label nvidia.com/device-plugin.config); kubectl -n <operator "
         "namespace> logs the nvidia-device-plugin pod on the node (container config-manager); fix, then restart it",
-        {"profile": plan.profile_name},
+        {"node_group": plan.name, "profile": plan.profile_name},
     )
 
 
@@ -132,22 +157,27 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
     fb_free = f"max by ({_GPU}) (DCGM_FI_DEV_FB_FREE)"
     fb_reserved = f"(max by ({_GPU}) (DCGM_FI_DEV_FB_RESERVED) or {fb_free} * 0)"
     util = f'max by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid=""}})'
-    busy_pods = f'count by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!=""}} > 0)'
+    # One series per container holding a slot, each with its pod's value (kubernetes.go
+    # createPerProcessMetrics, 4.5.3-4.8.2): one per pod first, then count the pods at work.
+    busy_pods = f'count by ({_GPU}) (max by ({_GPU}, pod_uid) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!=""}}) > 0)'
     resources = _regex(sorted({kube_state_metrics_name(p.resource_name) for p in plans}))
     gpu_nodes = (
-        f"({_profile_nodes(list(profiles(plans)))} or "
+        f"({_group_nodes([p.name for p in plans])} or "
         f'max by (node) (kube_node_status_capacity{{resource=~"{resources}"}} > 0))'
     )
-    exporter_nodes = 'label_replace(max by (Hostname) (DCGM_FI_DEV_GPU_TEMP), "node", "$1", "Hostname", "(.*)")'
+    # FB_FREE: a field every GPU reports, a vGPU guest's too (no temperature in a guest), in our
+    # metrics file and the operator's default (etc/dcp-metrics-included.csv, 4.2.3-4.1.3 to 4.5.3-4.8.2).
+    exporter_nodes = "max by (node) (DCGM_FI_DEV_FB_FREE)"
     return [
         _alert(
             "GpuXidApplicationError",
-            app,
+            new_application_xid_expr(),
             "0m",
             "warning",
-            "XID {{ $value }} (application error) on GPU {{ $labels.gpu }} of {{ $labels.Hostname }}",
-            "A process on this GPU hit an application-level XID (13, 31, 43, 45, 68 or 109: the device plugin keeps "
-            "the GPU allocatable). On a shared GPU every tenant of it may have been affected.",
+            "XID {{ $value }} (application error) on GPU {{ $labels.gpu }} of {{ $labels.node }}",
+            "A process on this GPU hit an application-level XID (13, 31, 43, 45, 68 or 109: the device plugin "
+            f"keeps the GPU allocatable) in the last {XID_WINDOW}. On a shared GPU every tenant of it may have been "
+            "affected.",
             "Find the pods on the GPU (dashboard, per pod) and their logs around the time; an application bug or "
             "out-of-bounds access, not the hardware: no node action",
         ),
@@ -156,9 +186,10 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             f"{_xid()} > 0 unless ({app})",
             "0m",
             "critical",
-            "XID {{ $value }} on GPU {{ $labels.gpu }} of {{ $labels.Hostname }}",
+            "XID {{ $value }} on GPU {{ $labels.gpu }} of {{ $labels.node }}",
             "An XID the device plugin treats as fatal: it marks the GPU unhealthy and stops advertising it, so every "
-            "slot of that GPU is lost and its pods likely failed.",
+            "slot of that GPU is lost and its pods likely failed. Fires until the node is replaced (the GPU's last XID "
+            "stays until a driver reset).",
             "Cordon and drain the node, then terminate the instance (the node group replaces it); open an AWS case if "
             "it repeats on new instances",
         ),
@@ -167,7 +198,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             f"{fb_used} / ({fb_used} + {fb_free} + {fb_reserved}) * 100 >= {t.memory_used_percent}",
             t.memory_for,
             "warning",
-            "GPU {{ $labels.gpu }} of {{ $labels.Hostname }} memory {{ $value | humanize }}% used",
+            "GPU {{ $labels.gpu }} of {{ $labels.node }} memory {{ $value | humanize }}% used",
             "Time-slicing does not isolate GPU memory: when it is full, the next allocation of any pod sharing this "
             "GPU fails (CUDA out of memory), not only the pod that used it up.",
             "See which pod uses the memory (dashboard: memory per pod against the slot's share); lower its batch or "
@@ -178,7 +209,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             f"{util} >= {t.contention_utilization_percent} and on ({_GPU}) {busy_pods} > 1",
             t.contention_for,
             "warning",
-            "Shared GPU {{ $labels.gpu }} of {{ $labels.Hostname }} contended",
+            "Shared GPU {{ $labels.gpu }} of {{ $labels.node }} contended",
             f"Two or more pods are running work on this GPU and it has been at least "
             f"{t.contention_utilization_percent}% busy: time-slicing gives each a slice of time, so each runs slower "
             "than alone.",
@@ -194,7 +225,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             "and unavailable to others.",
             "Ask the owner to release it (scale the workload down, or give up the GPU request when idle)",
         ),
-        *(advertised_rule(p, t) for p in profiles(plans).values()),
+        *(advertised_rule(p, t) for p in plans),
         _alert(
             "GpuExporterMissing",
             f"{gpu_nodes} unless on (node) {exporter_nodes}",

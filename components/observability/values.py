@@ -43,8 +43,17 @@ EXPORTER_SERVICE = "nvidia-dcgm-exporter"
 EXPORTER_PORT = 9400
 
 
-def policy_arn(partition: str) -> str:
-    return f"arn:{partition}:iam::aws:policy/{CLOUDWATCH_POLICY}"
+def oidc_provider_problem(settings: ObservabilitySettings, has_oidc_provider: bool) -> str | None:
+    """The one rule on the OIDC provider: the ``cloudwatch`` pipeline needs it (IRSA of the
+    CloudWatch agent). None when met. ``GpuCapacity`` reports it with its other problems before
+    anything is declared; ``GpuObservability`` raises it for programs that declare it themselves
+    (``GpuCluster`` always passes its cluster's provider)."""
+    if settings.enabled and settings.cloudwatch and not has_oidc_provider:
+        return (
+            f"observability.pipeline {settings.pipeline!r} needs oidc_provider_arn and oidc_provider_url (the "
+            "CloudWatch agent gets AWS access through IRSA)"
+        )
+    return None
 
 
 def cloudwatch_trust_policy(oidc_provider_arn: str, oidc_provider_url: str) -> str:
