@@ -259,7 +259,7 @@ def _ami_minor_problems(loc: tuple[str | int, ...], release: str | None, minor: 
     # A node group's releaseVersion is <kubernetes x.y.z>-<yyyymmdd> of the group's version, which
     # EKS keeps within the cluster's minor (botocore eks CreateNodegroupRequest.releaseVersion; EKS
     # user guide, "Amazon EKS optimized Amazon Linux AMI versions"; tests/test_settings_aws.py).
-    m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
+    m = catalog.AMI_RELEASE_VERSION_PATTERN.fullmatch(release or "")
     if not m or m.group(1) == minor:
         return []
     return [

@@ -41,8 +41,8 @@ GPU_COUNT_LABELS: tuple[str, ...] = (
 # Syntax
 # ---------------------------------------------------------------------------------------------
 
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]", re.ASCII)
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", re.ASCII)
 
 # kubelet accepts these keys in the kubernetes.io / k8s.io namespaces, and nothing else there
 # except under node.kubernetes.io/ and kubelet.kubernetes.io/.
@@ -76,9 +76,9 @@ def qualified_name_problem(key: str) -> str | None:
     prefix, _, name = key.rpartition("/")
     if "/" in prefix:
         return "a qualified name with at most one '/'"
-    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
+    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
         return "a prefix that is a DNS subdomain (lower-case alphanumerics, '-' and '.')"
-    if len(name) > 63 or not _NAME.match(name):
+    if len(name) > 63 or not _NAME.fullmatch(name):
         return "a name of at most 63 characters: alphanumerics, '-', '_' or '.', alphanumeric at both ends"
     return None
 
@@ -89,7 +89,7 @@ def label_value_problem(value: str) -> str | None:
         return "a string"
     if value == "":
         return None
-    if len(value) > 63 or not _NAME.match(value):
+    if len(value) > 63 or not _NAME.fullmatch(value):
         return "at most 63 characters: alphanumerics, '-', '_' or '.', alphanumeric at both ends"
     return None
 
