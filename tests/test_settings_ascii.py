@@ -135,3 +135,34 @@ def test_a_chart_version_outside_ascii_is_refused_even_when_unvalidated_versions
         line
         == 'gpu-eks:gpuOperator.chartVersion: received "v25.10.1-\\u00e9"; expected a chart version such as v26.7.0'
     )
+
+
+# --- Label and taint keys: a '/' needs a prefix before it (k8s.io/apimachinery v0.35.7
+# pkg/api/validate/content/kube.go IsLabelKey: "prefix part must be non-empty") --------------------
+
+EMPTY_PREFIX = "a non-empty prefix before '/' (a DNS subdomain such as example.com/team), or no '/' at all"
+
+
+def test_a_label_key_with_an_empty_prefix_is_refused():
+    assert problems({"gpuNodeGroups": [{"name": "gpu", "labels": {"/team": "ml"}}]}) == [
+        f'gpu-eks:gpuNodeGroups[0].labels./team: received "/team"; expected {EMPTY_PREFIX}'
+    ]
+
+
+def test_a_taint_key_with_an_empty_prefix_is_refused():
+    taint = {"key": "/dedicated", "value": "ml", "effect": "NoSchedule"}
+    assert problems({"gpuNodeGroups": [{"name": "gpu", "taints": [taint]}]}) == [
+        f'gpu-eks:gpuNodeGroups[0].taints[0].key: received "/dedicated"; expected {EMPTY_PREFIX}'
+    ]
+
+
+def test_label_and_taint_keys_with_a_prefix_or_none_are_accepted():
+    taint = {"key": "example.com/dedicated", "value": "ml", "effect": "NoSchedule"}
+    s = load_settings(
+        {
+            "clusterName": "c",
+            "gpuNodeGroups": [{"name": "gpu", "labels": {"example.com/team": "ml", "team": "ml"}, "taints": [taint]}],
+        }
+    )
+    assert s.gpu_node_groups[0].labels == {"example.com/team": "ml", "team": "ml"}
+    assert [t.key for t in s.gpu_node_groups[0].taints] == ["example.com/dedicated"]

@@ -73,9 +73,13 @@ def qualified_name_problem(key: str) -> str | None:
     """Why ``key`` is not a valid Kubernetes qualified name (label or taint key), or None."""
     if not isinstance(key, str) or not key:
         return "a non-empty qualified name ([prefix/]name)"
-    prefix, _, name = key.rpartition("/")
+    prefix, slash, name = key.rpartition("/")
     if "/" in prefix:
         return "a qualified name with at most one '/'"
+    # k8s.io/apimachinery v0.35.7 pkg/api/validate/content/kube.go:54 (IsLabelKey, which
+    # IsQualifiedName aliases): a '/' with nothing before it is "prefix part must be non-empty".
+    if slash and not prefix:
+        return "a non-empty prefix before '/' (a DNS subdomain such as example.com/team), or no '/' at all"
     if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
         return "a prefix that is a DNS subdomain (lower-case alphanumerics, '-' and '.')"
     if len(name) > 63 or not _NAME.fullmatch(name):
