@@ -12,6 +12,14 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from .enis import (
+    GPU_ENIS,
+    MAX_NODE_ADDRESSES,
+    MIN_NODE_ADDRESSES,
+    SYSTEM_ENIS,
+    gpu_node_addresses,
+    system_node_addresses,
+)
 from .instances import (
     ACCELERATOR_LABEL_VALUES,
     FAMILIES,
@@ -33,18 +41,24 @@ from .instances import (
 __all__ = [
     "ACCELERATOR_LABEL_VALUES",
     "FAMILIES",
+    "GPU_ENIS",
     "GPU_INSTANCE_TYPES",
     "GPU_NODE_DAEMONSET_PODS",
+    "MAX_NODE_ADDRESSES",
     "MIG_MANAGER_POD",
+    "MIN_NODE_ADDRESSES",
     "MPS",
     "MPS_CONTROL_DAEMON_POD",
     "NODE_DAEMONSET_PODS",
+    "SYSTEM_ENIS",
     "TIME_SLICING",
     "WHOLE_GPU_SHARING",
     "GpuFamily",
     "GpuInstanceType",
     "daemonset_pods",
+    "gpu_node_addresses",
     "interchangeable",
+    "system_node_addresses",
     "usable_pod_slots",
 ]
 

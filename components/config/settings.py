@@ -409,27 +409,38 @@ class Settings(GpuCapacitySettings):
             )
         ]
 
-    def nodes_need_addresses(self, at_max: bool) -> int:
-        """Addresses of the private subnets the nodes need at least, at desired or max sizes.
+    def nodes_need_addresses(self, at_max: bool, unknown_system_node: int = catalog.MIN_NODE_ADDRESSES) -> int:
+        """Addresses of the private subnets the nodes hold at least, at desired or max sizes.
 
-        The VPC CNI (defaults: no prefix delegation) gives every pod that is not host-network an
-        address of the node's subnet, and each network interface has its own: a GPU node full of
-        pods holds at least ``maxPods - 1`` (maxPods = ENIs x (addresses per ENI - 1) + 2, the +2
-        being the host-network aws-node and kube-proxy; awslabs/amazon-eks-ami eni-max-pods). A
-        system node holds its own address; the cluster services hold one each (``SYSTEM_SERVICE_PODS``).
+        The VPC CNI (defaults: no prefix delegation, ``WARM_ENI_TARGET=1``) holds whole ENIs of
+        subnet addresses (aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md): a GPU node full of
+        pods all its ENIs' (``catalog.gpu_node_addresses``: g4dn.xlarge 3 x 10 = 30); a system
+        node, whose cluster-service pods fit one ENI, that one and the warm one
+        (``catalog.system_node_addresses``: m6i.large 2 x 10 = 20). The cluster services' pods
+        take their addresses from those ENIs. A system type the catalog does not know counts at
+        ``catalog.MIN_NODE_ADDRESSES`` (the fewest of any type, so a large enough network is never
+        refused) and gets a warning (warnings.py).
         """
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
-        gpu = sum(size(p.settings.scaling) * (p.max_pods - 1) for p in self.plans)
-        services = len(SYSTEM_SERVICE_PODS) - (0 if self.autoscaler_enabled else 1)
-        return gpu + size(self.system_node_group.scaling) + services
+        gpu = sum(
+            size(p.settings.scaling) * max(catalog.gpu_node_addresses(t) for t in p.settings.instance_types)
+            for p in self.plans
+        )
+        known = (catalog.system_node_addresses(t) for t in self.system_node_group.instance_types)
+        per_system_node = max(n if n is not None else unknown_system_node for n in known)
+        return gpu + size(self.system_node_group.scaling) * per_system_node
+
+    def private_subnet_room(self) -> tuple[int, int, int]:
+        """(count, usable addresses each, addresses left for nodes) of a created VPC's private subnets."""
+        count, usable = created_private_subnets(self.network)
+        return count, usable, count * (usable - EKS_ADDRESSES_PER_SUBNET)
 
     def _address_problems(self) -> list[KeyedProblem]:
         # Only a created VPC's subnets are known here (an existing VPC's sizes need the AWS API).
         net = self.network
         if net.existing_vpc:
             return []
-        count, usable = created_private_subnets(net)
-        room = count * (usable - EKS_ADDRESSES_PER_SUBNET)
+        count, usable, room = self.private_subnet_room()
         # With the autoscaler, CA takes groups up to maxSize under load; without it they stay at
         # desiredSize (nothing else resizes them): either way nodes that would get no pod addresses
         # fail long after `pulumi up` (pods stuck "failed to assign an IP address to container").
@@ -444,7 +455,7 @@ class Settings(GpuCapacitySettings):
                 net.cidr_block,
                 f"a larger block: its {count} private subnets hold {room} addresses for nodes and pods (each "
                 f"{usable} usable, less the {EKS_ADDRESSES_PER_SUBNET} EKS needs), but the node groups at "
-                f"{sizes} need at least {need} (the VPC CNI gives every pod an address of the subnet; a GPU node "
-                "of maxPods 29 holds at least 28)",
+                f"{sizes} need at least {need} (the VPC CNI holds whole ENIs of subnet addresses: a GPU node all "
+                "its ENIs', g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)",
             )
         ]
