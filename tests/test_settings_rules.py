@@ -394,15 +394,58 @@ def test_system_nodes_must_hold_the_cluster_service_pods():
     small = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 1, "desiredSize": 2, "maxSize": 4}}
     assert problems({"systemNodeGroup": small}) == [
         'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
-        "(e.g. t3.medium, m6i.large), or a desiredSize of at least 3: t3.micro run at most 4 pods, 2 besides "
-        "aws-node and kube-proxy, so 2 node(s) hold 4 of the 6 cluster-service pods (CoreDNS x2, gpu-operator, NFD "
-        "master and gc, and the Cluster Autoscaler when enabled)"
+        "(e.g. t3.medium, m6i.large), or a desiredSize of at least 3: t3.micro run at most 4 pods, 2 besides the "
+        "DaemonSet pods (aws-node, kube-proxy), so 2 node(s) hold 4 of the 6 cluster-service pods (coredns, coredns, "
+        "gpu-operator, nfd-master, nfd-gc, cluster-autoscaler)"
     ]
     three = {**small, "scaling": {"minSize": 1, "desiredSize": 3, "maxSize": 4}}
     assert accepted({"systemNodeGroup": three}).system_node_group.instance_types == ["t3.micro"]
     # t3.small runs 11 pods: one node holds them all.
     one_small = {"instanceTypes": ["t3.small"], "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2}}
     assert accepted({"systemNodeGroup": one_small}).system_node_group.scaling.desired_size == 1
+
+
+# The CloudWatch pipeline's add-on (aws-observability/helm-charts charts/amazon-cloudwatch-observability
+# 6.4.0) runs cloudwatch-agent and fluent-bit on every node (tolerations: [{operator: Exists}]),
+# dcgm-exporter on the GPU types of its list, and a controller-manager Deployment.
+CLOUDWATCH = {"observability": {"enabled": True, "pipeline": "cloudwatch"}}
+
+
+@pytest.mark.parametrize("pipeline", ["cloudwatch", "both"])
+def test_three_t3_micro_system_nodes_are_refused_with_the_cloudwatch_pipeline(pipeline: str):
+    three = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 3, "desiredSize": 3, "maxSize": 3}}
+    obs = {"observability": {"enabled": True, "pipeline": pipeline}}
+    assert problems({"systemNodeGroup": three, **obs}) == [
+        'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
+        "(e.g. t3.medium, m6i.large), (no node count helps): t3.micro run at most 4 pods, 0 besides the DaemonSet "
+        "pods (aws-node, kube-proxy, cloudwatch-agent, fluent-bit), so 3 node(s) hold 0 of the 7 cluster-service "
+        "pods (coredns, coredns, gpu-operator, nfd-master, nfd-gc, cluster-autoscaler, "
+        "amazon-cloudwatch-observability-controller-manager)"
+    ]
+
+
+def test_three_t3_micro_system_nodes_are_accepted_without_the_cloudwatch_pipeline():
+    three = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 3, "desiredSize": 3, "maxSize": 3}}
+    prometheus = {"observability": {"enabled": True, "pipeline": "prometheus"}}
+    for extra in ({}, prometheus, {"observability": {"enabled": False, "pipeline": "cloudwatch"}}):
+        assert accepted({"systemNodeGroup": three, **extra}).system_node_group.instance_types == ["t3.micro"]
+
+
+def test_a_gpu_groups_usable_slots_count_the_cloudwatch_pods():
+    # g4dn.xlarge: max pods 29; 7 DaemonSet pods (aws-node, kube-proxy, device plugin, GFD, dcgm-exporter,
+    # validator, NFD worker) leave 22; the add-on's agent, fluent-bit and dcgm-exporter leave 19.
+    # g6f.large (max pods 20) is not in the add-on's dcgm-exporter list: 20 - 7 - 2 = 11.
+    groups = [{"name": "t4"}, {"name": "l4", "instanceTypes": ["g6f.large"], "timeSlicing": {"replicas": 1}}]
+    assert [p.usable_pod_slots for p in accepted({"gpuNodeGroups": groups}).plans] == [22, 13]
+    assert [p.usable_pod_slots for p in accepted({"gpuNodeGroups": groups, **CLOUDWATCH}).plans] == [19, 11]
+
+
+def test_more_slots_than_a_node_holds_with_the_cloudwatch_pods_is_refused_with_the_verification():
+    # 1 GPU x 20 = 20 slots: within g4dn.xlarge's 22 usable pods, not within 19 with the add-on.
+    group = {"name": "t4", "timeSlicing": {"replicas": 20}}
+    assert accepted({"verifyTimeSlicing": True, "gpuNodeGroups": [group]}).plans[0].usable_pod_slots == 22
+    (line,) = problems({"verifyTimeSlicing": True, "gpuNodeGroups": [group], **CLOUDWATCH})
+    assert line.startswith("gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 20; expected at most 19 for ")
 
 
 def test_the_small_max_pods_table_is_the_reference_tables():

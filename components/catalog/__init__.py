@@ -22,6 +22,9 @@ from .enis import (
 )
 from .instances import (
     ACCELERATOR_LABEL_VALUES,
+    CLOUDWATCH_DCGM_EXPORTER_ABSENT,
+    CLOUDWATCH_DCGM_EXPORTER_POD,
+    CLOUDWATCH_NODE_DAEMONSET_PODS,
     FAMILIES,
     GPU_INSTANCE_TYPES,
     GPU_NODE_DAEMONSET_PODS,
@@ -35,11 +38,15 @@ from .instances import (
     GpuInstanceType,
     daemonset_pods,
     interchangeable,
+    node_daemonset_pods,
     usable_pod_slots,
 )
 
 __all__ = [
     "ACCELERATOR_LABEL_VALUES",
+    "CLOUDWATCH_DCGM_EXPORTER_ABSENT",
+    "CLOUDWATCH_DCGM_EXPORTER_POD",
+    "CLOUDWATCH_NODE_DAEMONSET_PODS",
     "FAMILIES",
     "GPU_ENIS",
     "GPU_INSTANCE_TYPES",
@@ -58,6 +65,7 @@ __all__ = [
     "daemonset_pods",
     "gpu_node_addresses",
     "interchangeable",
+    "node_daemonset_pods",
     "system_node_addresses",
     "usable_pod_slots",
 ]

@@ -37,8 +37,22 @@ from .system_group import SystemNodeGroupSettings
 
 #: The pods of cluster services on the system nodes, each with a pod address (not host-network):
 #: CoreDNS (2 replicas, the EKS add-on's default), the gpu-operator, NFD master and gc (the chart's
-#: subchart), and the Cluster Autoscaler when enabled (last: dropped when it is off).
-SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc", "cluster-autoscaler")
+#: subchart); ``system_service_pods`` adds the Cluster Autoscaler and the CloudWatch add-on's
+#: controller when they are installed.
+SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc")
+AUTOSCALER_POD = "cluster-autoscaler"
+#: The CloudWatch add-on's operator (aws-observability/helm-charts charts/amazon-cloudwatch-observability
+#: 6.4.0 templates/operator-deployment.yaml: ``<chart>-controller-manager``, ``replicaCount: 1``).
+CLOUDWATCH_CONTROLLER_POD = "amazon-cloudwatch-observability-controller-manager"
+
+
+def system_service_pods(autoscaler: bool, cloudwatch: bool) -> tuple[str, ...]:
+    """The cluster-service pods the system nodes must hold."""
+    return (
+        SYSTEM_SERVICE_PODS
+        + ((AUTOSCALER_POD,) if autoscaler else ())
+        + ((CLOUDWATCH_CONTROLLER_POD,) if cloudwatch else ())
+    )
 
 
 #: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
@@ -214,7 +228,12 @@ class GpuCapacitySettings(_Model):
     def plans(self) -> tuple[GroupPlan, ...]:
         """The plan of each GPU node group (``sharing.plan``), in order: derived once per settings
         object, read by the rules across keys, the autoscaler's rules, the warnings and preflight."""
-        return plan_groups(self.gpu_node_groups)
+        return plan_groups(self.gpu_node_groups, self.cloudwatch_pipeline)
+
+    @property
+    def cloudwatch_pipeline(self) -> bool:
+        """Whether the CloudWatch pipeline's add-on runs (its DaemonSet pods on every node)."""
+        return self.observability.enabled and self.observability.cloudwatch
 
     @property
     def autoscaler_enabled(self) -> bool:
@@ -388,24 +407,28 @@ class Settings(GpuCapacitySettings):
     def _system_pod_problems(self) -> list[KeyedProblem]:
         # The cluster services run on the system nodes only (the autoscaler's affinity keeps it off
         # GPU nodes; GPU nodes are tainted by default): nodes whose max pods leave too few slots
-        # besides aws-node and kube-proxy leave some of them Pending for good.
+        # besides their DaemonSet pods leave some of them Pending for good.
         system = self.system_node_group
         small = [t for t in system.instance_types if t in catalog.SMALL_MAX_PODS]
         if not small:
             return []
-        per_node = min(catalog.SMALL_MAX_PODS[t] for t in small) - len(catalog.NODE_DAEMONSET_PODS)
-        services = len(SYSTEM_SERVICE_PODS) - (0 if self.autoscaler_enabled else 1)
-        if per_node * system.scaling.desired_size >= services:
+        daemonsets = catalog.node_daemonset_pods(self.cloudwatch_pipeline)
+        max_pods = min(catalog.SMALL_MAX_PODS[t] for t in small)
+        per_node = max_pods - len(daemonsets)
+        services = system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline)
+        if per_node * system.scaling.desired_size >= len(services):
             return []
+        fix = (
+            f"or a desiredSize of at least {-(-len(services) // per_node)}" if per_node > 0 else "(no node count helps)"
+        )
         return [
             (
                 ("systemNodeGroup", "instanceTypes"),
                 list(system.instance_types),
-                f"instance types with more pod room (e.g. t3.medium, m6i.large), or a desiredSize of at least "
-                f"{-(-services // per_node)}: {', '.join(small)} run at most {per_node + 2} pods, {per_node} besides "
-                f"aws-node and kube-proxy, so {system.scaling.desired_size} node(s) hold "
-                f"{per_node * system.scaling.desired_size} of the {services} cluster-service pods (CoreDNS x2, "
-                "gpu-operator, NFD master and gc, and the Cluster Autoscaler when enabled)",
+                f"instance types with more pod room (e.g. t3.medium, m6i.large), {fix}: {', '.join(small)} run at "
+                f"most {max_pods} pods, {per_node} besides the DaemonSet pods ({', '.join(daemonsets)}), so "
+                f"{system.scaling.desired_size} node(s) hold {per_node * system.scaling.desired_size} of the "
+                f"{len(services)} cluster-service pods ({', '.join(services)})",
             )
         ]
 

@@ -183,7 +183,7 @@ class SystemNodeGroupSettings(TypedDict, total=False):
     """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
 
     instance_types: list[str]
-    """Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Types whose nodes run only 4 pods (`t3.micro`, `t3.nano`, `t4g.micro`, …) are errors unless `desiredSize` nodes hold the cluster services (2 pods each). Type: list. Default: `["m6i.large"]`."""
+    """Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Types whose nodes run only 4 pods (`t3.micro`, `t3.nano`, `t4g.micro`, …) are errors unless `desiredSize` nodes hold the cluster services (2 pods each; none with the CloudWatch pipeline, whose agent and Fluent Bit take the other 2). Type: list. Default: `["m6i.large"]`."""
     scaling: Scaling
     """EKS scaling config (min ≤ desired ≤ max). `desiredSize: 0` is an error: CoreDNS, the gpu-operator, NFD and the Cluster Autoscaler run only here, so nothing could ever bring the first node. Type: `{minSize, desiredSize, maxSize}`. Default: `{2, 2, 3}`."""
     disk_size_gi_b: int
