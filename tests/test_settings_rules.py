@@ -506,17 +506,19 @@ def test_a_system_type_the_subnet_rule_does_not_know_warns_where_the_network_may
     assert warnings(raw) == []
 
 
-def test_user_data_over_ecs_16_kib_is_refused():
-    # Labels of a 66-character key and a 63-character value: 120 make 16,309 bytes of NodeConfig, 121 16,441.
+def test_user_data_over_12_kib_is_refused_leaving_4_kib_of_ecs_16_for_eks():
+    # EC2 user data is limited to 16 KB (botocore ec2 RequestLaunchTemplateData.UserData) and EKS merges
+    # its own NodeConfig part (endpoint, base64 CA, ...) into it: our part may take 12,288 bytes.
+    # Labels of a 66-character key and a 63-character value: 89 make 12,228 bytes of NodeConfig, 90 12,359.
     def labels(n: int) -> dict[str, str]:
         return {f"l{i}.example.com/" + "k" * 50: "v" * 63 for i in range(n)}
 
-    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(120)}]})
-    assert len(fits.gpu_node_groups[0].labels) == 120
-    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(121)}]}) == [
-        "gpu-eks:gpuNodeGroups[0].labels: received 121; expected fewer or shorter labels and taints: the group's "
-        "user data (its nodeadm NodeConfig) would be 16441 bytes, and EC2 takes at most 16384 (EKS adds its own "
-        "part to it)"
+    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(89)}]})
+    assert len(fits.gpu_node_groups[0].labels) == 89
+    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(90)}]}) == [
+        "gpu-eks:gpuNodeGroups[0].labels: received 90; expected fewer or shorter labels and taints: the group's "
+        "user data (its nodeadm NodeConfig) would be 12359 bytes; at most 12288, since EC2 takes 16384 in all and "
+        "EKS merges its own NodeConfig part (cluster endpoint and CA) into it"
     ]
 
 

@@ -57,9 +57,15 @@ def system_service_pods(autoscaler: bool, cloudwatch: bool) -> tuple[str, ...]:
 
 #: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
 #: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").
-#: EKS merges its own NodeConfig part into a managed node group's user data, so the group's own
-#: part must fit with room to spare; above the limit alone it can never launch.
+#: EKS merges its own NodeConfig part into a managed node group's user data ("the default NodeConfig
+#: is being added by EKS MNG under the hood, appended directly to the EC2's userdata": eksctl User
+#: Guide, "Node bootstrapping"): the cluster's name, API server endpoint, base64 CA certificate
+#: (about 1.5 KiB alone) and service CIDR, in a MIME part of its own (awslabs.github.io/amazon-eks-ami
+#: nodeadm: the minimum NodeConfig). So the group's own part may take at most
+#: USER_DATA_OWN_MAX_BYTES: 4 KiB is left for EKS's part.
 USER_DATA_MAX_BYTES = 16 * 1024
+USER_DATA_EKS_RESERVE_BYTES = 4 * 1024
+USER_DATA_OWN_MAX_BYTES = USER_DATA_MAX_BYTES - USER_DATA_EKS_RESERVE_BYTES
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -116,13 +122,14 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
             )
     for i, p in enumerate(plans):
         size = len(base64.b64decode(p.user_data))
-        if size > USER_DATA_MAX_BYTES:
+        if size > USER_DATA_OWN_MAX_BYTES:
             problems.append(
                 (
                     ("gpuNodeGroups", i, "labels"),
                     len(p.settings.labels),
                     f"fewer or shorter labels and taints: the group's user data (its nodeadm NodeConfig) would be "
-                    f"{size} bytes, and EC2 takes at most {USER_DATA_MAX_BYTES} (EKS adds its own part to it)",
+                    f"{size} bytes; at most {USER_DATA_OWN_MAX_BYTES}, since EC2 takes {USER_DATA_MAX_BYTES} in all "
+                    f"and EKS merges its own NodeConfig part (cluster endpoint and CA) into it",
                 )
             )
     strategies = {p.mig_strategy for p in plans}
