@@ -547,3 +547,20 @@ def test_more_than_30_managed_node_groups_get_a_quota_warning():
         "gpu-eks:gpuNodeGroups: received 31; expected at most 30 managed node groups in the cluster (the EKS quota, "
         "system group included), or a quota increase first"
     ]
+
+
+# --- observability.namespace: an existing namespace, so the namespace rule (63), not the 40 of names ---
+
+
+def test_an_observability_namespace_of_45_characters_is_accepted():
+    name45 = "monitoring-" + "m" * 34
+    obs = {"enabled": True, "pipeline": "prometheus", "namespace": name45}
+    assert accepted({"observability": obs}).observability.namespace == name45
+
+
+def test_an_observability_namespace_of_64_characters_is_refused():
+    name64 = "monitoring-" + "m" * 53
+    assert problems({"observability": {"enabled": True, "pipeline": "prometheus", "namespace": name64}}) == [
+        f"gpu-eks:observability.namespace: received \"{name64}\"; expected 1-63 lower-case alphanumerics or '-', "
+        "alphanumeric at both ends (a Kubernetes namespace name)"
+    ]

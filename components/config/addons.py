@@ -16,8 +16,8 @@ from .fields import (
     ImageReference,
     LabelKey,
     LabelValue,
+    NamespaceName,
     OwnNamespace,
-    ResourceName,
     _Model,
     _scale_down_time,
     doc,
@@ -280,7 +280,7 @@ class ObservabilitySettings(_Model):
             default="`cloudwatch`",
         ),
     )
-    namespace: ResourceName | None = Field(
+    namespace: NamespaceName | None = Field(
         None,
         **doc(
             "An existing namespace for the PrometheusRule and the dashboard ConfigMap (your Prometheus must select "

@@ -472,4 +472,7 @@ def doc(
     return {"description": meaning, "json_schema_extra": extra}
 
 
-OwnNamespace = Annotated[str, AfterValidator(_namespace_name), AfterValidator(_own_namespace)]
+#: A Kubernetes namespace name (an existing namespace, e.g. ``observability.namespace``).
+NamespaceName = Annotated[str, AfterValidator(_namespace_name)]
+#: A namespace the library creates: a namespace name, not one Kubernetes creates itself.
+OwnNamespace = Annotated[NamespaceName, AfterValidator(_own_namespace)]
