@@ -230,10 +230,11 @@ _IAM_NAME = re.compile(r"[A-Za-z0-9_+=,.@-]{1,64}", re.ASCII)
 _IAM_PATH = re.compile(r"/(?:[\x21-\x7e]+/)?", re.ASCII)
 IAM_PATH_MAX_LENGTH = 512
 #: The path of every service-linked role (IAM User Guide, "Using service-linked roles"). EKS refuses
-#: them as access-entry principals: "The caller is not allowed to modify access entries with a
-#: principalArn value of a Service Linked Role" (InvalidParameterException, as reported in
-#: hashicorp/terraform-provider-aws#36447; EKS User Guide, "Create access entries": "Access entries
-#: do not support service linked roles").
+#: them as access-entry principals: CreateAccessEntry answers InvalidParameterException "The caller
+#: is not allowed to modify access entries with a principalArn value of a Service Linked Role"
+#: (hashicorp/terraform-provider-aws#36447, an AWSServiceRoleForAmazonEMRContainers entry). The EKS
+#: User Guide's "Create access entries" page was quoted saying so in aws/containers-roadmap#2618
+#: (2025-05); the page as indexed today does not carry that sentence, so the API error is the source.
 SERVICE_LINKED_ROLE_PATH = "/aws-service-role/"
 
 
