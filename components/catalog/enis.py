@@ -11,6 +11,8 @@ all its addresses (its primary one and the secondary ones for pods) from the nod
 
 from __future__ import annotations
 
+from .instances import GPU_INSTANCE_TYPES
+
 #: (ENIs, IPv4 addresses per ENI) of every GPU instance type the library accepts (the test checks
 #: it has a row for each type in ``instances.GPU_INSTANCE_TYPES``).
 GPU_ENIS: dict[str, tuple[int, int]] = {
@@ -99,8 +101,13 @@ MAX_NODE_ADDRESSES = 128
 
 
 def gpu_node_addresses(instance_type: str) -> int:
-    """Subnet addresses a full GPU node of ``instance_type`` holds: all its ENIs' addresses."""
-    enis, per_eni = GPU_ENIS[instance_type]
+    """Subnet addresses a full GPU node of ``instance_type`` holds: all its ENIs' addresses. A type
+    added to ``instances`` without its row here counts at its max pods (ENIs x (per ENI - 1) + 2, a
+    little less); tests/test_settings_rules.py fails until the row is added."""
+    layout = GPU_ENIS.get(instance_type)
+    if layout is None:
+        return GPU_INSTANCE_TYPES[instance_type].max_pods
+    enis, per_eni = layout
     return enis * per_eni
 
 
