@@ -658,3 +658,32 @@ def test_asg_tag_quota():
     )
     del labels["l0.example.com/k"]
     assert load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "labels": labels}]})
+
+
+# An ASG tag key is at most 128 characters (botocore 1.44.5 autoscaling 2011-01-01 TagKey, max 128);
+# CA's template tags are k8s.io/cluster-autoscaler/node-template/label/<key> (46 + key) and
+# .../taint/<key> (46 + key): 82 characters of key at most.
+KEY_82 = "ml-team.example.io/" + "k" * 63  # 19 + 63 = 82
+KEY_83 = "ml-teams.example.io/" + "k" * 63  # 20 + 63 = 83, still a valid Kubernetes key
+
+
+def test_label_and_taint_keys_of_82_characters_fit_an_asg_tag_key():
+    assert (len(KEY_82), len(asg.LABEL_TAG_PREFIX + KEY_82), len(asg.TAINT_TAG_PREFIX + KEY_82)) == (82, 128, 128)
+    taints = [{"key": KEY_82, "value": "x", "effect": "NoSchedule"}]
+    s = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "labels": {KEY_82: "v"}, "taints": taints}]})
+    assert s.autoscaler_enabled and list(s.gpu_node_groups[0].labels) == [KEY_82]
+
+
+def test_label_and_taint_keys_over_82_characters_are_refused_with_the_autoscaler():
+    taints = [{"key": "a", "effect": "NoSchedule"}, {"key": KEY_83, "value": "x", "effect": "NoSchedule"}]
+    group = {"name": "g", "labels": {KEY_83: "v"}, "taints": taints}
+    assert _problems({"gpuNodeGroups": [group]}) == [
+        f'gpu-eks:gpuNodeGroups[0].labels.{KEY_83}: received "{KEY_83}"; expected a label key of at most 82 '
+        "characters while the Cluster Autoscaler is enabled: its ASG tag "
+        "k8s.io/cluster-autoscaler/node-template/label/<key> may have at most 128 (EC2 Auto Scaling TagKey)",
+        f'gpu-eks:gpuNodeGroups[0].taints[1].key: received "{KEY_83}"; expected a taint key of at most 82 '
+        "characters while the Cluster Autoscaler is enabled: its ASG tag "
+        "k8s.io/cluster-autoscaler/node-template/taint/<key> may have at most 128 (EC2 Auto Scaling TagKey)",
+    ]
+    # Without the autoscaler no ASG tag is written: Kubernetes' own rule is all that applies.
+    assert load_settings({"clusterName": "c", "autoscaler": {"enabled": False}, "gpuNodeGroups": [group]})

@@ -59,3 +59,13 @@ def test_lazy_exports_match_all():
 
     assert sorted(components.__all__) == sorted(components._EXPORTS)
     assert all(getattr(components, name) is not None for name in components.__all__)
+
+
+def test_the_capacity_key_list_is_every_gpu_capacity_key_in_order():
+    from components.config.settings import GpuCapacitySettings
+
+    m = re.search(r"`load_capacity_settings` takes (.+?), with the defaults", README, re.DOTALL)
+    assert m, "README: the sentence listing load_capacity_settings' keys"
+    listed = re.findall(r"`([A-Za-z]+)`", m.group(1))
+    assert listed == [f.alias or name for name, f in GpuCapacitySettings.model_fields.items()]
+    assert listed[-2:] == ["observability", "tags"]

@@ -6,6 +6,7 @@ small for their nodes' pods, and topologies whose cluster services could never s
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -281,26 +282,31 @@ def test_image_references_the_grammar_refuses(image: str):
     ]
 
 
-# --- Networks too small: every pod of the VPC CNI takes a subnet address ----------------------------
-# Created VPC: one private subnet per zone, less AWS's 5 and EKS's 6 addresses each. The default
-# groups with the autoscaler (on by default: the GPU group has minSize 1 < maxSize 2) count at
-# maxSize: GPU 2 x (29 - 1) + system 3 + 6 cluster-service pods = 65.
+# --- Networks too small: the VPC CNI holds whole ENIs of subnet addresses ---------------------------
+# aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md (v1.23.0): with the default WARM_ENI_TARGET=1
+# an idle node holds one full ENI, a node with pods its used ENIs plus a warm one, a full node all
+# of them. A GPU node counts all its ENIs (g4dn.xlarge 3 x 10 = 30), a system node two
+# (m6i.large 2 x 10 = 20; t3.medium 2 x 6 = 12). Created VPC: one private subnet per zone, less
+# AWS's 5 and EKS's 6 addresses each. The default groups with the autoscaler (on by default) count
+# at maxSize: GPU 2 x 30 + system 3 x 20 = 120.
+
+NETWORK_TOO_SMALL = (
+    'gpu-eks:network.cidrBlock: received "10.0.0.0/24"; expected a larger block: its 2 private subnets hold 106 '
+    "addresses for nodes and pods (each 59 usable, less the 6 EKS needs), but the node groups at maxSize (the "
+    "Cluster Autoscaler scales up to it) need at least 120 (the VPC CNI holds whole ENIs of subnet addresses: a "
+    "GPU node all its ENIs', g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)"
+)
 
 
-def test_a_vpc_whose_subnets_hold_the_nodes_pods_is_accepted():
-    # /24 over 2 zones: /26 subnets, 59 usable each, 2 x (59 - 6) = 106 >= 65.
-    s = accepted({"network": {"cidrBlock": "10.0.0.0/24", "availabilityZoneCount": 2}})
-    assert s.nodes_need_addresses(at_max=True) == 65
+def test_a_vpc_whose_subnets_hold_the_nodes_enis_is_accepted():
+    # /23 over 2 zones: /25 subnets, 123 usable each, 2 x (123 - 6) = 234 >= 120.
+    s = accepted({"network": {"cidrBlock": "10.0.0.0/23", "availabilityZoneCount": 2}})
+    assert s.nodes_need_addresses(at_max=True) == 120
 
 
-def test_a_vpc_too_small_for_the_nodes_pods_is_refused():
-    # /24 over 3 zones: /27 subnets, 27 usable each, 3 x (27 - 6) = 63 < 65.
-    assert problems({"network": {"cidrBlock": "10.0.0.0/24", "availabilityZoneCount": 3}}) == [
-        'gpu-eks:network.cidrBlock: received "10.0.0.0/24"; expected a larger block: its 3 private subnets hold 63 '
-        "addresses for nodes and pods (each 27 usable, less the 6 EKS needs), but the node groups at maxSize (the "
-        "Cluster Autoscaler scales up to it) need at least 65 (the VPC CNI gives every pod an address of the "
-        "subnet; a GPU node of maxPods 29 holds at least 28)"
-    ]
+def test_a_vpc_too_small_for_the_nodes_enis_is_refused():
+    # /24 over 2 zones: /26 subnets, 59 usable each, 2 x (59 - 6) = 106 < 120.
+    assert problems({"network": {"cidrBlock": "10.0.0.0/24", "availabilityZoneCount": 2}}) == [NETWORK_TOO_SMALL]
 
 
 def test_without_the_autoscaler_the_groups_count_at_desired_size():
@@ -309,12 +315,47 @@ def test_without_the_autoscaler_the_groups_count_at_desired_size():
         "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 3}},
         "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 9}}],
     }
-    # /25 over 2 zones: /27 subnets, 2 x (27 - 6) = 42 >= 28 + 1 + 5 (no autoscaler pod) = 34.
-    s = accepted({**fixed, "network": {"cidrBlock": "10.0.0.0/25"}})
-    assert (s.nodes_need_addresses(at_max=False), s.nodes_need_addresses(at_max=True)) == (34, 260)
-    # /26 over 2 zones: /28 subnets, 2 x (11 - 6) = 10 < 34.
-    (line,) = problems({**fixed, "network": {"cidrBlock": "10.0.0.0/26"}})
-    assert "its 2 private subnets hold 10 addresses" in line and "at desiredSize need at least 34" in line
+    # /24 over 2 zones: 106 >= 30 + 20 = 50 at desiredSize (9 x 30 + 3 x 20 = 330 at maxSize).
+    s = accepted({**fixed, "network": {"cidrBlock": "10.0.0.0/24"}})
+    assert (s.nodes_need_addresses(at_max=False), s.nodes_need_addresses(at_max=True)) == (50, 330)
+    # /25 over 2 zones: /27 subnets, 2 x (27 - 6) = 42 < 50.
+    (line,) = problems({**fixed, "network": {"cidrBlock": "10.0.0.0/25"}})
+    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 50" in line
+
+
+def test_idle_system_nodes_hold_their_enis_addresses():
+    # Nine m6i.large system nodes hold at least 9 x 20 = 180 addresses (each one ENI in use and a
+    # warm one): with a GPU node, 210 > 42 of a /25 over 2 zones (they were counted as 9 + 5 pods).
+    raw = {
+        "autoscaler": {"enabled": False},
+        "network": {"cidrBlock": "10.0.0.0/25"},
+        "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": 9, "maxSize": 10}},
+        "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}],
+    }
+    (line,) = problems(raw)
+    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 210" in line
+
+
+def test_a_gpu_node_counts_all_its_enis_a_system_node_two():
+    # g5.xlarge 4 x 15 = 60 per GPU node; t3.micro min(2, 2) x 2 = 4, t3.large 2 x 12 = 24 per system node.
+    def need(gpu: str, system: str) -> int:
+        s = accepted(
+            {
+                "autoscaler": {"enabled": False},
+                "systemNodeGroup": {
+                    "instanceTypes": [system],
+                    "scaling": {"minSize": 3, "desiredSize": 3, "maxSize": 3},
+                },
+                "gpuNodeGroups": [
+                    {"name": "g", "instanceTypes": [gpu], "scaling": {"minSize": 2, "desiredSize": 2, "maxSize": 2}}
+                ],
+            }
+        )
+        return s.nodes_need_addresses(at_max=False)
+
+    assert need("g5.xlarge", "t3.micro") == 2 * 60 + 3 * 4
+    assert need("g4dn.xlarge", "t3.large") == 2 * 30 + 3 * 24
+    assert need("p4d.24xlarge", "m6i.4xlarge") == 2 * 750 + 3 * 60
 
 
 def test_an_existing_vpcs_subnet_sizes_are_not_judged_here():
@@ -353,15 +394,58 @@ def test_system_nodes_must_hold_the_cluster_service_pods():
     small = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 1, "desiredSize": 2, "maxSize": 4}}
     assert problems({"systemNodeGroup": small}) == [
         'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
-        "(e.g. t3.medium, m6i.large), or a desiredSize of at least 3: t3.micro run at most 4 pods, 2 besides "
-        "aws-node and kube-proxy, so 2 node(s) hold 4 of the 6 cluster-service pods (CoreDNS x2, gpu-operator, NFD "
-        "master and gc, and the Cluster Autoscaler when enabled)"
+        "(e.g. t3.medium, m6i.large), or a desiredSize of at least 3: t3.micro run at most 4 pods, 2 besides the "
+        "DaemonSet pods (aws-node, kube-proxy), so 2 node(s) hold 4 of the 6 cluster-service pods (coredns, coredns, "
+        "gpu-operator, nfd-master, nfd-gc, cluster-autoscaler)"
     ]
     three = {**small, "scaling": {"minSize": 1, "desiredSize": 3, "maxSize": 4}}
     assert accepted({"systemNodeGroup": three}).system_node_group.instance_types == ["t3.micro"]
     # t3.small runs 11 pods: one node holds them all.
     one_small = {"instanceTypes": ["t3.small"], "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 2}}
     assert accepted({"systemNodeGroup": one_small}).system_node_group.scaling.desired_size == 1
+
+
+# The CloudWatch pipeline's add-on (aws-observability/helm-charts charts/amazon-cloudwatch-observability
+# 6.4.0) runs cloudwatch-agent and fluent-bit on every node (tolerations: [{operator: Exists}]),
+# dcgm-exporter on the GPU types of its list, and a controller-manager Deployment.
+CLOUDWATCH = {"observability": {"enabled": True, "pipeline": "cloudwatch"}}
+
+
+@pytest.mark.parametrize("pipeline", ["cloudwatch", "both"])
+def test_three_t3_micro_system_nodes_are_refused_with_the_cloudwatch_pipeline(pipeline: str):
+    three = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 3, "desiredSize": 3, "maxSize": 3}}
+    obs = {"observability": {"enabled": True, "pipeline": pipeline}}
+    assert problems({"systemNodeGroup": three, **obs}) == [
+        'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
+        "(e.g. t3.medium, m6i.large), (no node count helps): t3.micro run at most 4 pods, 0 besides the DaemonSet "
+        "pods (aws-node, kube-proxy, cloudwatch-agent, fluent-bit), so 3 node(s) hold 0 of the 7 cluster-service "
+        "pods (coredns, coredns, gpu-operator, nfd-master, nfd-gc, cluster-autoscaler, "
+        "amazon-cloudwatch-observability-controller-manager)"
+    ]
+
+
+def test_three_t3_micro_system_nodes_are_accepted_without_the_cloudwatch_pipeline():
+    three = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 3, "desiredSize": 3, "maxSize": 3}}
+    prometheus = {"observability": {"enabled": True, "pipeline": "prometheus"}}
+    for extra in ({}, prometheus, {"observability": {"enabled": False, "pipeline": "cloudwatch"}}):
+        assert accepted({"systemNodeGroup": three, **extra}).system_node_group.instance_types == ["t3.micro"]
+
+
+def test_a_gpu_groups_usable_slots_count_the_cloudwatch_pods():
+    # g4dn.xlarge: max pods 29; 7 DaemonSet pods (aws-node, kube-proxy, device plugin, GFD, dcgm-exporter,
+    # validator, NFD worker) leave 22; the add-on's agent, fluent-bit and dcgm-exporter leave 19.
+    # g6f.large (max pods 20) is not in the add-on's dcgm-exporter list: 20 - 7 - 2 = 11.
+    groups = [{"name": "t4"}, {"name": "l4", "instanceTypes": ["g6f.large"], "timeSlicing": {"replicas": 1}}]
+    assert [p.usable_pod_slots for p in accepted({"gpuNodeGroups": groups}).plans] == [22, 13]
+    assert [p.usable_pod_slots for p in accepted({"gpuNodeGroups": groups, **CLOUDWATCH}).plans] == [19, 11]
+
+
+def test_more_slots_than_a_node_holds_with_the_cloudwatch_pods_is_refused_with_the_verification():
+    # 1 GPU x 20 = 20 slots: within g4dn.xlarge's 22 usable pods, not within 19 with the add-on.
+    group = {"name": "t4", "timeSlicing": {"replicas": 20}}
+    assert accepted({"verifyTimeSlicing": True, "gpuNodeGroups": [group]}).plans[0].usable_pod_slots == 22
+    (line,) = problems({"verifyTimeSlicing": True, "gpuNodeGroups": [group], **CLOUDWATCH})
+    assert line.startswith("gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 20; expected at most 19 for ")
 
 
 def test_the_small_max_pods_table_is_the_reference_tables():
@@ -376,31 +460,65 @@ def test_the_small_max_pods_table_is_the_reference_tables():
 
 def test_a_vpc_exactly_as_large_as_the_nodes_need_is_accepted():
     # /25 over 2 zones: 2 x (27 - 6) = 42 addresses. Without the autoscaler, at desiredSize:
-    # GPU 1 x 28 + system 9 + 5 service pods = 42 fits exactly; a tenth system node does not.
+    # GPU 1 x 30 (g4dn.xlarge) + one t3.medium system node 2 x 6 = 42 fits exactly; a second does not.
     def raw(system_nodes: int) -> dict[str, Any]:
         return {
             "autoscaler": {"enabled": False},
             "network": {"cidrBlock": "10.0.0.0/25"},
-            "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": system_nodes, "maxSize": 10}},
+            "systemNodeGroup": {
+                "instanceTypes": ["t3.medium"],
+                "scaling": {"minSize": 1, "desiredSize": system_nodes, "maxSize": 10},
+            },
             "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}],
         }
 
-    assert accepted(raw(9)).nodes_need_addresses(at_max=False) == 42
-    (line,) = problems(raw(10))
-    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 43" in line
+    assert accepted(raw(1)).nodes_need_addresses(at_max=False) == 42
+    (line,) = problems(raw(2))
+    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 54" in line
 
 
-def test_user_data_over_ecs_16_kib_is_refused():
-    # Labels of a 66-character key and a 63-character value: 120 make 16,309 bytes of NodeConfig, 121 16,441.
+def test_the_eni_tables_are_the_reference_instance_info():
+    from components import catalog
+    from tests.support import reference_path
+
+    lines = reference_path("eks", "instance-info.jsonl").read_text().splitlines()
+    rows = {r["instanceType"]: (r["defaultMaxENIs"], r["ipv4AddressesPerInterface"]) for r in map(json.loads, lines)}
+    assert set(catalog.GPU_ENIS) == set(catalog.GPU_INSTANCE_TYPES)
+    assert {t: rows[t] for t in catalog.GPU_ENIS} == catalog.GPU_ENIS
+    assert {t: rows[t] for t in catalog.SYSTEM_ENIS} == catalog.SYSTEM_ENIS
+    assert min(min(enis, 2) * per_eni for enis, per_eni in rows.values()) == catalog.MIN_NODE_ADDRESSES == 4
+    assert max(per_eni for _, per_eni in rows.values()) * 2 == catalog.MAX_NODE_ADDRESSES == 128
+    assert (catalog.GPU_ENIS["g4dn.xlarge"], catalog.SYSTEM_ENIS["m6i.large"]) == ((3, 10), (3, 10))
+
+
+def test_a_system_type_the_subnet_rule_does_not_know_warns_where_the_network_may_be_too_small():
+    raw = {"systemNodeGroup": {"instanceTypes": ["m7i-flex.large"]}}
+    # Counted at 4 per node: 2 x 30 + 3 x 4 = 72; at 128 per node 444 > 234 of a /23 over 2 zones.
+    small = accepted({**raw, "network": {"cidrBlock": "10.0.0.0/23"}})
+    assert small.nodes_need_addresses(at_max=True) == 72
+    assert warnings({**raw, "network": {"cidrBlock": "10.0.0.0/23"}}) == [
+        'gpu-eks:systemNodeGroup.instanceTypes: received ["m7i-flex.large"]; expected types whose ENIs the subnet '
+        "check knows (e.g. m6i.large, t3.medium), or private subnets you checked yourself: m7i-flex.large counted "
+        "at 4 addresses per node, but with the VPC CNI defaults a node holds 2 ENIs of addresses (ENIs x IPv4 per "
+        "ENI in the EC2 instance type's network info; m6i.large 2 x 10 = 20)"
+    ]
+    # The default /16 holds even 128 per node: no warning.
+    assert warnings(raw) == []
+
+
+def test_user_data_over_12_kib_is_refused_leaving_4_kib_of_ecs_16_for_eks():
+    # EC2 user data is limited to 16 KB (botocore ec2 RequestLaunchTemplateData.UserData) and EKS merges
+    # its own NodeConfig part (endpoint, base64 CA, ...) into it: our part may take 12,288 bytes.
+    # Labels of a 66-character key and a 63-character value: 89 make 12,228 bytes of NodeConfig, 90 12,359.
     def labels(n: int) -> dict[str, str]:
         return {f"l{i}.example.com/" + "k" * 50: "v" * 63 for i in range(n)}
 
-    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(120)}]})
-    assert len(fits.gpu_node_groups[0].labels) == 120
-    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(121)}]}) == [
-        "gpu-eks:gpuNodeGroups[0].labels: received 121; expected fewer or shorter labels and taints: the group's "
-        "user data (its nodeadm NodeConfig) would be 16441 bytes, and EC2 takes at most 16384 (EKS adds its own "
-        "part to it)"
+    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(89)}]})
+    assert len(fits.gpu_node_groups[0].labels) == 89
+    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(90)}]}) == [
+        "gpu-eks:gpuNodeGroups[0].labels: received 90; expected fewer or shorter labels and taints: the group's "
+        "user data (its nodeadm NodeConfig) would be 12359 bytes; at most 12288, since EC2 takes 16384 in all and "
+        "EKS merges its own NodeConfig part (cluster endpoint and CA) into it"
     ]
 
 
@@ -428,4 +546,21 @@ def test_more_than_30_managed_node_groups_get_a_quota_warning():
     assert warnings({"gpuNodeGroups": [{"name": f"g{i}", **fixed} for i in range(30)]}) == [
         "gpu-eks:gpuNodeGroups: received 31; expected at most 30 managed node groups in the cluster (the EKS quota, "
         "system group included), or a quota increase first"
+    ]
+
+
+# --- observability.namespace: an existing namespace, so the namespace rule (63), not the 40 of names ---
+
+
+def test_an_observability_namespace_of_45_characters_is_accepted():
+    name45 = "monitoring-" + "m" * 34
+    obs = {"enabled": True, "pipeline": "prometheus", "namespace": name45}
+    assert accepted({"observability": obs}).observability.namespace == name45
+
+
+def test_an_observability_namespace_of_64_characters_is_refused():
+    name64 = "monitoring-" + "m" * 53
+    assert problems({"observability": {"enabled": True, "pipeline": "prometheus", "namespace": name64}}) == [
+        f"gpu-eks:observability.namespace: received \"{name64}\"; expected 1-63 lower-case alphanumerics or '-', "
+        "alphanumeric at both ends (a Kubernetes namespace name)"
     ]

@@ -25,6 +25,9 @@ AUTOSCALER_IMAGE_TAGS: dict[str, str] = {
 
 #: Tags per EC2 Auto Scaling group (Amazon EC2 Auto Scaling quota, "Tags per Auto Scaling group").
 ASG_TAG_LIMIT = 50
+#: Characters of an EC2 Auto Scaling tag key (botocore 1.44.5 ``autoscaling`` 2011-01-01, shape
+#: ``TagKey``: max 128). CA's template tag of a label or taint is its prefix plus the key.
+ASG_TAG_KEY_MAX_LENGTH = 128
 #: Tags EKS puts on a managed node group's ASG besides CA's discovery tags: ``eks:cluster-name``,
 #: ``eks:nodegroup-name`` and ``kubernetes.io/cluster/<cluster>`` (CA reads the ``eks:`` ones,
 #: cloudprovider/aws/aws_manager.go ``extractLabelsFromAsg``).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.settings import GpuCapacitySettings
+from ..sharing.plan import GroupPlan
 from . import asg, chart
 
 
@@ -36,6 +37,7 @@ def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_N
                     f"Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows {chart.ASG_TAG_LIMIT}",
                 )
             )
+        problems += _tag_key_problems(plan, f"{namespace}:gpuNodeGroups[{i}]")
         # Every GPU node carries k8s.amazonaws.com/accelerator (userdata.accelerator_labels); CA
         # holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
         # profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
@@ -60,6 +62,37 @@ def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_N
                     received=[t.model_dump() for t in plan.taints],
                     expected=f"one taint per key while the Cluster Autoscaler is enabled (repeated: {repeated}): "
                     "an ASG taint tag carries one value:effect per key",
+                )
+            )
+    return problems
+
+
+def _tag_key_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
+    """A label or taint key whose CA template tag (``asg.LABEL_TAG_PREFIX`` / ``TAINT_TAG_PREFIX``
+    plus the key) is longer than an ASG tag key may be: EC2 Auto Scaling refuses the tag and the
+    group's ASG tagging fails (so 128 - 46 = 82 characters at most)."""
+    limit = chart.ASG_TAG_KEY_MAX_LENGTH
+    problems = []
+    for key in plan.settings.labels:
+        if len(asg.LABEL_TAG_PREFIX + key) > limit:
+            problems.append(
+                Problem(
+                    key=f"{group_key}.labels.{key}",
+                    received=key,
+                    expected=f"a label key of at most {limit - len(asg.LABEL_TAG_PREFIX)} characters while the "
+                    f"Cluster Autoscaler is enabled: its ASG tag {asg.LABEL_TAG_PREFIX}<key> may have at most "
+                    f"{limit} (EC2 Auto Scaling TagKey)",
+                )
+            )
+    for j, taint in enumerate(plan.taints):
+        if len(asg.TAINT_TAG_PREFIX + taint.key) > limit:
+            problems.append(
+                Problem(
+                    key=f"{group_key}.taints[{j}].key",
+                    received=taint.key,
+                    expected=f"a taint key of at most {limit - len(asg.TAINT_TAG_PREFIX)} characters while the "
+                    f"Cluster Autoscaler is enabled: its ASG tag {asg.TAINT_TAG_PREFIX}<key> may have at most "
+                    f"{limit} (EC2 Auto Scaling TagKey)",
                 )
             )
     return problems

@@ -12,8 +12,19 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from .enis import (
+    GPU_ENIS,
+    MAX_NODE_ADDRESSES,
+    MIN_NODE_ADDRESSES,
+    SYSTEM_ENIS,
+    gpu_node_addresses,
+    system_node_addresses,
+)
 from .instances import (
     ACCELERATOR_LABEL_VALUES,
+    CLOUDWATCH_DCGM_EXPORTER_ABSENT,
+    CLOUDWATCH_DCGM_EXPORTER_POD,
+    CLOUDWATCH_NODE_DAEMONSET_PODS,
     FAMILIES,
     GPU_INSTANCE_TYPES,
     GPU_NODE_DAEMONSET_PODS,
@@ -27,24 +38,35 @@ from .instances import (
     GpuInstanceType,
     daemonset_pods,
     interchangeable,
+    node_daemonset_pods,
     usable_pod_slots,
 )
 
 __all__ = [
     "ACCELERATOR_LABEL_VALUES",
+    "CLOUDWATCH_DCGM_EXPORTER_ABSENT",
+    "CLOUDWATCH_DCGM_EXPORTER_POD",
+    "CLOUDWATCH_NODE_DAEMONSET_PODS",
     "FAMILIES",
+    "GPU_ENIS",
     "GPU_INSTANCE_TYPES",
     "GPU_NODE_DAEMONSET_PODS",
+    "MAX_NODE_ADDRESSES",
     "MIG_MANAGER_POD",
+    "MIN_NODE_ADDRESSES",
     "MPS",
     "MPS_CONTROL_DAEMON_POD",
     "NODE_DAEMONSET_PODS",
+    "SYSTEM_ENIS",
     "TIME_SLICING",
     "WHOLE_GPU_SHARING",
     "GpuFamily",
     "GpuInstanceType",
     "daemonset_pods",
+    "gpu_node_addresses",
     "interchangeable",
+    "node_daemonset_pods",
+    "system_node_addresses",
     "usable_pod_slots",
 ]
 
@@ -57,7 +79,7 @@ VCPU_QUOTA_ON_DEMAND_G = "L-DB2E81BA"  # Running On-Demand G and VT instances
 VCPU_QUOTA_SPOT_G = "L-3819A6DF"  # All G and VT Spot Instance Requests
 
 # EC2 instance type names: family (letters, digits, optional attribute letters), a dot, a size.
-INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+INSTANCE_TYPE_PATTERN = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9-]+", re.ASCII)
 
 #: Graviton (arm64) families: ``a1``, and every family whose generation digit is followed by the
 #: processor attribute ``g`` (m6g, c7gn, r8gd, t4g, x2gd, im4gn, is4gen, g5g, hpc7g ...). EC2
@@ -65,7 +87,7 @@ INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 #: attribute means AWS Graviton processors). tests/test_settings_aws.py checks this rule against
 #: every instance type in moto's copy of ``ec2:DescribeInstanceTypes``
 #: (``ProcessorInfo.SupportedArchitectures``).
-_ARM64_FAMILY = re.compile(r"^(a1|[a-z]+\d+g[a-z]*(-[a-z0-9]+)?)$")
+_ARM64_FAMILY = re.compile(r"a1|[a-z]+\d+g[a-z]*(-[a-z0-9]+)?", re.ASCII)
 #: Accelerated families (GPU, Inferentia, Trainium, Gaudi): never cluster-service nodes. Checked
 #: against ``GpuInfo`` / ``InferenceAcceleratorInfo`` / ``NeuronInfo`` in the same moto data.
 ACCELERATED_FAMILY_PREFIXES = ("g", "p", "inf", "trn", "dl")
@@ -77,7 +99,7 @@ def instance_family(instance_type: str) -> str:
 
 def instance_architecture(instance_type: str) -> str:
     """``arm64`` or ``x86_64`` (the EC2 ``ProcessorInfo.SupportedArchitectures`` of the type)."""
-    return "arm64" if _ARM64_FAMILY.match(instance_family(instance_type)) else "x86_64"
+    return "arm64" if _ARM64_FAMILY.fullmatch(instance_family(instance_type)) else "x86_64"
 
 
 def is_accelerated(instance_type: str) -> bool:
@@ -114,7 +136,7 @@ AMI_SSM_PARAMETER = {
 #: EKS AMI release versions (``releaseVersion`` of a node group): ``<kubernetes x.y.z>-<yyyymmdd>``,
 #: e.g. ``1.35.0-20260115`` (EKS user guide, "Amazon EKS optimized Amazon Linux AMI versions";
 #: awslabs/amazon-eks-ami CHANGELOG release tags ``v20260115`` carry ``1.35.0-20260115``).
-AMI_RELEASE_VERSION_PATTERN = re.compile(r"^1\.(\d+)\.(\d+)-(\d{8})$")
+AMI_RELEASE_VERSION_PATTERN = re.compile(r"1\.(\d+)\.(\d+)-(\d{8})", re.ASCII)
 
 # ---------------------------------------------------------------------------------------------
 # Kubernetes versions on EKS
@@ -157,7 +179,7 @@ KUBERNETES_VERSIONS: dict[str, KubernetesVersion] = {
 #: versions in chart.py were validated with. Stacks pin their own version explicitly; this
 #: default serves importers. 1.36 is accepted.
 DEFAULT_KUBERNETES_VERSION = "1.35"
-KUBERNETES_VERSION_PATTERN = re.compile(r"^1\.(\d{2})$")
+KUBERNETES_VERSION_PATTERN = re.compile(r"1\.(\d{2})", re.ASCII)
 
 #: EKS cluster price per hour (EKS pricing page, "Amazon EKS pricing"; AWS Containers blog, "Amazon
 #: EKS extended support for Kubernetes versions pricing", 2024: "$0.60 per cluster per hour" in

@@ -300,15 +300,53 @@ MIG_MANAGER_POD = "nvidia-mig-manager"
 MPS_CONTROL_DAEMON_POD = "nvidia-device-plugin-mps-control-daemon"
 
 
-def daemonset_pods(instance_type: str, mps: bool = False) -> tuple[str, ...]:
-    """The DaemonSet pods a GPU node of ``instance_type`` runs (``mps``: its profile is MPS)."""
+#: With the CloudWatch pipeline (``observability.pipeline`` cloudwatch or both), the
+#: ``amazon-cloudwatch-observability`` EKS add-on (aws-observability/helm-charts
+#: charts/amazon-cloudwatch-observability, chart 6.4.0) runs on every Linux node, the GPU nodes
+#: included (its default ``tolerations: [{operator: Exists}]``): the CloudWatch agent
+#: (templates/linux/cloudwatch-agent-custom-resource.yaml, ``agent.mode: daemonset``) and Fluent Bit
+#: (templates/linux/fluent-bit-daemonset.yaml, ``containerLogs.enabled: true``). Both are
+#: host-network: they take pod slots, not subnet addresses. (node-exporter and kube-state-metrics
+#: only run with ``otelContainerInsights.enabled``, false by default.)
+CLOUDWATCH_NODE_DAEMONSET_PODS: tuple[str, ...] = ("cloudwatch-agent", "fluent-bit")
+#: ... and its own dcgm-exporter (templates/linux/dcgm-exporter-daemonset.yaml, a ``DcgmExporter``
+#: the add-on's operator runs as a DaemonSet) on the GPU types of the chart's ``dcgmExporter``
+#: node affinity (``node.kubernetes.io/instance-type`` In a list): every type of ours but these.
+CLOUDWATCH_DCGM_EXPORTER_POD = "dcgm-exporter"
+CLOUDWATCH_DCGM_EXPORTER_ABSENT: frozenset[str] = frozenset(
+    {
+        "gr6.4xlarge",
+        "gr6.8xlarge",
+        "p5.4xlarge",
+        "g6f.large",
+        "g6f.xlarge",
+        "g6f.2xlarge",
+        "g6f.4xlarge",
+        "gr6f.4xlarge",
+    }
+)
+
+
+def node_daemonset_pods(cloudwatch: bool = False) -> tuple[str, ...]:
+    """The DaemonSet pods every node runs, system nodes included (``cloudwatch``: the CloudWatch
+    pipeline's add-on is installed)."""
+    return NODE_DAEMONSET_PODS + (CLOUDWATCH_NODE_DAEMONSET_PODS if cloudwatch else ())
+
+
+def daemonset_pods(instance_type: str, mps: bool = False, cloudwatch: bool = False) -> tuple[str, ...]:
+    """The DaemonSet pods a GPU node of ``instance_type`` runs (``mps``: its profile is MPS;
+    ``cloudwatch``: the CloudWatch pipeline's add-on is installed)."""
     extra = (MIG_MANAGER_POD,) if GPU_INSTANCE_TYPES[instance_type].supports_mig else ()
-    return GPU_NODE_DAEMONSET_PODS + extra + ((MPS_CONTROL_DAEMON_POD,) if mps else ())
+    extra += (MPS_CONTROL_DAEMON_POD,) if mps else ()
+    if cloudwatch:
+        extra += CLOUDWATCH_NODE_DAEMONSET_PODS
+        extra += () if instance_type in CLOUDWATCH_DCGM_EXPORTER_ABSENT else (CLOUDWATCH_DCGM_EXPORTER_POD,)
+    return GPU_NODE_DAEMONSET_PODS + extra
 
 
-def usable_pod_slots(instance_type: str, mps: bool = False) -> int:
+def usable_pod_slots(instance_type: str, mps: bool = False, cloudwatch: bool = False) -> int:
     """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods."""
-    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(daemonset_pods(instance_type, mps))
+    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(daemonset_pods(instance_type, mps, cloudwatch))
 
 
 def interchangeable(a: GpuInstanceType, b: GpuInstanceType) -> bool:

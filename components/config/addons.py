@@ -16,8 +16,8 @@ from .fields import (
     ImageReference,
     LabelKey,
     LabelValue,
+    NamespaceName,
     OwnNamespace,
-    ResourceName,
     _Model,
     _scale_down_time,
     doc,
@@ -180,13 +180,15 @@ class VerificationSettings(_Model):
 
 #: A Prometheus duration (prometheus/common model/time.go ParseDuration, the parser of a rule's
 #: ``for:``; Prometheus 3.x): units in this order, each at most once; y = 365d, w = 7d, d = 24h.
-_PROMETHEUS_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
+_PROMETHEUS_DURATION = re.compile(
+    r"(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?", re.ASCII
+)
 _PROMETHEUS_UNIT_MS = (365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1)
 
 
 def prometheus_duration_ms(value: str) -> int | None:
     """Milliseconds of ``value`` as Prometheus parses a duration, or None where it refuses it."""
-    m = _PROMETHEUS_DURATION.match(value)
+    m = _PROMETHEUS_DURATION.fullmatch(value)
     if not value or m is None:
         return None
     return sum(int(n) * unit for n, unit in zip(m.groups(), _PROMETHEUS_UNIT_MS, strict=True) if n)
@@ -291,7 +293,7 @@ class ObservabilitySettings(_Model):
             default="`cloudwatch`",
         ),
     )
-    namespace: ResourceName | None = Field(
+    namespace: NamespaceName | None = Field(
         None,
         **doc(
             "An existing namespace for the PrometheusRule and the dashboard ConfigMap (your Prometheus must select "

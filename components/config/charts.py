@@ -22,7 +22,7 @@ def pinned_chart_version(value: str, info: ValidationInfo, validated: Iterable[s
             "allowUnvalidatedChartVersion: true"
         )
     prefix = "v" if example.startswith("v") else ""
-    if not re.fullmatch(rf"{prefix}\d+\.\d+\.\d+([-+][\w.]+)?", value):
+    if not re.fullmatch(rf"{prefix}\d+\.\d+\.\d+([-+][\w.]+)?", value, re.ASCII):
         raise ValueError(f"a chart version such as {example}")
     return value
 

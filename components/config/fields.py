@@ -57,7 +57,7 @@ def _qualified_name(key: str) -> str:
 
 
 def _dns_label(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?", value):
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?", value, re.ASCII):
         return _check("1-40 lower-case alphanumerics or '-', alphanumeric at both ends", value)
     return value
 
@@ -65,7 +65,7 @@ def _dns_label(value: str) -> str:
 def _namespace_name(value: str) -> str:
     # Kubernetes ValidateNamespaceName: a DNS-1123 label, at most 63 characters
     # (k8s.io/apimachinery pkg/util/validation IsDNS1123Label, DNS1123LabelMaxLength = 63).
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value):
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value, re.ASCII):
         return _check(
             "1-63 lower-case alphanumerics or '-', alphanumeric at both ends (a Kubernetes namespace name)", value
         )
@@ -188,7 +188,7 @@ def _tag_count(tags: dict[str, str]) -> dict[str, str]:
 def ec2_id_problem(prefix: str, value: Any) -> str | None:
     """Why ``value`` is not an EC2 ``<prefix>-`` id (8 or 17 hex digits: EC2 API reference,
     "Resource IDs"), or None. Values that are not plain strings (Outputs) are not judged here."""
-    if isinstance(value, str) and not re.fullmatch(rf"{prefix}-([0-9a-f]{{8}}|[0-9a-f]{{17}})", value):
+    if isinstance(value, str) and not re.fullmatch(rf"{prefix}-([0-9a-f]{{8}}|[0-9a-f]{{17}})", value, re.ASCII):
         return f"an id such as {prefix}-0123456789abcdef0"
     return None
 
@@ -201,13 +201,13 @@ def _ec2_id(prefix: str) -> Callable[[Any], Any]:
 
 
 def _ami_release_version(value: str) -> str:
-    if not catalog.AMI_RELEASE_VERSION_PATTERN.match(value):
+    if not catalog.AMI_RELEASE_VERSION_PATTERN.fullmatch(value):
         raise ValueError("an EKS AMI release version such as 1.35.0-20260115 (<kubernetes x.y.z>-<yyyymmdd>)")
     return value
 
 
 def _system_instance_type(value: str) -> str:
-    if not catalog.INSTANCE_TYPE_PATTERN.match(value):
+    if not catalog.INSTANCE_TYPE_PATTERN.fullmatch(value):
         raise ValueError("EC2 instance type names such as m6i.large")
     if catalog.is_accelerated(value):
         raise ValueError(
@@ -223,23 +223,24 @@ def _system_instance_type(value: str) -> str:
 #: CreateAccessEntryRequest.principalArn, "You can't use the STS session principal type with access
 #: entries because this is a temporary principal for each session". A role ARN may include a path
 #: (EKS User Guide, "Create access entries": "If the ARN is for an IAM role, it can include a path").
-_PRINCIPAL_ARN = re.compile(r"arn:(aws|aws-cn|aws-us-gov):iam::(\d{12}):(role|user)/(.+)")
+_PRINCIPAL_ARN = re.compile(r"arn:(aws|aws-cn|aws-us-gov):iam::(\d{12}):(role|user)/(.+)", re.ASCII)
 #: IAM names and paths (botocore ``iam`` 2010-05-08 roleNameType / userNameType: 1-64 characters of
 #: ``[\w+=,.@-]``; pathType: ``/`` or ``/…/`` of characters ``!`` to ``~``, at most 512).
-_IAM_NAME = re.compile(r"[A-Za-z0-9_+=,.@-]{1,64}")
-_IAM_PATH = re.compile(r"/(?:[\x21-\x7e]+/)?")
+_IAM_NAME = re.compile(r"[A-Za-z0-9_+=,.@-]{1,64}", re.ASCII)
+_IAM_PATH = re.compile(r"/(?:[\x21-\x7e]+/)?", re.ASCII)
 IAM_PATH_MAX_LENGTH = 512
 #: The path of every service-linked role (IAM User Guide, "Using service-linked roles"). EKS refuses
-#: them as access-entry principals: "The caller is not allowed to modify access entries with a
-#: principalArn value of a Service Linked Role" (InvalidParameterException, as reported in
-#: hashicorp/terraform-provider-aws#36447; EKS User Guide, "Create access entries": "Access entries
-#: do not support service linked roles").
+#: them as access-entry principals: CreateAccessEntry answers InvalidParameterException "The caller
+#: is not allowed to modify access entries with a principalArn value of a Service Linked Role"
+#: (hashicorp/terraform-provider-aws#36447, an AWSServiceRoleForAmazonEMRContainers entry). The EKS
+#: User Guide's "Create access entries" page was quoted saying so in aws/containers-roadmap#2618
+#: (2025-05); the page as indexed today does not carry that sentence, so the API error is the source.
 SERVICE_LINKED_ROLE_PATH = "/aws-service-role/"
 
 
 def principal_arn_problem(value: str) -> str | None:
     """Why EKS would refuse ``value`` as an access-entry principal, or None."""
-    if re.match(r"arn:[a-z-]+:sts::\d{12}:assumed-role/", value):
+    if re.match(r"arn:[a-z-]+:sts::\d{12}:assumed-role/", value, re.ASCII):
         return (
             "an IAM role or user ARN; EKS access entries refuse STS assumed-role session ARNs: use the "
             "role's ARN, arn:aws:iam::<account>:role/<name>"
@@ -283,7 +284,7 @@ def _image_reference(value: str) -> str:
     # apart; digests of the algorithms go-digest knows (sha256, sha384, sha512).
     name = rf"({host}{component}(?:/{component})*)"
     digest = r"(?:@(?:sha256:[0-9a-f]{64}|sha384:[0-9a-f]{96}|sha512:[0-9a-f]{128}))?"
-    m = re.fullmatch(rf"{name}(?::[\w][\w.-]{{0,127}})?{digest}", value)
+    m = re.fullmatch(rf"{name}(?::[\w][\w.-]{{0,127}})?{digest}", value, re.ASCII)
     if not m or len(m.group(1)) > 255:
         raise ValueError("a container image reference such as nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0")
     return value
@@ -293,7 +294,7 @@ def cluster_name_problem(value: Any) -> str | None:
     """Why ``value`` is not an EKS cluster name, or None. botocore ``eks`` 2017-11-01
     CreateClusterRequest.name (shape ClusterName): 1-100 characters, pattern
     ``^[0-9A-Za-z][A-Za-z0-9\\-_]*``. Values that are not plain strings (an Output) are not judged here."""
-    if isinstance(value, str) and not re.fullmatch(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", value):
+    if isinstance(value, str) and not re.fullmatch(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}", value, re.ASCII):
         return "1-100 letters, digits, '-' or '_', starting with a letter or digit (the EKS cluster name rule)"
     return None
 
@@ -310,7 +311,7 @@ def supported_kubernetes_versions(today: Any) -> list[str]:
 def kubernetes_version_problem(value: str, today: Any) -> str | None:
     """Why EKS would not run ``value`` on ``today`` (the EKS version calendar in the catalog), or None."""
     usable = ", ".join(supported_kubernetes_versions(today))
-    m = catalog.KUBERNETES_VERSION_PATTERN.match(value)
+    m = catalog.KUBERNETES_VERSION_PATTERN.fullmatch(value)
     if not m:
         return f'a Kubernetes minor version, one of {usable} (quote it in YAML: "1.35", not 1.35)'
     calendar = catalog.KUBERNETES_VERSIONS.get(value)
@@ -363,7 +364,7 @@ _GO_DURATION_UNITS_NS = {
     "m": 60_000_000_000,
     "h": 3_600_000_000_000,
 }
-_GO_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?([^\d.]+)")
+_GO_DURATION_PART = re.compile(r"(\d*)(?:\.(\d*))?([^\d.]+)", re.ASCII)
 _GO_DURATION_MAX_NS = (1 << 63) - 1
 
 
@@ -472,4 +473,7 @@ def doc(
     return {"description": meaning, "json_schema_extra": extra}
 
 
-OwnNamespace = Annotated[str, AfterValidator(_namespace_name), AfterValidator(_own_namespace)]
+#: A Kubernetes namespace name (an existing namespace, e.g. ``observability.namespace``).
+NamespaceName = Annotated[str, AfterValidator(_namespace_name)]
+#: A namespace the library creates: a namespace name, not one Kubernetes creates itself.
+OwnNamespace = Annotated[NamespaceName, AfterValidator(_own_namespace)]

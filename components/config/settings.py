@@ -37,15 +37,35 @@ from .system_group import SystemNodeGroupSettings
 
 #: The pods of cluster services on the system nodes, each with a pod address (not host-network):
 #: CoreDNS (2 replicas, the EKS add-on's default), the gpu-operator, NFD master and gc (the chart's
-#: subchart), and the Cluster Autoscaler when enabled (last: dropped when it is off).
-SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc", "cluster-autoscaler")
+#: subchart); ``system_service_pods`` adds the Cluster Autoscaler and the CloudWatch add-on's
+#: controller when they are installed.
+SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc")
+AUTOSCALER_POD = "cluster-autoscaler"
+#: The CloudWatch add-on's operator (aws-observability/helm-charts charts/amazon-cloudwatch-observability
+#: 6.4.0 templates/operator-deployment.yaml: ``<chart>-controller-manager``, ``replicaCount: 1``).
+CLOUDWATCH_CONTROLLER_POD = "amazon-cloudwatch-observability-controller-manager"
+
+
+def system_service_pods(autoscaler: bool, cloudwatch: bool) -> tuple[str, ...]:
+    """The cluster-service pods the system nodes must hold."""
+    return (
+        SYSTEM_SERVICE_PODS
+        + ((AUTOSCALER_POD,) if autoscaler else ())
+        + ((CLOUDWATCH_CONTROLLER_POD,) if cloudwatch else ())
+    )
 
 
 #: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
 #: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").
-#: EKS merges its own NodeConfig part into a managed node group's user data, so the group's own
-#: part must fit with room to spare; above the limit alone it can never launch.
+#: EKS merges its own NodeConfig part into a managed node group's user data ("the default NodeConfig
+#: is being added by EKS MNG under the hood, appended directly to the EC2's userdata": eksctl User
+#: Guide, "Node bootstrapping"): the cluster's name, API server endpoint, base64 CA certificate
+#: (about 1.5 KiB alone) and service CIDR, in a MIME part of its own (awslabs.github.io/amazon-eks-ami
+#: nodeadm: the minimum NodeConfig). So the group's own part may take at most
+#: USER_DATA_OWN_MAX_BYTES: 4 KiB is left for EKS's part.
 USER_DATA_MAX_BYTES = 16 * 1024
+USER_DATA_EKS_RESERVE_BYTES = 4 * 1024
+USER_DATA_OWN_MAX_BYTES = USER_DATA_MAX_BYTES - USER_DATA_EKS_RESERVE_BYTES
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -102,13 +122,14 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
             )
     for i, p in enumerate(plans):
         size = len(base64.b64decode(p.user_data))
-        if size > USER_DATA_MAX_BYTES:
+        if size > USER_DATA_OWN_MAX_BYTES:
             problems.append(
                 (
                     ("gpuNodeGroups", i, "labels"),
                     len(p.settings.labels),
                     f"fewer or shorter labels and taints: the group's user data (its nodeadm NodeConfig) would be "
-                    f"{size} bytes, and EC2 takes at most {USER_DATA_MAX_BYTES} (EKS adds its own part to it)",
+                    f"{size} bytes; at most {USER_DATA_OWN_MAX_BYTES}, since EC2 takes {USER_DATA_MAX_BYTES} in all "
+                    f"and EKS merges its own NodeConfig part (cluster endpoint and CA) into it",
                 )
             )
     strategies = {p.mig_strategy for p in plans}
@@ -214,7 +235,12 @@ class GpuCapacitySettings(_Model):
     def plans(self) -> tuple[GroupPlan, ...]:
         """The plan of each GPU node group (``sharing.plan``), in order: derived once per settings
         object, read by the rules across keys, the autoscaler's rules, the warnings and preflight."""
-        return plan_groups(self.gpu_node_groups)
+        return plan_groups(self.gpu_node_groups, self.cloudwatch_pipeline)
+
+    @property
+    def cloudwatch_pipeline(self) -> bool:
+        """Whether the CloudWatch pipeline's add-on runs (its DaemonSet pods on every node)."""
+        return self.observability.enabled and self.observability.cloudwatch
 
     @property
     def autoscaler_enabled(self) -> bool:
@@ -259,7 +285,7 @@ def _ami_minor_problems(loc: tuple[str | int, ...], release: str | None, minor: 
     # A node group's releaseVersion is <kubernetes x.y.z>-<yyyymmdd> of the group's version, which
     # EKS keeps within the cluster's minor (botocore eks CreateNodegroupRequest.releaseVersion; EKS
     # user guide, "Amazon EKS optimized Amazon Linux AMI versions"; tests/test_settings_aws.py).
-    m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
+    m = catalog.AMI_RELEASE_VERSION_PATTERN.fullmatch(release or "")
     if not m or m.group(1) == minor:
         return []
     return [
@@ -388,48 +414,63 @@ class Settings(GpuCapacitySettings):
     def _system_pod_problems(self) -> list[KeyedProblem]:
         # The cluster services run on the system nodes only (the autoscaler's affinity keeps it off
         # GPU nodes; GPU nodes are tainted by default): nodes whose max pods leave too few slots
-        # besides aws-node and kube-proxy leave some of them Pending for good.
+        # besides their DaemonSet pods leave some of them Pending for good.
         system = self.system_node_group
         small = [t for t in system.instance_types if t in catalog.SMALL_MAX_PODS]
         if not small:
             return []
-        per_node = min(catalog.SMALL_MAX_PODS[t] for t in small) - len(catalog.NODE_DAEMONSET_PODS)
-        services = len(SYSTEM_SERVICE_PODS) - (0 if self.autoscaler_enabled else 1)
-        if per_node * system.scaling.desired_size >= services:
+        daemonsets = catalog.node_daemonset_pods(self.cloudwatch_pipeline)
+        max_pods = min(catalog.SMALL_MAX_PODS[t] for t in small)
+        per_node = max_pods - len(daemonsets)
+        services = system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline)
+        if per_node * system.scaling.desired_size >= len(services):
             return []
+        fix = (
+            f"or a desiredSize of at least {-(-len(services) // per_node)}" if per_node > 0 else "(no node count helps)"
+        )
         return [
             (
                 ("systemNodeGroup", "instanceTypes"),
                 list(system.instance_types),
-                f"instance types with more pod room (e.g. t3.medium, m6i.large), or a desiredSize of at least "
-                f"{-(-services // per_node)}: {', '.join(small)} run at most {per_node + 2} pods, {per_node} besides "
-                f"aws-node and kube-proxy, so {system.scaling.desired_size} node(s) hold "
-                f"{per_node * system.scaling.desired_size} of the {services} cluster-service pods (CoreDNS x2, "
-                "gpu-operator, NFD master and gc, and the Cluster Autoscaler when enabled)",
+                f"instance types with more pod room (e.g. t3.medium, m6i.large), {fix}: {', '.join(small)} run at "
+                f"most {max_pods} pods, {per_node} besides the DaemonSet pods ({', '.join(daemonsets)}), so "
+                f"{system.scaling.desired_size} node(s) hold {per_node * system.scaling.desired_size} of the "
+                f"{len(services)} cluster-service pods ({', '.join(services)})",
             )
         ]
 
-    def nodes_need_addresses(self, at_max: bool) -> int:
-        """Addresses of the private subnets the nodes need at least, at desired or max sizes.
+    def nodes_need_addresses(self, at_max: bool, unknown_system_node: int = catalog.MIN_NODE_ADDRESSES) -> int:
+        """Addresses of the private subnets the nodes hold at least, at desired or max sizes.
 
-        The VPC CNI (defaults: no prefix delegation) gives every pod that is not host-network an
-        address of the node's subnet, and each network interface has its own: a GPU node full of
-        pods holds at least ``maxPods - 1`` (maxPods = ENIs x (addresses per ENI - 1) + 2, the +2
-        being the host-network aws-node and kube-proxy; awslabs/amazon-eks-ami eni-max-pods). A
-        system node holds its own address; the cluster services hold one each (``SYSTEM_SERVICE_PODS``).
+        The VPC CNI (defaults: no prefix delegation, ``WARM_ENI_TARGET=1``) holds whole ENIs of
+        subnet addresses (aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md): a GPU node full of
+        pods all its ENIs' (``catalog.gpu_node_addresses``: g4dn.xlarge 3 x 10 = 30); a system
+        node, whose cluster-service pods fit one ENI, that one and the warm one
+        (``catalog.system_node_addresses``: m6i.large 2 x 10 = 20). The cluster services' pods
+        take their addresses from those ENIs. A system type the catalog does not know counts at
+        ``catalog.MIN_NODE_ADDRESSES`` (the fewest of any type, so a large enough network is never
+        refused) and gets a warning (warnings.py).
         """
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
-        gpu = sum(size(p.settings.scaling) * (p.max_pods - 1) for p in self.plans)
-        services = len(SYSTEM_SERVICE_PODS) - (0 if self.autoscaler_enabled else 1)
-        return gpu + size(self.system_node_group.scaling) + services
+        gpu = sum(
+            size(p.settings.scaling) * max(catalog.gpu_node_addresses(t) for t in p.settings.instance_types)
+            for p in self.plans
+        )
+        known = (catalog.system_node_addresses(t) for t in self.system_node_group.instance_types)
+        per_system_node = max(n if n is not None else unknown_system_node for n in known)
+        return gpu + size(self.system_node_group.scaling) * per_system_node
+
+    def private_subnet_room(self) -> tuple[int, int, int]:
+        """(count, usable addresses each, addresses left for nodes) of a created VPC's private subnets."""
+        count, usable = created_private_subnets(self.network)
+        return count, usable, count * (usable - EKS_ADDRESSES_PER_SUBNET)
 
     def _address_problems(self) -> list[KeyedProblem]:
         # Only a created VPC's subnets are known here (an existing VPC's sizes need the AWS API).
         net = self.network
         if net.existing_vpc:
             return []
-        count, usable = created_private_subnets(net)
-        room = count * (usable - EKS_ADDRESSES_PER_SUBNET)
+        count, usable, room = self.private_subnet_room()
         # With the autoscaler, CA takes groups up to maxSize under load; without it they stay at
         # desiredSize (nothing else resizes them): either way nodes that would get no pod addresses
         # fail long after `pulumi up` (pods stuck "failed to assign an IP address to container").
@@ -444,7 +485,7 @@ class Settings(GpuCapacitySettings):
                 net.cidr_block,
                 f"a larger block: its {count} private subnets hold {room} addresses for nodes and pods (each "
                 f"{usable} usable, less the {EKS_ADDRESSES_PER_SUBNET} EKS needs), but the node groups at "
-                f"{sizes} need at least {need} (the VPC CNI gives every pod an address of the subnet; a GPU node "
-                "of maxPods 29 holds at least 28)",
+                f"{sizes} need at least {need} (the VPC CNI holds whole ENIs of subnet addresses: a GPU node all "
+                "its ENIs', g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)",
             )
         ]

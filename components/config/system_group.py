@@ -46,7 +46,7 @@ class SystemNodeGroupSettings(_Model):
             "get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); "
             "GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Types whose nodes run only 4 pods "
             "(`t3.micro`, `t3.nano`, `t4g.micro`, …) are errors unless `desiredSize` nodes hold the cluster services "
-            "(2 pods each).",
+            "(2 pods each; none with the CloudWatch pipeline, whose agent and Fluent Bit take the other 2).",
             type="list",
             default='`["m6i.large"]`',
         ),

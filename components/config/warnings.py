@@ -127,3 +127,25 @@ def _above_adjustable_eks_quotas(settings: GpuCapacitySettings) -> Iterable[Prob
             expected=f"at most {MANAGED_NODE_GROUPS_PER_CLUSTER_QUOTA} managed node groups in the cluster (the EKS "
             "quota, system group included), or a quota increase first",
         )
+
+
+@warning_rule
+def _system_types_the_subnet_rule_does_not_know(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # The subnet-size rule (Settings.nodes_need_addresses) knows the ENI layout of the common
+    # system types only (catalog.SYSTEM_ENIS); it counts any other type at the fewest addresses a
+    # node of any type holds, so it never refuses a network that fits, and says so here.
+    # It warns only where the network could be too small: counted at the most any type's two ENIs
+    # hold (catalog.MAX_NODE_ADDRESSES), the nodes would not fit.
+    if not isinstance(settings, Settings) or settings.network.existing_vpc:
+        return
+    unknown = [t for t in settings.system_node_group.instance_types if catalog.system_node_addresses(t) is None]
+    at_most = settings.nodes_need_addresses(settings.autoscaler_enabled, catalog.MAX_NODE_ADDRESSES)
+    if unknown and at_most > settings.private_subnet_room()[2]:
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:systemNodeGroup.instanceTypes",
+            received=list(settings.system_node_group.instance_types),
+            expected=f"types whose ENIs the subnet check knows (e.g. m6i.large, t3.medium), or private subnets you "
+            f"checked yourself: {', '.join(unknown)} counted at {catalog.MIN_NODE_ADDRESSES} addresses per node, but "
+            "with the VPC CNI defaults a node holds 2 ENIs of addresses (ENIs x IPv4 per ENI in the EC2 instance "
+            "type's network info; m6i.large 2 x 10 = 20)",
+        )

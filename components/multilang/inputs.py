@@ -174,7 +174,7 @@ class NetworkSettings(TypedDict, total=False):
     public_subnet_ids: pulumi.Input[list[pulumi.Input[str]]]
     """With `vpcId`: public subnets for internet-facing load balancers. From a program, ids or the whole list may be Outputs. Type: list of `subnet-…` ids. Default: `[]`."""
     cidr_block: str
-    """Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each `netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6. Its private subnets must also hold an address per pod (VPC CNI) of the nodes at `maxSize` (with the autoscaler) or `desiredSize`, plus 6 per subnet for EKS: a GPU node of max pods 29 counts 28; an error otherwise (the default group and system group need a /24 with 2 zones). Type: IPv4 CIDR, /16 to /28. Default: `10.0.0.0/16`."""
+    """Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each `netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6. Its private subnets must also hold the addresses the VPC CNI holds for the nodes at `maxSize` (with the autoscaler) or `desiredSize`, plus 6 per subnet for EKS: whole ENIs of addresses, all of a GPU node's (g4dn.xlarge 3 x 10 = 30) and two of a system node's (m6i.large 2 x 10 = 20); an error otherwise (the default group and system group need a /23 with 2 zones). Type: IPv4 CIDR, /16 to /28. Default: `10.0.0.0/16`."""
     availability_zone_count: int
     """Created VPC: zones (one private and one public subnet each; tagged `kubernetes.io/role/internal-elb` / `kubernetes.io/role/elb`). Type: int 2–6. Default: `2`."""
     nat_gateways: str
@@ -185,7 +185,7 @@ class SystemNodeGroupSettings(TypedDict, total=False):
     """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
 
     instance_types: list[str]
-    """Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Types whose nodes run only 4 pods (`t3.micro`, `t3.nano`, `t4g.micro`, …) are errors unless `desiredSize` nodes hold the cluster services (2 pods each). Type: list. Default: `["m6i.large"]`."""
+    """Untainted on-demand nodes for cluster services, each type once. Graviton types (`m7g`, `c7g`, `t4g`, …) get the arm64 AMI (`AL2023_ARM_64_STANDARD`); mixing arm64 and x86_64 is an error (one AMI per group); GPU/accelerated types (`g*`, `p*`, `inf*`, `trn*`, `dl*`) are errors. Types whose nodes run only 4 pods (`t3.micro`, `t3.nano`, `t4g.micro`, …) are errors unless `desiredSize` nodes hold the cluster services (2 pods each; none with the CloudWatch pipeline, whose agent and Fluent Bit take the other 2). Type: list. Default: `["m6i.large"]`."""
     scaling: Scaling
     """EKS scaling config (min ≤ desired ≤ max). `desiredSize: 0` is an error: CoreDNS, the gpu-operator, NFD and the Cluster Autoscaler run only here, so nothing could ever bring the first node. Type: `{minSize, desiredSize, maxSize}`. Default: `{2, 2, 3}`."""
     disk_size_gi_b: int

@@ -41,8 +41,8 @@ GPU_COUNT_LABELS: tuple[str, ...] = (
 # Syntax
 # ---------------------------------------------------------------------------------------------
 
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]", re.ASCII)
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", re.ASCII)
 
 # kubelet accepts these keys in the kubernetes.io / k8s.io namespaces, and nothing else there
 # except under node.kubernetes.io/ and kubelet.kubernetes.io/.
@@ -73,12 +73,16 @@ def qualified_name_problem(key: str) -> str | None:
     """Why ``key`` is not a valid Kubernetes qualified name (label or taint key), or None."""
     if not isinstance(key, str) or not key:
         return "a non-empty qualified name ([prefix/]name)"
-    prefix, _, name = key.rpartition("/")
+    prefix, slash, name = key.rpartition("/")
     if "/" in prefix:
         return "a qualified name with at most one '/'"
-    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
+    # k8s.io/apimachinery v0.35.7 pkg/api/validate/content/kube.go:54 (IsLabelKey, which
+    # IsQualifiedName aliases): a '/' with nothing before it is "prefix part must be non-empty".
+    if slash and not prefix:
+        return "a non-empty prefix before '/' (a DNS subdomain such as example.com/team), or no '/' at all"
+    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
         return "a prefix that is a DNS subdomain (lower-case alphanumerics, '-' and '.')"
-    if len(name) > 63 or not _NAME.match(name):
+    if len(name) > 63 or not _NAME.fullmatch(name):
         return "a name of at most 63 characters: alphanumerics, '-', '_' or '.', alphanumeric at both ends"
     return None
 
@@ -89,7 +93,7 @@ def label_value_problem(value: str) -> str | None:
         return "a string"
     if value == "":
         return None
-    if len(value) > 63 or not _NAME.match(value):
+    if len(value) > 63 or not _NAME.fullmatch(value):
         return "at most 63 characters: alphanumerics, '-', '_' or '.', alphanumeric at both ends"
     return None
 

@@ -70,7 +70,9 @@ class GroupPlan:
     #: kubelet max pods of the group's smallest instance type (VPC CNI defaults).
     max_pods: int
     #: Pods a node can run besides its DaemonSet pods (smallest instance type of the group; an MPS
-    #: group's nodes run one more DaemonSet pod, the MPS control daemon).
+    #: group's nodes run one more DaemonSet pod, the MPS control daemon; with the CloudWatch
+    #: pipeline, the add-on's: ``catalog.daemonset_pods``). Settings' plans know the pipeline; a
+    #: plan made from the group alone (``cloudwatch=False``) counts without it.
     usable_pod_slots: int
     #: The labels every node registers with (kubelet ``--node-labels``); also the node selector.
     node_labels: Mapping[str, str]
@@ -133,8 +135,9 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
 
-def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
-    """The plan of ``group`` (validated settings: every instance type is in the catalog)."""
+def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPlan:
+    """The plan of ``group`` (validated settings: every instance type is in the catalog);
+    ``cloudwatch``: the cluster runs the CloudWatch pipeline's add-on (its DaemonSet pods)."""
     instance = catalog.GPU_INSTANCE_TYPES[group.instance_types[0]]
     sharing = group.sharing
     profile_name = sharing.profile or group.name
@@ -162,7 +165,9 @@ def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
         slots_per_node=slots_per_node,
         slots_at_max_size=slots_per_node * group.scaling.max_size,
         max_pods=min(catalog.GPU_INSTANCE_TYPES[t].max_pods for t in group.instance_types),
-        usable_pod_slots=min(catalog.usable_pod_slots(t, isinstance(sharing, Mps)) for t in group.instance_types),
+        usable_pod_slots=min(
+            catalog.usable_pod_slots(t, isinstance(sharing, Mps), cloudwatch) for t in group.instance_types
+        ),
         node_labels=_frozen(node_labels),
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),
@@ -171,6 +176,6 @@ def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
     )
 
 
-def plan_groups(groups: Iterable[GpuNodeGroupSettings]) -> tuple[GroupPlan, ...]:
-    """The plan of each group, in order."""
-    return tuple(plan_group(g) for g in groups)
+def plan_groups(groups: Iterable[GpuNodeGroupSettings], cloudwatch: bool = False) -> tuple[GroupPlan, ...]:
+    """The plan of each group, in order (``cloudwatch`` as for ``plan_group``)."""
+    return tuple(plan_group(g, cloudwatch) for g in groups)
