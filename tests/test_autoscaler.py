@@ -627,7 +627,7 @@ def test_job_names_change_with_what_is_verified():
         g = plan_group(
             load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "timeSlicing": ts}]}).gpu_node_groups[0]
         )
-        return jobs.job_name("ts-check", g, jobs.concurrent_job_spec(g, "img"))
+        return jobs.job_name("ts-check", g, jobs.concurrent_job_spec(g, "img", "probe"))
 
     assert name(replicas=4) == name(replicas=4)
     assert re.fullmatch(r"ts-check-g-[0-9a-f]{8}", name(replicas=4))

@@ -35,7 +35,7 @@ def test_every_kubernetes_object_validates(stack_sim):
 
 def test_validation_catches_a_broken_job():
     group = plan_group(load_settings({"clusterName": "c"}).gpu_node_groups[0])
-    spec = jobs.concurrent_job_spec(group, "img")
+    spec = jobs.concurrent_job_spec(group, "img", "probe")
     obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": spec}
     kubernetes_validate.validate(obj, "1.35.0", strict=True)
     spec["template"]["spec"]["containers"][0]["resource"] = spec["template"]["spec"]["containers"][0].pop("resources")

@@ -126,7 +126,7 @@ def test_the_operator_daemonsets_and_nfd_worker_tolerate_the_taint(name, value, 
 @pytest.mark.parametrize(("name", "value", "effect", "flag", "toleration", "tag"), CASES, ids=IDS)
 def test_the_verification_pods_tolerate_the_taint(name, value, effect, flag, toleration, tag):
     p = plan(name, value, effect)
-    for spec in (warmup_job_spec(p, IMAGE), concurrent_job_spec(p, IMAGE)):
+    for spec in (warmup_job_spec(p, IMAGE), concurrent_job_spec(p, IMAGE, IMAGE)):
         assert spec["template"]["spec"]["tolerations"] == [toleration]
 
 
