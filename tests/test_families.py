@@ -152,16 +152,16 @@ def _tags(accelerator: str, gpus: str, slots: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("types", "replicas", "ami", "accelerator", "gpus", "slots", "max_pods", "usable", "memory"),
     [
-        (["g5.12xlarge", "g5.24xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 4, 16, 737, 730, 22888),
+        (["g5.12xlarge", "g5.24xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 4, 16, 250, 243, 22888),
         (["g5.xlarge"], 8, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 1, 8, 58, 51, 22888),
         (["g6.xlarge", "g6.2xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 2, 58, 51, 22888),
         (["g6.xlarge", "gr6.4xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 4, 58, 51, 22888),
         (["g6e.xlarge"], 3, "AL2023_x86_64_NVIDIA", "nvidia-l40s", 1, 3, 58, 51, 45776),
         (["p5.48xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-h100", 8, 32, 100, 92, 81920),
         (["p5e.48xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-h200", 8, 16, 100, 92, 144384),
-        (["p4d.24xlarge"], 1, "AL2023_x86_64_NVIDIA", "nvidia-tesla-a100", 8, 8, 737, 729, 40960),
+        (["p4d.24xlarge"], 1, "AL2023_x86_64_NVIDIA", "nvidia-tesla-a100", 8, 8, 250, 242, 40960),
         (["g5g.xlarge", "g5g.2xlarge"], 4, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 1, 4, 58, 51, 16384),
-        (["g5g.16xlarge"], 3, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 2, 6, 737, 730, 16384),
+        (["g5g.16xlarge"], 3, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 2, 6, 250, 243, 16384),
     ],
 )
 def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, max_pods, usable, memory):

@@ -17,6 +17,8 @@ from .instances import (
     FAMILIES,
     GPU_INSTANCE_TYPES,
     GPU_NODE_DAEMONSET_PODS,
+    MANAGED_MAX_PODS_CAP,
+    MANAGED_MAX_PODS_CAP_BELOW_30_VCPUS,
     MIG_MANAGER_POD,
     MPS,
     MPS_CONTROL_DAEMON_POD,
@@ -27,6 +29,7 @@ from .instances import (
     GpuInstanceType,
     daemonset_pods,
     interchangeable,
+    managed_max_pods_cap,
     usable_pod_slots,
 )
 
@@ -35,6 +38,8 @@ __all__ = [
     "FAMILIES",
     "GPU_INSTANCE_TYPES",
     "GPU_NODE_DAEMONSET_PODS",
+    "MANAGED_MAX_PODS_CAP",
+    "MANAGED_MAX_PODS_CAP_BELOW_30_VCPUS",
     "MIG_MANAGER_POD",
     "MPS",
     "MPS_CONTROL_DAEMON_POD",
@@ -45,6 +50,7 @@ __all__ = [
     "GpuInstanceType",
     "daemonset_pods",
     "interchangeable",
+    "managed_max_pods_cap",
     "usable_pod_slots",
 ]
 
@@ -187,7 +193,9 @@ VCPU_QUOTA_G_FAMILY_PREFIXES = ("g", "vt")
 #: defaults (awslabs/amazon-eks-ami eni-max-pods.txt / nodeadm instance-info.jsonl: 1 or 2 ENIs
 #: of 2 addresses). Two of the 4 are the host-network DaemonSets every node runs (aws-node,
 #: kube-proxy), which leaves 2 per node for the cluster services. Every other type runs at least
-#: 8 (tests/test_settings_rules.py checks this table against the reference file).
+#: 8 (tests/test_settings_rules.py checks this table against the reference file). The system group
+#: is an EKS managed node group too, but its cap (``managed_max_pods_cap``: 110 or 250) only lowers
+#: types of more than 110 pods, so it changes nothing here.
 SMALL_MAX_PODS: dict[str, int] = {
     t: 4
     for t in (

@@ -11,9 +11,10 @@ Sources, and which one wins where they disagree:
   but p5e.48xlarge, which it lacks; CA builds its list from DescribeInstanceTypes at start
   (aws_cloud_provider.go BuildAWS, unless ``--aws-use-static-instance-list``; our CA IAM policy
   allows the call), so it knows p5e too, with EC2's numbers.
-* Max pods: awslabs/amazon-eks-ami ``eni-max-pods.txt`` (v20260318) and nodeadm's
-  ``instance-info.jsonl`` (v20260724), both in ../shared/reference/eks; the tests check each row
-  against both.
+* Max pods: the ENI number (``eni_max_pods``) from awslabs/amazon-eks-ami ``eni-max-pods.txt``
+  (v20260318) and nodeadm's ``instance-info.jsonl`` (v20260724), both in ../shared/reference/eks;
+  the tests check each row against both. The kubelet's ``maxPods`` (``max_pods``) is that number
+  capped by EKS managed node groups (``MANAGED_MAX_PODS_CAP``, below).
 * Which AMI serves a family: EKS user guide, "Use EKS-optimized accelerated AMIs for GPU instances"
   (ml-eks-optimized-ami): AL2023 x86_64 NVIDIA serves p5, p5e, p5en, p4d, p4de, gr6, g6, g6e, g6f,
   gr6f, g5, g4dn; AL2023 ARM NVIDIA serves g5g (and the p6e-gb200/gb300 UltraServers).
@@ -95,12 +96,12 @@ class GpuInstanceType:
     #: Memory of one advertised GPU: a whole GPU's, or the vGPU profile's framebuffer.
     gpu_memory_mib_per_gpu: int
     supports_mig: bool
-    #: kubelet ``maxPods`` on EKS with the VPC CNI defaults (no prefix delegation): ENIs x
-    #: (IPv4 addresses per ENI - 1) + 2 on the default network card. nodeadm computes it from
-    #: its embedded ``instance-info.jsonl`` (awslabs/amazon-eks-ami
-    #: nodeadm/internal/kubelet/eni_max_pods.go); the same numbers as the older
-    #: ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py checks both.
-    max_pods: int
+    #: Pods the VPC CNI defaults (no prefix delegation) give the type: ENIs x (IPv4 addresses per
+    #: ENI - 1) + 2 on the default network card. nodeadm computes it from its embedded
+    #: ``instance-info.jsonl`` (awslabs/amazon-eks-ami nodeadm/internal/kubelet/eni_max_pods.go);
+    #: the same numbers as the older ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py
+    #: checks both. Not the kubelet's ``maxPods`` on our nodes: see ``max_pods``.
+    eni_max_pods: int
     family: GpuFamily
     #: The share of one physical GPU a vGPU slice holds (g6f.large: 1/8); None: whole GPUs.
     gpu_fraction: Fraction | None = None
@@ -110,6 +111,12 @@ class GpuInstanceType:
     @property
     def architecture(self) -> str:
         return self.family.architecture
+
+    @property
+    def max_pods(self) -> int:
+        """The kubelet's ``maxPods`` on a node of this type in our managed node groups: the ENI
+        number capped by EKS (``managed_max_pods_cap``)."""
+        return min(self.eni_max_pods, managed_max_pods_cap(self.vcpus))
 
     @property
     def ec2_gpus(self) -> int:
@@ -124,6 +131,26 @@ class GpuInstanceType:
     def sharing(self) -> frozenset[str]:
         """Sharing modes a group of this type may use (``TIME_SLICING``, ``MPS``)."""
         return self.family.sharing
+
+
+#: The cap EKS managed node groups put on the kubelet's ``maxPods`` when the node group uses an
+#: EKS AMI (an ``amiType``, no AMI ID in the launch template: ours, nodegroups/managed.py): 110 for
+#: instances with less than 30 vCPUs, 250 for all others, "whether prefix delegation is enabled or
+#: not" (EKS User Guide, "Increase the available IP addresses for your Amazon EKS node",
+#: cni-increase-ip-addresses-procedure in latest/ug/networking/eks-networking-add-ons.adoc, and
+#: "Create a managed node group", latest/ug/nodes/create-managed-node-group.adoc, at
+#: awsdocs/amazon-eks-user-guide 4d52b4d; the note came with awsdocs/amazon-eks-user-guide#663).
+#: On AL2023 EKS writes it as ``maxPods`` in a NodeConfig of its own in the node's user data
+#: (eksctl-io/eksctl#8037). The AMI's former max-pods-calculator.sh (amazon-eks-ami v20260304,
+#: templates/al2/runtime) draws the line at ``-gt 30``; no type in this catalog has exactly 30
+#: vCPUs, so both readings agree here (tests/test_device_plugin_rules.py).
+MANAGED_MAX_PODS_CAP_BELOW_30_VCPUS = 110
+MANAGED_MAX_PODS_CAP = 250
+
+
+def managed_max_pods_cap(vcpus: int) -> int:
+    """The ``maxPods`` cap of an EKS managed node group's node with ``vcpus`` vCPUs."""
+    return MANAGED_MAX_PODS_CAP_BELOW_30_VCPUS if vcpus < 30 else MANAGED_MAX_PODS_CAP
 
 
 #: Value of the ``k8s.amazonaws.com/accelerator`` node label per GPU model. Cluster Autoscaler's
@@ -183,7 +210,9 @@ _L4_VGPU_PROFILES: dict[Fraction, str] = {
 }
 
 
-def _row(family: str, size: str, vcpus: int, memory_gib: int, gpus: int | Fraction, max_pods: int) -> GpuInstanceType:
+def _row(
+    family: str, size: str, vcpus: int, memory_gib: int, gpus: int | Fraction, eni_max_pods: int
+) -> GpuInstanceType:
     fam = FAMILIES[family]
     fraction = gpus if isinstance(gpus, Fraction) else None
     return GpuInstanceType(
@@ -194,7 +223,7 @@ def _row(family: str, size: str, vcpus: int, memory_gib: int, gpus: int | Fracti
         gpu_model=fam.gpu_model,
         gpu_memory_mib_per_gpu=int(fam.gpu_memory_mib * fraction) if fraction is not None else fam.gpu_memory_mib,
         supports_mig=fam.supports_mig,
-        max_pods=max_pods,
+        eni_max_pods=eni_max_pods,
         family=fam,
         gpu_fraction=fraction,
         vgpu_profile=_L4_VGPU_PROFILES[fraction] if fraction is not None else None,
@@ -209,7 +238,7 @@ _8TH, _4TH, _HALF = Fraction(1, 8), Fraction(1, 4), Fraction(1, 2)
 GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
     t.name: t
     for t in (
-        #    family  size       vCPUs  GiB  GPUs  max pods
+        #    family  size       vCPUs  GiB  GPUs  ENI max pods
         _row("g4dn", "xlarge", 4, 16, 1, 29),
         _row("g4dn", "2xlarge", 8, 32, 1, 29),
         _row("g4dn", "4xlarge", 16, 64, 1, 29),

@@ -134,11 +134,18 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
 def capacity_message(plan: GroupPlan, prefix: str) -> str:
     """Why a group advertises more slots per node than a node can run pods (``prefix`` the bound)."""
     slots = plan.usable_pod_slots
+    # The type that sets the group's max pods, and whether EKS's managed-node-group cap set it.
+    row = min((catalog.GPU_INSTANCE_TYPES[t] for t in plan.instance_types), key=lambda r: r.max_pods)
+    why = (
+        f"{row.eni_max_pods} with the VPC CNI defaults, capped at {row.max_pods} by EKS managed node groups "
+        f"({row.vcpus} vCPUs: 110 below 30, 250 from 30)"
+        if row.max_pods < row.eni_max_pods
+        else f"{plan.max_pods} with the VPC CNI defaults"
+    )
     return (
         f"{prefix} {slots // plan.gpus_per_node} for {', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x "
         f"{plan.replicas} = {plan.slots_per_node} advertised, but a node runs at most "
-        f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods "
-        f"{plan.max_pods} with the VPC CNI defaults)"
+        f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods {why})"
     )
 
 
@@ -415,7 +422,8 @@ class Settings(GpuCapacitySettings):
         The VPC CNI (defaults: no prefix delegation) gives every pod that is not host-network an
         address of the node's subnet, and each network interface has its own: a GPU node full of
         pods holds at least ``maxPods - 1`` (maxPods = ENIs x (addresses per ENI - 1) + 2, the +2
-        being the host-network aws-node and kube-proxy; awslabs/amazon-eks-ami eni-max-pods). A
+        being the host-network aws-node and kube-proxy; awslabs/amazon-eks-ami eni-max-pods; capped
+        at 110 or 250 by EKS managed node groups, ``catalog.managed_max_pods_cap``). A
         system node holds its own address; the cluster services hold one each (``SYSTEM_SERVICE_PODS``).
         """
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
