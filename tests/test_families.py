@@ -150,21 +150,34 @@ def _tags(accelerator: str, gpus: str, slots: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("types", "replicas", "ami", "accelerator", "gpus", "slots", "max_pods", "usable", "memory"),
+    ("types", "replicas", "ami", "accelerator", "gpus", "slots", "max_pods", "usable", "memory", "smallest"),
     [
-        (["g5.12xlarge", "g5.24xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 4, 16, 250, 243, 22888),
-        (["g5.xlarge"], 8, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 1, 8, 58, 51, 22888),
-        (["g6.xlarge", "g6.2xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 2, 58, 51, 22888),
-        (["g6.xlarge", "gr6.4xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 4, 58, 51, 22888),
-        (["g6e.xlarge"], 3, "AL2023_x86_64_NVIDIA", "nvidia-l40s", 1, 3, 58, 51, 45776),
-        (["p5.48xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-h100", 8, 32, 100, 92, 81920),
-        (["p5e.48xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-h200", 8, 16, 100, 92, 144384),
-        (["p4d.24xlarge"], 1, "AL2023_x86_64_NVIDIA", "nvidia-tesla-a100", 8, 8, 250, 242, 40960),
-        (["g5g.xlarge", "g5g.2xlarge"], 4, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 1, 4, 58, 51, 16384),
-        (["g5g.16xlarge"], 3, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 2, 6, 250, 243, 16384),
+        (
+            ["g5.24xlarge", "g5.12xlarge"],
+            4,
+            "AL2023_x86_64_NVIDIA",
+            "nvidia-a10g",
+            4,
+            16,
+            250,
+            243,
+            22888,
+            ("48", "196608Mi"),
+        ),
+        (["g5.xlarge"], 8, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 1, 8, 58, 51, 22888, None),
+        (["g6.xlarge", "g6.2xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 2, 58, 51, 22888, None),
+        (["gr6.4xlarge", "g6.xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 4, 58, 51, 22888, ("4", "16384Mi")),
+        (["g6e.xlarge"], 3, "AL2023_x86_64_NVIDIA", "nvidia-l40s", 1, 3, 58, 51, 45776, None),
+        (["p5.48xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-h100", 8, 32, 100, 92, 81920, None),
+        (["p5e.48xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-h200", 8, 16, 100, 92, 144384, None),
+        (["p4d.24xlarge"], 1, "AL2023_x86_64_NVIDIA", "nvidia-tesla-a100", 8, 8, 250, 242, 40960, None),
+        (["g5g.xlarge", "g5g.2xlarge"], 4, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 1, 4, 58, 51, 16384, None),
+        (["g5g.16xlarge"], 3, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 2, 6, 250, 243, 16384, None),
     ],
 )
-def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, max_pods, usable, memory):
+def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, max_pods, usable, memory, smallest):
+    """``smallest``: the CA template's CPU and memory tags of a group whose first type is larger
+    than another (the smallest vCPUs and memory, EC2's numbers); None: no such tags."""
     p = plan(types, replicas)
     assert p.ami_type == ami
     assert p.architecture == ("arm64" if ami == "AL2023_ARM_64_NVIDIA" else "x86_64")
@@ -176,7 +189,12 @@ def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, 
     }
     assert (p.gpus_per_node, p.slots_per_node, p.max_pods, p.usable_pod_slots) == (gpus, slots, max_pods, usable)
     assert p.instance.gpu_memory_mib_per_gpu == memory
-    assert dict(p.node_template_tags) == _tags(accelerator, str(gpus), str(slots))
+    sized = (
+        {}
+        if smallest is None
+        else {TEMPLATE + "resources/cpu": smallest[0], TEMPLATE + "resources/memory": smallest[1]}
+    )
+    assert dict(p.node_template_tags) == {**_tags(accelerator, str(gpus), str(slots)), **sized}
 
 
 def test_a_fractional_group_advertises_one_slot_and_is_labelled_one_gpu():

@@ -167,7 +167,15 @@ def plan_group(group: GpuNodeGroupSettings) -> GroupPlan:
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),
         user_data=userdata.render_user_data([userdata.gpu_node_config(node_labels, taints)]),
-        node_template_tags=_frozen(asg.node_template_tags(node_labels, taints, resource_name, slots_per_node)),
+        node_template_tags=_frozen(
+            asg.node_template_tags(
+                node_labels,
+                taints,
+                resource_name,
+                slots_per_node,
+                [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],
+            )
+        ),
     )
 
 
