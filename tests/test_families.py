@@ -326,3 +326,53 @@ def test_mig_capable_nodes_run_mig_manager_too(version):
         7,
         7,
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The first AMI release a family runs on
+# ---------------------------------------------------------------------------------------------
+
+
+def test_only_the_vgpu_families_need_a_minimum_ami_release():
+    """awslabs/amazon-eks-ami d8f3b70a (#2265, 2025-06-04) added the GRID guest module for the L4
+    vGPU subdevices; `git tag --contains d8f3b70a` starts at v20250610."""
+    assert {f.name: f.min_ami_release for f in catalog.FAMILIES.values() if f.min_ami_release} == {
+        "g6f": "20250610",
+        "gr6f": "20250610",
+    }
+
+
+def _pinned(types: list[str], release: str) -> dict[str, Any]:
+    return {
+        "clusterName": "c",
+        "kubernetesVersion": "1.32",
+        "gpuNodeGroups": [
+            {"name": "g", "instanceTypes": types, "timeSlicing": {"replicas": 1}, "amiReleaseVersion": release}
+        ],
+    }
+
+
+@pytest.mark.parametrize("types", [["g6f.large", "g6f.xlarge"], ["gr6f.4xlarge"]])
+def test_a_vgpu_group_pinned_before_the_grid_driver_is_refused(types):
+    with pytest.raises(ConfigError) as info:
+        load_settings(_pinned(types, "1.32.3-20250519"))
+    assert [str(p) for p in info.value.problems] == [
+        'gpu-eks:gpuNodeGroups[0].amiReleaseVersion: received "1.32.3-20250519"; expected an AMI release of '
+        f"20250610 or later (<x.y.z>-20250610), or none (the latest), for {', '.join(types)}: the AL2023 NVIDIA AMI "
+        "loads the driver they need (nvidia-open-grid) from release v20250610 (catalog.instances), so an older one "
+        "boots them without a usable GPU"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("types", "release"),
+    [
+        (["g6f.large"], "1.32.3-20250610"),  # the first release with the GRID module
+        (["gr6f.4xlarge"], "1.32.9-20251002"),
+        (["g6.xlarge"], "1.32.3-20250519"),  # whole L4s: nvidia-open, any release
+        (["g4dn.xlarge"], "1.32.0-20250116"),
+    ],
+)
+def test_a_release_the_family_runs_on_is_accepted(types, release):
+    settings = load_settings(_pinned(types, release))
+    assert settings.gpu_node_groups[0].ami_release_version == release

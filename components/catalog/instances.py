@@ -27,8 +27,8 @@ Sources, and which one wins where they disagree:
   (amazon-eks-ami#2768), and 595 does not run on G6f (``doc/usage/g7-ami.md``), so G6f keeps 580.
 
 Not here: g7 (RTX PRO 4500 Blackwell) needs the 595 driver, which the AMI only ships from release
-v20260917 (amazon-eks-ami#2768; the max-pods tables in ../shared/reference predate it, and the
-library cannot yet require a minimum AMI release per family); g7e, p6-b200 and p6-b300 are on the
+v20260917 (amazon-eks-ami#2768), and the max-pods tables in ../shared/reference predate it;
+g7e, p6-b200 and p6-b300 are on the
 AMI's list, but the gpu-operator chart versions here were not checked against Blackwell
 (dcgm-exporter, validator); p6e-gb200/gb300 are UltraServer-only arm64 capacity. p3/p3dn (V100)
 are on the AMI's list too but are previous generation and left out.
@@ -76,6 +76,9 @@ class GpuFamily:
     no_sharing_reason: str = ""
     #: vGPU slices: the physical GPU is shared by the hypervisor and EC2 reports 0 GPUs.
     fractional: bool = False
+    #: The first EKS AL2023 NVIDIA AMI release (``yyyymmdd`` of ``<x.y.z>-<yyyymmdd>``) whose driver
+    #: runs this family, where a source says so; "": every release we know of.
+    min_ami_release: str = ""
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,13 @@ _VGPU_NO_SHARING = (
 
 _PROPRIETARY_NO_GSP = "nvidia (proprietary, GSP disabled)"
 
+#: The AL2023 NVIDIA AMI builds and loads the GRID guest module ``nvidia-open-grid`` for the L4
+#: vGPU subdevices (L4-3Q/6Q/12Q) from awslabs/amazon-eks-ami commit d8f3b70a, "feat(al2023/nvidia):
+#: add GRID driver support" (#2265, 2025-06-04; install-nvidia-driver.sh archive-grid-kmod,
+#: nvidia-kmod-load.sh device-supports-grid), first in release v20250610 (``git tag --contains
+#: d8f3b70a``). Older releases load ``nvidia-open``, which does not drive a vGPU slice.
+_GRID_AMI_RELEASE = "20250610"
+
 FAMILIES: dict[str, GpuFamily] = {
     f.name: f
     for f in (
@@ -195,8 +205,30 @@ FAMILIES: dict[str, GpuFamily] = {
         GpuFamily("p5", "H100", 81920, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
         GpuFamily("p5e", "H200", 144384, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
         GpuFamily("p5en", "H200", 144384, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("g6f", "L4", 22888, "x86_64", False, "nvidia-open-grid", frozenset(), _VGPU_NO_SHARING, True),
-        GpuFamily("gr6f", "L4", 22888, "x86_64", False, "nvidia-open-grid", frozenset(), _VGPU_NO_SHARING, True),
+        GpuFamily(
+            "g6f",
+            "L4",
+            22888,
+            "x86_64",
+            False,
+            "nvidia-open-grid",
+            frozenset(),
+            _VGPU_NO_SHARING,
+            True,
+            _GRID_AMI_RELEASE,
+        ),
+        GpuFamily(
+            "gr6f",
+            "L4",
+            22888,
+            "x86_64",
+            False,
+            "nvidia-open-grid",
+            frozenset(),
+            _VGPU_NO_SHARING,
+            True,
+            _GRID_AMI_RELEASE,
+        ),
     )
 }
 

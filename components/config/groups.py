@@ -334,7 +334,8 @@ class GpuNodeGroupSettings(_Model):
     ami_release_version: AmiReleaseVersion | None = Field(
         None,
         **doc(
-            "Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`).",
+            "Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). "
+            "g6f/gr6f need `20250610` or later (the first AMI with their vGPU driver).",
             type="string",
             default="latest",
         ),

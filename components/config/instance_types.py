@@ -62,3 +62,22 @@ def sharing_problem(types: list[str], mode: str, shared: bool) -> str | None:
     reason = refused[0].family.no_sharing_reason
     expected = "1 (not shared)" if mode == catalog.TIME_SLICING else "no mps (timeSlicing: {replicas: 1} instead)"
     return f"{expected} for {', '.join(r.name for r in refused)}: no {mode} there, since {reason}"
+
+
+def ami_release_problem(types: list[str], release: str | None) -> str | None:
+    """What is expected instead when a group of ``types`` pins the AMI ``release``
+    (``<x.y.z>-<yyyymmdd>``) older than a family's first usable one (``GpuFamily.min_ami_release``), or None."""
+    m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
+    if not m:
+        return None
+    rows = [catalog.GPU_INSTANCE_TYPES[t] for t in types]
+    too_old = [r for r in rows if r.family.min_ami_release and m.group(3) < r.family.min_ami_release]
+    if not too_old:
+        return None
+    first = max(r.family.min_ami_release for r in too_old)
+    modules = ", ".join(dict.fromkeys(r.family.kernel_module for r in too_old))
+    return (
+        f"an AMI release of {first} or later (<x.y.z>-{first}), or none (the latest), for "
+        f"{', '.join(r.name for r in too_old)}: the AL2023 NVIDIA AMI loads the driver they need ({modules}) "
+        f"from release v{first} (catalog.instances), so an older one boots them without a usable GPU"
+    )

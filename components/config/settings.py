@@ -30,6 +30,7 @@ from .fields import (
     kubernetes_version_problem,
 )
 from .groups import GpuNodeGroupSettings
+from .instance_types import ami_release_problem
 from .names import reserved_group_name_problem
 from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
@@ -244,6 +245,10 @@ class GpuCapacitySettings(_Model):
         minor = self.kubernetes_version.split(".")[1]
         for loc, release in self._pinned_ami_releases():
             problems += _ami_minor_problems(loc, release, minor)
+        for i, g in enumerate(self.gpu_node_groups):
+            too_old = ami_release_problem(g.instance_types, g.ami_release_version)
+            if too_old:
+                problems.append((("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version, too_old))
         if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
             problems.append(
                 (

@@ -84,7 +84,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     mig_strategy: str
     """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG). Type: `none`. Default: `none`."""
     ami_release_version: str
-    """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). Type: string. Default: latest."""
+    """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). g6f/gr6f need `20250610` or later (the first AMI with their vGPU driver). Type: string. Default: latest."""
 
 
 class GpuOperatorSettings(TypedDict, total=False):
