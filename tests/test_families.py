@@ -69,6 +69,27 @@ def test_the_catalog_holds_every_size_of_its_families():
     assert len(catalog.GPU_INSTANCE_TYPES) == 50
 
 
+def test_every_nvidia_family_ec2_lists_is_catalogued_or_left_out_with_a_reason():
+    ec2 = _moto_instance_types()
+    nvidia = {
+        n.split(".")[0]
+        for n, info in ec2.items()
+        if info.get("GpuInfo", {}).get("Gpus", [{}])[0].get("Manufacturer") == "NVIDIA"
+    }
+    assert sorted(nvidia - set(catalog.FAMILIES)) == ["g7", "g7e", "p3dn", "p6-b200", "p6-b300"]
+    assert sorted(catalog.EXCLUDED_GPU_FAMILIES) == [
+        "g7",
+        "g7e",
+        "p3",
+        "p3dn",
+        "p6-b200",
+        "p6-b300",
+        "p6e-gb200",
+        "p6e-gb300",
+    ]
+    assert not set(catalog.EXCLUDED_GPU_FAMILIES) & set(catalog.FAMILIES)
+
+
 def test_families_and_what_they_share():
     assert {f: (x.gpu_model, x.architecture, x.supports_mig, x.kernel_module) for f, x in catalog.FAMILIES.items()} == {
         "g4dn": ("T4", "x86_64", False, "nvidia (proprietary, GSP disabled)"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .instances import (
     ACCELERATOR_LABEL_VALUES,
+    EXCLUDED_GPU_FAMILIES,
     FAMILIES,
     GPU_INSTANCE_TYPES,
     GPU_NODE_DAEMONSET_PODS,
@@ -35,6 +36,7 @@ from .instances import (
 
 __all__ = [
     "ACCELERATOR_LABEL_VALUES",
+    "EXCLUDED_GPU_FAMILIES",
     "FAMILIES",
     "GPU_INSTANCE_TYPES",
     "GPU_NODE_DAEMONSET_PODS",

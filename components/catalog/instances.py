@@ -26,12 +26,8 @@ Sources, and which one wins where they disagree:
   v20260917 the AMI carries 580 and 595 and picks one per instance type at first boot
   (amazon-eks-ami#2768), and 595 does not run on G6f (``doc/usage/g7-ami.md``), so G6f keeps 580.
 
-Not here: g7 (RTX PRO 4500 Blackwell) needs the 595 driver, which the AMI only ships from release
-v20260917 (amazon-eks-ami#2768), and the max-pods tables in ../shared/reference predate it;
-g7e, p6-b200 and p6-b300 are on the
-AMI's list, but the gpu-operator chart versions here were not checked against Blackwell
-(dcgm-exporter, validator); p6e-gb200/gb300 are UltraServer-only arm64 capacity. p3/p3dn (V100)
-are on the AMI's list too but are previous generation and left out.
+Not here: the NVIDIA families of ``EXCLUDED_GPU_FAMILIES`` (g7, g7e, p6-b200, p6-b300, p6e-gb200,
+p6e-gb300, p3, p3dn), each with why; a group naming one is refused with that reason.
 
 Fractional GPUs (g6f, gr6f). EC2 reports ``Count: 0`` for them with the slice's memory
 (g6f.large: 2,861 MiB, 1/8 of the L4's 22,888), and so does CA's static list (``GPU: 0``). Inside
@@ -48,6 +44,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+
+#: NVIDIA GPU families EKS runs that the catalog leaves out, and why (the settings' error says it).
+#: tests/test_families.py checks that every NVIDIA family in moto's DescribeInstanceTypes data is
+#: either in ``FAMILIES`` or here.
+EXCLUDED_GPU_FAMILIES: dict[str, str] = {
+    "g7": "its RTX PRO 4500 (Blackwell) needs NVIDIA driver 595, which the AL2023 NVIDIA AMI ships only from "
+    "release v20260917 (amazon-eks-ami#2768, fixed by #2819), newer than the EKS max-pods tables the catalog "
+    "is checked against",
+    **dict.fromkeys(
+        ("g7e", "p6-b200", "p6-b300"),
+        "it is Blackwell, and the gpu-operator chart versions here were not checked against Blackwell "
+        "(dcgm-exporter, validator)",
+    ),
+    **dict.fromkeys(("p6e-gb200", "p6e-gb300"), "it is UltraServer-only arm64 capacity"),
+    **dict.fromkeys(("p3", "p3dn"), "its V100 is a previous generation"),
+}
 
 #: Sharing modes a family allows (the device plugin's ``sharing`` block): time-slicing and MPS.
 TIME_SLICING = "time-slicing"
