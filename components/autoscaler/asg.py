@@ -15,8 +15,9 @@ Pure functions, no Pulumi. Every rule follows kubernetes/autoscaler at tag
   nodeadm, which neither EKS (DescribeNodegroup) nor the ASG knows, and EKS does not copy node
   group tags to the ASG: so this library tags the ASG itself.
 * Mixed sizes: the instance type of that template node is the first of the ASG's mixed instances
-  policy (aws_wrapper.go ``getInstanceTypesForAsgs``: ``instanceTypesOverrides[0]``; EKS lists the
-  node group's types in their order), and CA's README ("Using Mixed Instances Policies and Spot
+  policy (aws_wrapper.go ``getInstanceTypesForAsgs``: ``instanceTypesOverrides[0]``; EKS keeps the
+  node group's order, EKS User Guide managed-node-groups.adoc at awsdocs 4d52b4d: On-Demand
+  "use[s] the order of instance types passed in the API"), and CA's README ("Using Mixed Instances Policies and Spot
   Instances") asks for types of the same CPU and RAM. A group whose first type has more vCPUs or
   memory than another of its types gets ``resources/cpu`` and ``resources/memory`` at its
   smallest, which replace the first type's capacity (and allocatable, which CA sets equal to it)

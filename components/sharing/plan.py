@@ -67,7 +67,8 @@ class GroupPlan:
     slots_per_node: int
     #: Slots of the whole group at its maxSize.
     slots_at_max_size: int
-    #: kubelet max pods of the group's smallest instance type (VPC CNI defaults).
+    #: kubelet max pods of the group's smallest instance type (VPC CNI defaults, capped by EKS managed
+    #: node groups: ``catalog.GpuInstanceType.max_pods``).
     max_pods: int
     #: Pods a node can run besides its DaemonSet pods (smallest instance type of the group; an MPS
     #: group's nodes run one more DaemonSet pod, the MPS control daemon).
