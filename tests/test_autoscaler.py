@@ -30,6 +30,7 @@ from components.config.warnings import settings_warnings
 from components.nodegroups import placement, userdata
 from components.sharing.plan import plan_group
 from components.verification import jobs
+from tests.ca_instance_types import CA_INSTANCE_TYPES
 from tests.scheduling import node_matches_affinity
 from tests.support import ROOT, load_reference_yaml, reference_path, settings_for_stack
 from tooling.simulation import Simulation, run_stack
@@ -46,15 +47,23 @@ LT = "aws:ec2/launchTemplate:LaunchTemplate"
 _TAINT_VALUE = re.compile(r"(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)")
 
 
+def _quantity(value: str) -> int:
+    """The Kubernetes quantities our tags use: a plain integer, or ``<n>Mi`` (bytes)."""
+    return int(value[:-2]) * 2**20 if value.endswith("Mi") else int(value)
+
+
 def template_node(tags: dict[str, str], instance_type: str) -> dict[str, Any]:
-    # CA's static instance list (cloudprovider/aws/ec2_instance_types.go) gives the GPU count EC2
-    # reports: 0 for the vGPU slices (g6f, gr6f), whatever their device plugin advertises.
-    capacity: dict[str, int] = {"nvidia.com/gpu": catalog.GPU_INSTANCE_TYPES[instance_type].ec2_gpus}
+    """CA's template node of an ASG whose mixed instances policy lists ``instance_type`` first
+    (aws_wrapper.go getInstanceTypesForAsgs: instanceTypesOverrides[0])."""
+    # CA's instance list (tests/ca_instance_types.py, literals of ec2_instance_types.go): vCPUs,
+    # memory in bytes, and the GPU count EC2 reports: 0 for the vGPU slices (g6f, gr6f).
+    vcpus, memory_mib, gpus = CA_INSTANCE_TYPES[instance_type]
+    capacity: dict[str, int] = {"cpu": vcpus, "memory": memory_mib * 2**20, "nvidia.com/gpu": gpus}
     labels: dict[str, str] = {"node.kubernetes.io/instance-type": instance_type}
     taints: list[Taint] = []
     for key, value in tags.items():
         if key.startswith("k8s.io/cluster-autoscaler/node-template/resources/"):
-            capacity[key.split("k8s.io/cluster-autoscaler/node-template/resources/")[1]] = int(value)
+            capacity[key.split("k8s.io/cluster-autoscaler/node-template/resources/")[1]] = _quantity(value)
         if key.startswith("k8s.io/cluster-autoscaler/node-template/label/"):
             labels[key.split("k8s.io/cluster-autoscaler/node-template/label/")[1]] = value
         if key.startswith("k8s.io/cluster-autoscaler/node-template/taint/") and _TAINT_VALUE.match(value):
@@ -261,6 +270,80 @@ def test_builder_agrees_with_the_nodeconfig_for_many_groups():
             assert node["taints"] == [Taint(key="x", value="y", effect="PreferNoSchedule")]
             resource = "nvidia.com/gpu.shared" if rename else "nvidia.com/gpu"
             assert node["capacity"][resource] == catalog.GPU_INSTANCE_TYPES[size].gpus * replicas
+
+
+def test_the_ca_instance_list_covers_the_catalog():
+    assert set(CA_INSTANCE_TYPES) == set(catalog.GPU_INSTANCE_TYPES)
+    assert CA_INSTANCE_TYPES["g6f.large"] == (2, 8192, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Groups of several sizes: CA's template is the first type (aws_wrapper.go instanceTypesOverrides[0])
+# ---------------------------------------------------------------------------------------------
+
+CPU_TAG = "k8s.io/cluster-autoscaler/node-template/resources/cpu"
+MEMORY_TAG = "k8s.io/cluster-autoscaler/node-template/resources/memory"
+
+
+def _one_group(types: list[str], autoscaler: bool = True):
+    return load_settings(
+        {
+            "clusterName": "c",
+            "autoscaler": {"enabled": autoscaler},
+            "gpuNodeGroups": [{"name": "g", "instanceTypes": types, "timeSlicing": {"replicas": 2}}],
+        }
+    )
+
+
+def test_a_larger_first_type_is_tagged_down_to_the_smallest():
+    """g6.2xlarge first: without tags CA's template from zero has 8 vCPUs and 32 GiB, and a pod
+    that only g6.2xlarge can run makes CA add a node EC2 may fill with a g6.xlarge."""
+    plan = _one_group(["g6.2xlarge", "g6.xlarge"]).plans[0]
+    tags = dict(plan.node_template_tags)
+    assert (tags[CPU_TAG], tags[MEMORY_TAG]) == ("4", "16384Mi")
+    node = template_node(asg.asg_tags(tags, "c"), "g6.2xlarge")
+    assert (node["capacity"]["cpu"], node["capacity"]["memory"]) == (4, 16384 * 2**20)
+    pod = {"nodeSelector": dict(plan.node_labels), "tolerations": list(plan.tolerations), "requests": {}}
+    big = {**pod, "requests": {"nvidia.com/gpu": 1, "cpu": 6}}
+    small = {**pod, "requests": {"nvidia.com/gpu": 1, "cpu": 4, "memory": 16384 * 2**20}}
+    assert not fits(big, node) and fits(small, node)
+    untagged = template_node({k: v for k, v in tags.items() if k not in (CPU_TAG, MEMORY_TAG)}, "g6.2xlarge")
+    assert fits(big, untagged)  # what CA would have believed
+
+
+def test_memory_alone_differing_tags_both():
+    tags = _one_group(["gr6.4xlarge", "g6.4xlarge"]).plans[0].node_template_tags  # 16 vCPUs, 128 and 64 GiB
+    assert (tags[CPU_TAG], tags[MEMORY_TAG]) == ("16", "65536Mi")
+
+
+@pytest.mark.parametrize(
+    "types",
+    [
+        ["g6.xlarge", "g6.2xlarge"],  # the smallest first: CA's template is already the smallest
+        ["g4dn.xlarge", "g4dn.2xlarge"],  # prod
+        ["g6.xlarge", "gr6.4xlarge"],
+        ["p5e.48xlarge", "p5en.48xlarge"],  # the same size
+        ["g4dn.xlarge"],
+    ],
+)
+def test_no_size_tags_and_no_warning_when_the_first_type_is_the_smallest(types):
+    settings = _one_group(types)
+    assert not {CPU_TAG, MEMORY_TAG} & set(settings.plans[0].node_template_tags)
+    assert [w for w in settings_warnings(settings) if w.key.endswith("instanceTypes")] == []
+
+
+def test_a_larger_first_type_warns_while_the_autoscaler_is_on():
+    (line,) = [str(w) for w in settings_warnings(_one_group(["g6.2xlarge", "g6.xlarge"])) if "instanceTypes" in w.key]
+    assert line == (
+        'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["g6.2xlarge", "g6.xlarge"]; expected the smallest type '
+        "first, or one size per group, while the Cluster Autoscaler is enabled (its AWS README, 'Using Mixed "
+        "Instances Policies and Spot Instances': the same CPU and RAM), got g6.2xlarge=8 vCPUs 32768 MiB, "
+        "g6.xlarge=4 vCPUs 16384 MiB: CA builds the group's template node from the first type, which the ASG tags "
+        "size down to 4 vCPUs and 16384 MiB (EC2 may launch the smallest), so from zero nodes a pod that fits only "
+        "a larger size never scales the group up"
+    )
+    off = _one_group(["g6.2xlarge", "g6.xlarge"], autoscaler=False)
+    assert [w for w in settings_warnings(off) if w.key.endswith("instanceTypes")] == []
 
 
 # ---------------------------------------------------------------------------------------------

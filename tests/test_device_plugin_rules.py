@@ -440,8 +440,47 @@ def test_max_pods_match_the_eks_ami_table_and_nodeadm_formula():
         row = json.loads(line)
         info[row["instanceType"]] = row["defaultMaxENIs"] * (row["ipv4AddressesPerInterface"] - 1) + 2
     for name, spec in catalog.GPU_INSTANCE_TYPES.items():
-        assert spec.max_pods == table[name] == info[name], name
-    assert catalog.GPU_INSTANCE_TYPES["g4dn.xlarge"].max_pods == 29
+        assert spec.eni_max_pods == table[name] == info[name], name
+    assert catalog.GPU_INSTANCE_TYPES["g4dn.xlarge"].eni_max_pods == 29
+    assert catalog.GPU_INSTANCE_TYPES["g6.4xlarge"].eni_max_pods == 234
+
+
+def test_max_pods_are_capped_by_eks_managed_node_groups():
+    """EKS User Guide (awsdocs/amazon-eks-user-guide 4d52b4d, cni-increase-ip-addresses-procedure
+    and create-managed-node-group.adoc; awsdocs PR #663): a managed node group on an EKS AMI caps
+    maxPods at 110 for instances with less than 30 vCPUs and 250 for all others."""
+    pods = {t: catalog.GPU_INSTANCE_TYPES[t].max_pods for t in catalog.GPU_INSTANCE_TYPES}
+    assert pods["g6.4xlarge"] == 110  # 16 vCPUs, ENI 234
+    assert pods["p5.4xlarge"] == 110  # 16 vCPUs, ENI 118
+    assert pods["g6.16xlarge"] == 250  # 64 vCPUs, ENI 737
+    assert pods["p4d.24xlarge"] == 250  # 96 vCPUs, ENI 737
+    assert pods["g4dn.metal"] == 250  # 96 vCPUs, ENI 737
+    assert pods["g6e.12xlarge"] == 250  # 48 vCPUs, ENI 292
+    assert pods["g4dn.xlarge"] == 29  # under the cap: unchanged
+    assert pods["g4dn.12xlarge"] == 234  # 48 vCPUs, under 250
+    assert pods["g6f.large"] == 20
+    capped = sorted(t for t, row in catalog.GPU_INSTANCE_TYPES.items() if row.max_pods < row.eni_max_pods)
+    assert len(capped) == 23
+    assert (catalog.managed_max_pods_cap(29), catalog.managed_max_pods_cap(30)) == (110, 250)
+    # The AMI's max-pods-calculator.sh (amazon-eks-ami v20260304) used `-gt 30` for 250: no row
+    # sits at exactly 30 vCPUs, where the two readings would differ.
+    assert 30 not in {row.vcpus for row in catalog.GPU_INSTANCE_TYPES.values()}
+
+
+def test_more_shares_than_a_capped_node_runs_pods_is_refused():
+    """g6.4xlarge: the ENI formula says 234, EKS runs the kubelet with 110; 200 shares never fit."""
+    (line,) = problems(
+        {
+            "verifyTimeSlicing": True,
+            "gpuNodeGroups": [{"name": "g", "instanceTypes": ["g6.4xlarge"], "timeSlicing": {"replicas": 200}}],
+        }
+    )
+    assert line == (
+        "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 200; expected at most 103 for g6.4xlarge: 1 GPU(s) "
+        "x 200 = 200 advertised, but a node runs at most 103 pods besides its 7 DaemonSet pods (max pods 234 with "
+        "the VPC CNI defaults, capped at 110 by EKS managed node groups (16 vCPUs: 110 below 30, 250 from 30)) "
+        "(the verification packs that many pods on one node, so it could never succeed)"
+    )
 
 
 @pytest.mark.parametrize("version", CHART_VERSIONS)
@@ -477,16 +516,17 @@ def test_usable_pod_slots():
         "g4dn.8xlarge": 51,
         "g4dn.16xlarge": 51,
         "g4dn.12xlarge": 227,
-        "g4dn.metal": 730,
+        "g4dn.metal": 243,  # 250, the managed-node-group cap, not the ENI formula's 737
     }
     (g,) = groups({"name": "g", "instanceTypes": ["g4dn.8xlarge", "g4dn.xlarge"]})
     assert g.usable_pod_slots == 22  # the smallest type of the group
-    # MIG-capable GPUs run mig-manager too (8 DaemonSet pods); g6f.large has 20 max pods.
+    # MIG-capable GPUs run mig-manager too (8 DaemonSet pods); g6f.large has 20 max pods; p4d and
+    # g5.48xlarge are capped at 250 (ENI 737 and 345).
     assert [catalog.usable_pod_slots(t) for t in ("p5.48xlarge", "p4d.24xlarge", "g6f.large", "g5.48xlarge")] == [
         92,
-        729,
+        242,
         13,
-        338,
+        243,
     ]
 
 

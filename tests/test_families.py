@@ -69,6 +69,27 @@ def test_the_catalog_holds_every_size_of_its_families():
     assert len(catalog.GPU_INSTANCE_TYPES) == 50
 
 
+def test_every_nvidia_family_ec2_lists_is_catalogued_or_left_out_with_a_reason():
+    ec2 = _moto_instance_types()
+    nvidia = {
+        n.split(".")[0]
+        for n, info in ec2.items()
+        if info.get("GpuInfo", {}).get("Gpus", [{}])[0].get("Manufacturer") == "NVIDIA"
+    }
+    assert sorted(nvidia - set(catalog.FAMILIES)) == ["g7", "g7e", "p3dn", "p6-b200", "p6-b300"]
+    assert sorted(catalog.EXCLUDED_GPU_FAMILIES) == [
+        "g7",
+        "g7e",
+        "p3",
+        "p3dn",
+        "p6-b200",
+        "p6-b300",
+        "p6e-gb200",
+        "p6e-gb300",
+    ]
+    assert not set(catalog.EXCLUDED_GPU_FAMILIES) & set(catalog.FAMILIES)
+
+
 def test_families_and_what_they_share():
     assert {f: (x.gpu_model, x.architecture, x.supports_mig, x.kernel_module) for f, x in catalog.FAMILIES.items()} == {
         "g4dn": ("T4", "x86_64", False, "nvidia (proprietary, GSP disabled)"),
@@ -150,21 +171,34 @@ def _tags(accelerator: str, gpus: str, slots: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("types", "replicas", "ami", "accelerator", "gpus", "slots", "max_pods", "usable", "memory"),
+    ("types", "replicas", "ami", "accelerator", "gpus", "slots", "max_pods", "usable", "memory", "smallest"),
     [
-        (["g5.12xlarge", "g5.24xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 4, 16, 737, 730, 22888),
-        (["g5.xlarge"], 8, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 1, 8, 58, 51, 22888),
-        (["g6.xlarge", "g6.2xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 2, 58, 51, 22888),
-        (["g6.xlarge", "gr6.4xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 4, 58, 51, 22888),
-        (["g6e.xlarge"], 3, "AL2023_x86_64_NVIDIA", "nvidia-l40s", 1, 3, 58, 51, 45776),
-        (["p5.48xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-h100", 8, 32, 100, 92, 81920),
-        (["p5e.48xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-h200", 8, 16, 100, 92, 144384),
-        (["p4d.24xlarge"], 1, "AL2023_x86_64_NVIDIA", "nvidia-tesla-a100", 8, 8, 737, 729, 40960),
-        (["g5g.xlarge", "g5g.2xlarge"], 4, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 1, 4, 58, 51, 16384),
-        (["g5g.16xlarge"], 3, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 2, 6, 737, 730, 16384),
+        (
+            ["g5.24xlarge", "g5.12xlarge"],
+            4,
+            "AL2023_x86_64_NVIDIA",
+            "nvidia-a10g",
+            4,
+            16,
+            250,
+            243,
+            22888,
+            ("48", "196608Mi"),
+        ),
+        (["g5.xlarge"], 8, "AL2023_x86_64_NVIDIA", "nvidia-a10g", 1, 8, 58, 51, 22888, None),
+        (["g6.xlarge", "g6.2xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 2, 58, 51, 22888, None),
+        (["gr6.4xlarge", "g6.xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-l4", 1, 4, 58, 51, 22888, ("4", "16384Mi")),
+        (["g6e.xlarge"], 3, "AL2023_x86_64_NVIDIA", "nvidia-l40s", 1, 3, 58, 51, 45776, None),
+        (["p5.48xlarge"], 4, "AL2023_x86_64_NVIDIA", "nvidia-h100", 8, 32, 100, 92, 81920, None),
+        (["p5e.48xlarge"], 2, "AL2023_x86_64_NVIDIA", "nvidia-h200", 8, 16, 100, 92, 144384, None),
+        (["p4d.24xlarge"], 1, "AL2023_x86_64_NVIDIA", "nvidia-tesla-a100", 8, 8, 250, 242, 40960, None),
+        (["g5g.xlarge", "g5g.2xlarge"], 4, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 1, 4, 58, 51, 16384, None),
+        (["g5g.16xlarge"], 3, "AL2023_ARM_64_NVIDIA", "nvidia-t4g", 2, 6, 250, 243, 16384, None),
     ],
 )
-def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, max_pods, usable, memory):
+def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, max_pods, usable, memory, smallest):
+    """``smallest``: the CA template's CPU and memory tags of a group whose first type is larger
+    than another (the smallest vCPUs and memory, EC2's numbers); None: no such tags."""
     p = plan(types, replicas)
     assert p.ami_type == ami
     assert p.architecture == ("arm64" if ami == "AL2023_ARM_64_NVIDIA" else "x86_64")
@@ -176,7 +210,12 @@ def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, 
     }
     assert (p.gpus_per_node, p.slots_per_node, p.max_pods, p.usable_pod_slots) == (gpus, slots, max_pods, usable)
     assert p.instance.gpu_memory_mib_per_gpu == memory
-    assert dict(p.node_template_tags) == _tags(accelerator, str(gpus), str(slots))
+    sized = (
+        {}
+        if smallest is None
+        else {TEMPLATE + "resources/cpu": smallest[0], TEMPLATE + "resources/memory": smallest[1]}
+    )
+    assert dict(p.node_template_tags) == {**_tags(accelerator, str(gpus), str(slots)), **sized}
 
 
 def test_a_fractional_group_advertises_one_slot_and_is_labelled_one_gpu():
@@ -308,3 +347,53 @@ def test_mig_capable_nodes_run_mig_manager_too(version):
         7,
         7,
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The first AMI release a family runs on
+# ---------------------------------------------------------------------------------------------
+
+
+def test_only_the_vgpu_families_need_a_minimum_ami_release():
+    """awslabs/amazon-eks-ami d8f3b70a (#2265, 2025-06-04) added the GRID guest module for the L4
+    vGPU subdevices; `git tag --contains d8f3b70a` starts at v20250610."""
+    assert {f.name: f.min_ami_release for f in catalog.FAMILIES.values() if f.min_ami_release} == {
+        "g6f": "20250610",
+        "gr6f": "20250610",
+    }
+
+
+def _pinned(types: list[str], release: str) -> dict[str, Any]:
+    return {
+        "clusterName": "c",
+        "kubernetesVersion": "1.32",
+        "gpuNodeGroups": [
+            {"name": "g", "instanceTypes": types, "timeSlicing": {"replicas": 1}, "amiReleaseVersion": release}
+        ],
+    }
+
+
+@pytest.mark.parametrize("types", [["g6f.large", "g6f.xlarge"], ["gr6f.4xlarge"]])
+def test_a_vgpu_group_pinned_before_the_grid_driver_is_refused(types):
+    with pytest.raises(ConfigError) as info:
+        load_settings(_pinned(types, "1.32.3-20250519"))
+    assert [str(p) for p in info.value.problems] == [
+        'gpu-eks:gpuNodeGroups[0].amiReleaseVersion: received "1.32.3-20250519"; expected an AMI release of '
+        f"20250610 or later (<x.y.z>-20250610), or none (the latest), for {', '.join(types)}: the AL2023 NVIDIA AMI "
+        "loads the driver they need (nvidia-open-grid) from release v20250610 (catalog.instances), so an older one "
+        "boots them without a usable GPU"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("types", "release"),
+    [
+        (["g6f.large"], "1.32.3-20250610"),  # the first release with the GRID module
+        (["gr6f.4xlarge"], "1.32.9-20251002"),
+        (["g6.xlarge"], "1.32.3-20250519"),  # whole L4s: nvidia-open, any release
+        (["g4dn.xlarge"], "1.32.0-20250116"),
+    ],
+)
+def test_a_release_the_family_runs_on_is_accepted(types, release):
+    settings = load_settings(_pinned(types, release))
+    assert settings.gpu_node_groups[0].ami_release_version == release

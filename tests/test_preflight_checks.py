@@ -294,6 +294,22 @@ def test_the_catalog_disagreeing_on_architecture_is_reported(ec2: Any) -> None:
     assert gpu_mismatches(wrong, info) == ["architecture: catalog arm64, EC2 x86_64"]
 
 
+def test_the_catalog_disagreeing_on_memory_and_gpu_model_is_reported(ec2: Any) -> None:
+    info = ec2.describe_instance_types(InstanceTypes=["g5.xlarge"])["InstanceTypes"][0]
+    assert (info["MemoryInfo"]["SizeInMiB"], info["GpuInfo"]["Gpus"][0]["Name"]) == (16384, "A10G")
+    wrong = dataclasses.replace(catalog.GPU_INSTANCE_TYPES["g5.xlarge"], memory_mib=32768, gpu_model="L4")
+    assert gpu_mismatches(wrong, info) == [
+        "GPU model: catalog L4, EC2 A10G",
+        "memory: catalog 32768 MiB, EC2 16384 MiB",
+    ]
+    no_gpu = {**info, "GpuInfo": {"Gpus": []}}
+    assert gpu_mismatches(catalog.GPU_INSTANCE_TYPES["g5.xlarge"], no_gpu) == [
+        "GPU count: catalog 1, EC2 0",
+        "GPU model: catalog A10G, EC2 none",
+        "memory per GPU: catalog 22888 MiB, EC2 none MiB",
+    ]
+
+
 def test_a_vgpu_slice_matches_ec2_reporting_zero_gpus(ec2: Any) -> None:
     info = ec2.describe_instance_types(InstanceTypes=["g6f.large"])["InstanceTypes"][0]
     assert info["GpuInfo"]["Gpus"][0]["Count"] == 0

@@ -60,21 +60,70 @@ def test_replicas_must_be_an_integer_of_at_least_one(replicas, expected):
     assert line.startswith(expected)
 
 
+BLACKWELL = (
+    "it is Blackwell, and the gpu-operator chart versions here were not checked against Blackwell "
+    "(dcgm-exporter, validator)"
+)
+
+
 @pytest.mark.parametrize(
-    ("instance_type", "nearest"),
+    ("instance_type", "detail"),
     [
-        ("p3.2xlarge", "p4d.24xlarge, p5.4xlarge, g6.2xlarge"),
-        ("g4dn.24xlarge", "g4dn.4xlarge, g4dn.2xlarge, g4dn.12xlarge"),
-        ("g4ad.xlarge", "g4dn.xlarge, g4dn.8xlarge, g4dn.4xlarge"),
-        ("g7.2xlarge", "g6.2xlarge, g5.2xlarge, g6f.2xlarge"),
+        # Same-family sizes first, then the closest others, at most 3.
+        ("p5.metal", "nearest known p5.4xlarge, p5.48xlarge, g5g.metal"),
+        ("g6e.metal", "nearest known g6e.xlarge, g6e.2xlarge, g6e.4xlarge"),
+        ("p4d.x", "nearest known p4d.24xlarge, p4de.24xlarge, g4dn.xlarge"),
+        ("g4dn.24xlarge", "nearest known g4dn.2xlarge, g4dn.4xlarge, g4dn.12xlarge"),
+        # Typos: in the size, in the family.
+        ("g4dn.xlarg", "nearest known g4dn.xlarge, g4dn.2xlarge, g4dn.4xlarge"),
+        ("g4nd.xlarge", "nearest known g4dn.xlarge, g4dn.2xlarge, g4dn.4xlarge"),
+        ("g4ad.xlarge", "nearest known g4dn.xlarge, g4dn.2xlarge, g4dn.4xlarge"),  # AMD, not NVIDIA
+        ("zz.top", "nearest known g5g.metal, g4dn.metal, g5.xlarge"),
+        # Upper case: compared in lower case, and said.
+        ("G6.XLARGE", "instance type names are lower-case; nearest known g6.xlarge, g6.2xlarge, g6.4xlarge"),
+        # NVIDIA families the catalog leaves out: why.
+        (
+            "g7.2xlarge",
+            "the library leaves g7 out, since its RTX PRO 4500 (Blackwell) needs NVIDIA driver 595, which the "
+            "AL2023 NVIDIA AMI ships only from release v20260917 (amazon-eks-ami#2768, fixed by #2819), newer than "
+            "the EKS max-pods tables the catalog is checked against; nearest known g5.2xlarge, g6.2xlarge, g5.12xlarge",
+        ),
+        (
+            "g7e.12xlarge",
+            f"the library leaves g7e out, since {BLACKWELL}; nearest known g6e.12xlarge, g5.12xlarge, g6.12xlarge",
+        ),
+        (
+            "p6-b200.48xlarge",
+            f"the library leaves p6-b200 out, since {BLACKWELL}; nearest known g6.48xlarge, p5.48xlarge, g6e.48xlarge",
+        ),
+        (
+            "P6-B300.48XLARGE",
+            f"instance type names are lower-case; the library leaves p6-b300 out, since {BLACKWELL}; nearest known "
+            "g6.48xlarge, p5.48xlarge, g6e.48xlarge",
+        ),
+        (
+            "p6e-gb200.36xlarge",
+            "the library leaves p6e-gb200 out, since it is UltraServer-only arm64 capacity; nearest known "
+            "g6e.16xlarge, g6e.xlarge, g5.16xlarge",
+        ),
+        (
+            "p3dn.24xlarge",
+            "the library leaves p3dn out, since its V100 is a previous generation; nearest known p4d.24xlarge, "
+            "p4de.24xlarge, g4dn.2xlarge",
+        ),
+        (
+            "p3.2xlarge",
+            "the library leaves p3 out, since its V100 is a previous generation; nearest known p4d.24xlarge, "
+            "g5.2xlarge, g6.2xlarge",
+        ),
     ],
 )
-def test_an_unknown_instance_type_names_the_nearest_known_ones(instance_type, nearest):
+def test_an_unknown_instance_type_names_the_nearest_known_ones(instance_type, detail):
     (line,) = problems({"gpuNodeGroups": [group(instanceTypes=[instance_type])]})
     assert line == (
         f'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["{instance_type}"]; expected NVIDIA GPU instance types '
         "the library knows (families g4dn, g5, g5g, g6, gr6, g6e, p4d, p4de, p5, p5e, p5en, g6f, gr6f; README "
-        f'"GPU families"), got {instance_type}: nearest known {nearest}'
+        f'"GPU families"), got {instance_type}: {detail}'
     )
 
 

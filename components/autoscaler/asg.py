@@ -14,12 +14,25 @@ Pure functions, no Pulumi. Every rule follows kubernetes/autoscaler at tag
   (``extractAllocatableResourcesFromAsg``). Our labels and taints come from kubelet through
   nodeadm, which neither EKS (DescribeNodegroup) nor the ASG knows, and EKS does not copy node
   group tags to the ASG: so this library tags the ASG itself.
+* Mixed sizes: the instance type of that template node is the first of the ASG's mixed instances
+  policy (aws_wrapper.go ``getInstanceTypesForAsgs``: ``instanceTypesOverrides[0]``; EKS keeps the
+  node group's order, EKS User Guide managed-node-groups.adoc at awsdocs 4d52b4d: On-Demand
+  "use[s] the order of instance types passed in the API"), and CA's README ("Using Mixed Instances Policies and Spot
+  Instances") asks for types of the same CPU and RAM. A group whose first type has more vCPUs or
+  memory than another of its types gets ``resources/cpu`` and ``resources/memory`` at its
+  smallest, which replace the first type's capacity (and allocatable, which CA sets equal to it)
+  in ``buildNodeFromTemplate``: from zero, CA then never counts on a node bigger than the one EC2
+  may launch. (A group whose first type is already its smallest, like prod's g4dn.xlarge +
+  g4dn.2xlarge, needs no tag: CA's template is that type.) With nodes running, CA copies a
+  running node instead (processors/nodeinfosprovider/mixed_nodeinfos_processor.go), whatever its
+  size: the settings warn about every group of several sizes (config/warnings.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .. import catalog
 from ..config.groups import Taint
 from ..sharing.device_plugin import GPU_RESOURCE
 
@@ -45,12 +58,34 @@ def discovery_tags(cluster_name: str) -> dict[str, str]:
     return {DISCOVERY_TAG: "true", cluster_tag(cluster_name): "owned"}
 
 
+#: The template node's resources a mixed-size group tags at its smallest (see the module docstring).
+CPU_TAG = RESOURCES_TAG_PREFIX + "cpu"
+MEMORY_TAG = RESOURCES_TAG_PREFIX + "memory"
+
+
+def smallest_size_tags(instances: Sequence[catalog.GpuInstanceType]) -> dict[str, str]:
+    """``resources/cpu`` and ``resources/memory`` at the group's smallest vCPUs and memory (each
+    its own minimum) when the first type, CA's template, has more of either; else nothing."""
+    if not instances:
+        return {}
+    cpu, memory = min(t.vcpus for t in instances), min(t.memory_mib for t in instances)
+    if (instances[0].vcpus, instances[0].memory_mib) == (cpu, memory):
+        return {}
+    # Values in a pod spec's units (CA README "Auto-Discovery Setup"; resource.ParseQuantity).
+    return {CPU_TAG: str(cpu), MEMORY_TAG: f"{memory}Mi"}
+
+
 def node_template_tags(
-    node_labels: Mapping[str, str], taints: Sequence[Taint], resource_name: str, slots_per_node: int
+    node_labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    resource_name: str,
+    slots_per_node: int,
+    instances: Sequence[catalog.GpuInstanceType] = (),
 ) -> dict[str, str]:
     """The scale-from-zero template tags of a GPU node group's ASG: its nodes' labels and taints
-    (the same values as its NodeConfig) and the slots the device plugin advertises per node, so
-    the template node CA imagines is the node that joins. Read from the group's plan."""
+    (the same values as its NodeConfig), the slots the device plugin advertises per node, and
+    for a group of several sizes (``instances``) the smallest one's CPU and memory, so the
+    template node CA imagines is the node that joins. Read from the group's plan."""
     tags = {LABEL_TAG_PREFIX + key: value for key, value in node_labels.items()}
     for taint in taints:
         tags[TAINT_TAG_PREFIX + taint.key] = f"{taint.value}:{taint.effect}"
@@ -59,7 +94,7 @@ def node_template_tags(
         # Renamed: the node advertises no nvidia.com/gpu at all; without this tag CA's template
         # would still offer the instance's physical GPU count as nvidia.com/gpu.
         tags[RESOURCES_TAG_PREFIX + NVIDIA_GPU] = "0"
-    return tags
+    return {**tags, **smallest_size_tags(instances)}
 
 
 def asg_tags(node_template: Mapping[str, str], cluster_name: str) -> dict[str, str]:

@@ -25,9 +25,12 @@ from .instances import (
     CLOUDWATCH_DCGM_EXPORTER_ABSENT,
     CLOUDWATCH_DCGM_EXPORTER_POD,
     CLOUDWATCH_NODE_DAEMONSET_PODS,
+    EXCLUDED_GPU_FAMILIES,
     FAMILIES,
     GPU_INSTANCE_TYPES,
     GPU_NODE_DAEMONSET_PODS,
+    MANAGED_MAX_PODS_CAP,
+    MANAGED_MAX_PODS_CAP_BELOW_30_VCPUS,
     MIG_MANAGER_POD,
     MPS,
     MPS_CONTROL_DAEMON_POD,
@@ -38,6 +41,7 @@ from .instances import (
     GpuInstanceType,
     daemonset_pods,
     interchangeable,
+    managed_max_pods_cap,
     node_daemonset_pods,
     usable_pod_slots,
 )
@@ -47,10 +51,13 @@ __all__ = [
     "CLOUDWATCH_DCGM_EXPORTER_ABSENT",
     "CLOUDWATCH_DCGM_EXPORTER_POD",
     "CLOUDWATCH_NODE_DAEMONSET_PODS",
+    "EXCLUDED_GPU_FAMILIES",
     "FAMILIES",
     "GPU_ENIS",
     "GPU_INSTANCE_TYPES",
     "GPU_NODE_DAEMONSET_PODS",
+    "MANAGED_MAX_PODS_CAP",
+    "MANAGED_MAX_PODS_CAP_BELOW_30_VCPUS",
     "MAX_NODE_ADDRESSES",
     "MIG_MANAGER_POD",
     "MIN_NODE_ADDRESSES",
@@ -65,6 +72,7 @@ __all__ = [
     "daemonset_pods",
     "gpu_node_addresses",
     "interchangeable",
+    "managed_max_pods_cap",
     "node_daemonset_pods",
     "system_node_addresses",
     "usable_pod_slots",
@@ -209,7 +217,9 @@ VCPU_QUOTA_G_FAMILY_PREFIXES = ("g", "vt")
 #: defaults (awslabs/amazon-eks-ami eni-max-pods.txt / nodeadm instance-info.jsonl: 1 or 2 ENIs
 #: of 2 addresses). Two of the 4 are the host-network DaemonSets every node runs (aws-node,
 #: kube-proxy), which leaves 2 per node for the cluster services. Every other type runs at least
-#: 8 (tests/test_settings_rules.py checks this table against the reference file).
+#: 8 (tests/test_settings_rules.py checks this table against the reference file). The system group
+#: is an EKS managed node group too, but its cap (``managed_max_pods_cap``: 110 or 250) only lowers
+#: types of more than 110 pods, so it changes nothing here.
 SMALL_MAX_PODS: dict[str, int] = {
     t: 4
     for t in (

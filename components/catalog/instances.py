@@ -11,9 +11,10 @@ Sources, and which one wins where they disagree:
   but p5e.48xlarge, which it lacks; CA builds its list from DescribeInstanceTypes at start
   (aws_cloud_provider.go BuildAWS, unless ``--aws-use-static-instance-list``; our CA IAM policy
   allows the call), so it knows p5e too, with EC2's numbers.
-* Max pods: awslabs/amazon-eks-ami ``eni-max-pods.txt`` (v20260318) and nodeadm's
-  ``instance-info.jsonl`` (v20260724), both in ../shared/reference/eks; the tests check each row
-  against both.
+* Max pods: the ENI number (``eni_max_pods``) from awslabs/amazon-eks-ami ``eni-max-pods.txt``
+  (v20260318) and nodeadm's ``instance-info.jsonl`` (v20260724), both in ../shared/reference/eks;
+  the tests check each row against both. The kubelet's ``maxPods`` (``max_pods``) is that number
+  capped by EKS managed node groups (``MANAGED_MAX_PODS_CAP``, below).
 * Which AMI serves a family: EKS user guide, "Use EKS-optimized accelerated AMIs for GPU instances"
   (ml-eks-optimized-ami): AL2023 x86_64 NVIDIA serves p5, p5e, p5en, p4d, p4de, gr6, g6, g6e, g6f,
   gr6f, g5, g4dn; AL2023 ARM NVIDIA serves g5g (and the p6e-gb200/gb300 UltraServers).
@@ -25,12 +26,8 @@ Sources, and which one wins where they disagree:
   v20260917 the AMI carries 580 and 595 and picks one per instance type at first boot
   (amazon-eks-ami#2768), and 595 does not run on G6f (``doc/usage/g7-ami.md``), so G6f keeps 580.
 
-Not here: g7 (RTX PRO 4500 Blackwell) needs the 595 driver, which the AMI only ships from release
-v20260917 (amazon-eks-ami#2768; the max-pods tables in ../shared/reference predate it, and the
-library cannot yet require a minimum AMI release per family); g7e, p6-b200 and p6-b300 are on the
-AMI's list, but the gpu-operator chart versions here were not checked against Blackwell
-(dcgm-exporter, validator); p6e-gb200/gb300 are UltraServer-only arm64 capacity. p3/p3dn (V100)
-are on the AMI's list too but are previous generation and left out.
+Not here: the NVIDIA families of ``EXCLUDED_GPU_FAMILIES`` (g7, g7e, p6-b200, p6-b300, p6e-gb200,
+p6e-gb300, p3, p3dn), each with why; a group naming one is refused with that reason.
 
 Fractional GPUs (g6f, gr6f). EC2 reports ``Count: 0`` for them with the slice's memory
 (g6f.large: 2,861 MiB, 1/8 of the L4's 22,888), and so does CA's static list (``GPU: 0``). Inside
@@ -47,6 +44,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+
+#: NVIDIA GPU families EKS runs that the catalog leaves out, and why (the settings' error says it).
+#: tests/test_families.py checks that every NVIDIA family in moto's DescribeInstanceTypes data is
+#: either in ``FAMILIES`` or here.
+EXCLUDED_GPU_FAMILIES: dict[str, str] = {
+    "g7": "its RTX PRO 4500 (Blackwell) needs NVIDIA driver 595, which the AL2023 NVIDIA AMI ships only from "
+    "release v20260917 (amazon-eks-ami#2768, fixed by #2819), newer than the EKS max-pods tables the catalog "
+    "is checked against",
+    **dict.fromkeys(
+        ("g7e", "p6-b200", "p6-b300"),
+        "it is Blackwell, and the gpu-operator chart versions here were not checked against Blackwell "
+        "(dcgm-exporter, validator)",
+    ),
+    **dict.fromkeys(("p6e-gb200", "p6e-gb300"), "it is UltraServer-only arm64 capacity"),
+    **dict.fromkeys(("p3", "p3dn"), "its V100 is a previous generation"),
+}
 
 #: Sharing modes a family allows (the device plugin's ``sharing`` block): time-slicing and MPS.
 TIME_SLICING = "time-slicing"
@@ -75,6 +88,9 @@ class GpuFamily:
     no_sharing_reason: str = ""
     #: vGPU slices: the physical GPU is shared by the hypervisor and EC2 reports 0 GPUs.
     fractional: bool = False
+    #: The first EKS AL2023 NVIDIA AMI release (``yyyymmdd`` of ``<x.y.z>-<yyyymmdd>``) whose driver
+    #: runs this family, where a source says so; "": every release we know of.
+    min_ami_release: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,12 +111,12 @@ class GpuInstanceType:
     #: Memory of one advertised GPU: a whole GPU's, or the vGPU profile's framebuffer.
     gpu_memory_mib_per_gpu: int
     supports_mig: bool
-    #: kubelet ``maxPods`` on EKS with the VPC CNI defaults (no prefix delegation): ENIs x
-    #: (IPv4 addresses per ENI - 1) + 2 on the default network card. nodeadm computes it from
-    #: its embedded ``instance-info.jsonl`` (awslabs/amazon-eks-ami
-    #: nodeadm/internal/kubelet/eni_max_pods.go); the same numbers as the older
-    #: ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py checks both.
-    max_pods: int
+    #: Pods the VPC CNI defaults (no prefix delegation) give the type: ENIs x (IPv4 addresses per
+    #: ENI - 1) + 2 on the default network card. nodeadm computes it from its embedded
+    #: ``instance-info.jsonl`` (awslabs/amazon-eks-ami nodeadm/internal/kubelet/eni_max_pods.go);
+    #: the same numbers as the older ``eni-max-pods.txt`` table. tests/test_device_plugin_rules.py
+    #: checks both. Not the kubelet's ``maxPods`` on our nodes: see ``max_pods``.
+    eni_max_pods: int
     family: GpuFamily
     #: The share of one physical GPU a vGPU slice holds (g6f.large: 1/8); None: whole GPUs.
     gpu_fraction: Fraction | None = None
@@ -110,6 +126,12 @@ class GpuInstanceType:
     @property
     def architecture(self) -> str:
         return self.family.architecture
+
+    @property
+    def max_pods(self) -> int:
+        """The kubelet's ``maxPods`` on a node of this type in our managed node groups: the ENI
+        number capped by EKS (``managed_max_pods_cap``)."""
+        return min(self.eni_max_pods, managed_max_pods_cap(self.vcpus))
 
     @property
     def ec2_gpus(self) -> int:
@@ -124,6 +146,26 @@ class GpuInstanceType:
     def sharing(self) -> frozenset[str]:
         """Sharing modes a group of this type may use (``TIME_SLICING``, ``MPS``)."""
         return self.family.sharing
+
+
+#: The cap EKS managed node groups put on the kubelet's ``maxPods`` when the node group uses an
+#: EKS AMI (an ``amiType``, no AMI ID in the launch template: ours, nodegroups/managed.py): 110 for
+#: instances with less than 30 vCPUs, 250 for all others, "whether prefix delegation is enabled or
+#: not" (EKS User Guide, "Increase the available IP addresses for your Amazon EKS node",
+#: cni-increase-ip-addresses-procedure in latest/ug/networking/eks-networking-add-ons.adoc, and
+#: "Create a managed node group", latest/ug/nodes/create-managed-node-group.adoc, at
+#: awsdocs/amazon-eks-user-guide 4d52b4d; the note came with awsdocs/amazon-eks-user-guide#663).
+#: On AL2023 EKS writes it as ``maxPods`` in a NodeConfig of its own in the node's user data
+#: (eksctl-io/eksctl#8037). The AMI's former max-pods-calculator.sh (amazon-eks-ami v20260304,
+#: templates/al2/runtime) draws the line at ``-gt 30``; no type in this catalog has exactly 30
+#: vCPUs, so both readings agree here (tests/test_device_plugin_rules.py).
+MANAGED_MAX_PODS_CAP_BELOW_30_VCPUS = 110
+MANAGED_MAX_PODS_CAP = 250
+
+
+def managed_max_pods_cap(vcpus: int) -> int:
+    """The ``maxPods`` cap of an EKS managed node group's node with ``vcpus`` vCPUs."""
+    return MANAGED_MAX_PODS_CAP_BELOW_30_VCPUS if vcpus < 30 else MANAGED_MAX_PODS_CAP
 
 
 #: Value of the ``k8s.amazonaws.com/accelerator`` node label per GPU model. Cluster Autoscaler's
@@ -154,6 +196,13 @@ _VGPU_NO_SHARING = (
 
 _PROPRIETARY_NO_GSP = "nvidia (proprietary, GSP disabled)"
 
+#: The AL2023 NVIDIA AMI builds and loads the GRID guest module ``nvidia-open-grid`` for the L4
+#: vGPU subdevices (L4-3Q/6Q/12Q) from awslabs/amazon-eks-ami commit d8f3b70a, "feat(al2023/nvidia):
+#: add GRID driver support" (#2265, 2025-06-04; install-nvidia-driver.sh archive-grid-kmod,
+#: nvidia-kmod-load.sh device-supports-grid), first in release v20250610 (``git tag --contains
+#: d8f3b70a``). Older releases load ``nvidia-open``, which does not drive a vGPU slice.
+_GRID_AMI_RELEASE = "20250610"
+
 FAMILIES: dict[str, GpuFamily] = {
     f.name: f
     for f in (
@@ -168,8 +217,30 @@ FAMILIES: dict[str, GpuFamily] = {
         GpuFamily("p5", "H100", 81920, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
         GpuFamily("p5e", "H200", 144384, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
         GpuFamily("p5en", "H200", 144384, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("g6f", "L4", 22888, "x86_64", False, "nvidia-open-grid", frozenset(), _VGPU_NO_SHARING, True),
-        GpuFamily("gr6f", "L4", 22888, "x86_64", False, "nvidia-open-grid", frozenset(), _VGPU_NO_SHARING, True),
+        GpuFamily(
+            "g6f",
+            "L4",
+            22888,
+            "x86_64",
+            False,
+            "nvidia-open-grid",
+            frozenset(),
+            _VGPU_NO_SHARING,
+            True,
+            _GRID_AMI_RELEASE,
+        ),
+        GpuFamily(
+            "gr6f",
+            "L4",
+            22888,
+            "x86_64",
+            False,
+            "nvidia-open-grid",
+            frozenset(),
+            _VGPU_NO_SHARING,
+            True,
+            _GRID_AMI_RELEASE,
+        ),
     )
 }
 
@@ -183,7 +254,9 @@ _L4_VGPU_PROFILES: dict[Fraction, str] = {
 }
 
 
-def _row(family: str, size: str, vcpus: int, memory_gib: int, gpus: int | Fraction, max_pods: int) -> GpuInstanceType:
+def _row(
+    family: str, size: str, vcpus: int, memory_gib: int, gpus: int | Fraction, eni_max_pods: int
+) -> GpuInstanceType:
     fam = FAMILIES[family]
     fraction = gpus if isinstance(gpus, Fraction) else None
     return GpuInstanceType(
@@ -194,7 +267,7 @@ def _row(family: str, size: str, vcpus: int, memory_gib: int, gpus: int | Fracti
         gpu_model=fam.gpu_model,
         gpu_memory_mib_per_gpu=int(fam.gpu_memory_mib * fraction) if fraction is not None else fam.gpu_memory_mib,
         supports_mig=fam.supports_mig,
-        max_pods=max_pods,
+        eni_max_pods=eni_max_pods,
         family=fam,
         gpu_fraction=fraction,
         vgpu_profile=_L4_VGPU_PROFILES[fraction] if fraction is not None else None,
@@ -209,7 +282,7 @@ _8TH, _4TH, _HALF = Fraction(1, 8), Fraction(1, 4), Fraction(1, 2)
 GPU_INSTANCE_TYPES: dict[str, GpuInstanceType] = {
     t.name: t
     for t in (
-        #    family  size       vCPUs  GiB  GPUs  max pods
+        #    family  size       vCPUs  GiB  GPUs  ENI max pods
         _row("g4dn", "xlarge", 4, 16, 1, 29),
         _row("g4dn", "2xlarge", 8, 32, 1, 29),
         _row("g4dn", "4xlarge", 16, 64, 1, 29),

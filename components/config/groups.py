@@ -112,7 +112,9 @@ class TimeSlicing(_Model):
             "Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` "
             "block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). "
             "GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on "
-            "A100/H100/H200 with mig-manager; g4dn.xlarge: 22, 12xlarge: 227, p5.48xlarge: 92): an error with "
+            "A100/H100/H200 with mig-manager; max pods is the VPC CNI's, capped by EKS managed node groups at 110 "
+            "below 30 vCPUs and 250 otherwise; g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): "
+            "an error with "
             "`verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further).",
             type="int ≥ 1",
             default="`4`",
@@ -332,7 +334,8 @@ class GpuNodeGroupSettings(_Model):
     ami_release_version: AmiReleaseVersion | None = Field(
         None,
         **doc(
-            "Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`).",
+            "Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). "
+            "g6f/gr6f need `20250610` or later (the first AMI with their vGPU driver).",
             type="string",
             default="latest",
         ),

@@ -7,27 +7,35 @@ import difflib
 
 from .. import catalog
 
+#: How many known types an unknown one's error names.
+NEAREST = 3
+
 
 def _nearest_gpu_types(name: str) -> list[str]:
-    """The known GPU types closest to ``name`` (difflib), else the sizes of its family, else the
-    first size of every family."""
-    known = list(catalog.GPU_INSTANCE_TYPES)
-    near = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    if near:
-        return near
-    family = catalog.instance_family(name)
-    same_family = [t for t in known if catalog.instance_family(t) == family]
-    return same_family or list(dict.fromkeys(f"{f}.{_first_size(f)}" for f in catalog.FAMILIES))
+    """The ``NEAREST`` known GPU types closest to ``name``, compared in lower case (EC2's names
+    are): the sizes of its own family first, then the others, each by difflib similarity."""
+    lowered = name.lower()
+    family = catalog.instance_family(lowered)
+
+    def rank(known: str) -> tuple[bool, float]:
+        return catalog.instance_family(known) != family, -difflib.SequenceMatcher(None, lowered, known).ratio()
+
+    return sorted(catalog.GPU_INSTANCE_TYPES, key=rank)[:NEAREST]
 
 
-def _first_size(family: str) -> str:
-    return next(t for t in catalog.GPU_INSTANCE_TYPES if catalog.instance_family(t) == family).split(".", 1)[1]
+def _unknown_detail(name: str) -> str:
+    """Why ``name`` is refused, with the nearest known types."""
+    family = catalog.instance_family(name.lower())
+    why = ["instance type names are lower-case"] if name != name.lower() else []
+    if family in catalog.EXCLUDED_GPU_FAMILIES:
+        why.append(f"the library leaves {family} out, since {catalog.EXCLUDED_GPU_FAMILIES[family]}")
+    return f"{name}: {'; '.join([*why, 'nearest known ' + ', '.join(_nearest_gpu_types(name))])}"
 
 
 def known_gpu_types(types: list[str]) -> list[str]:
     unknown = [t for t in types if t not in catalog.GPU_INSTANCE_TYPES]
     if unknown:
-        detail = "; ".join(f"{t}: nearest known {', '.join(_nearest_gpu_types(t))}" for t in unknown)
+        detail = "; ".join(_unknown_detail(t) for t in unknown)
         families = ", ".join(catalog.FAMILIES)
         raise ValueError(
             f'NVIDIA GPU instance types the library knows (families {families}; README "GPU families"), got {detail}'
@@ -62,3 +70,22 @@ def sharing_problem(types: list[str], mode: str, shared: bool) -> str | None:
     reason = refused[0].family.no_sharing_reason
     expected = "1 (not shared)" if mode == catalog.TIME_SLICING else "no mps (timeSlicing: {replicas: 1} instead)"
     return f"{expected} for {', '.join(r.name for r in refused)}: no {mode} there, since {reason}"
+
+
+def ami_release_problem(types: list[str], release: str | None) -> str | None:
+    """What is expected instead when a group of ``types`` pins the AMI ``release``
+    (``<x.y.z>-<yyyymmdd>``) older than a family's first usable one (``GpuFamily.min_ami_release``), or None."""
+    m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
+    if not m:
+        return None
+    rows = [catalog.GPU_INSTANCE_TYPES[t] for t in types]
+    too_old = [r for r in rows if r.family.min_ami_release and m.group(3) < r.family.min_ami_release]
+    if not too_old:
+        return None
+    first = max(r.family.min_ami_release for r in too_old)
+    modules = ", ".join(dict.fromkeys(r.family.kernel_module for r in too_old))
+    return (
+        f"an AMI release of {first} or later (<x.y.z>-{first}), or none (the latest), for "
+        f"{', '.join(r.name for r in too_old)}: the AL2023 NVIDIA AMI loads the driver they need ({modules}) "
+        f"from release v{first} (catalog.instances), so an older one boots them without a usable GPU"
+    )

@@ -30,30 +30,11 @@ from .fields import (
     kubernetes_version_problem,
 )
 from .groups import GpuNodeGroupSettings
+from .instance_types import ami_release_problem
 from .names import reserved_group_name_problem
 from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
-from .system_group import SystemNodeGroupSettings
-
-#: The pods of cluster services on the system nodes, each with a pod address (not host-network):
-#: CoreDNS (2 replicas, the EKS add-on's default), the gpu-operator, NFD master and gc (the chart's
-#: subchart); ``system_service_pods`` adds the Cluster Autoscaler and the CloudWatch add-on's
-#: controller when they are installed.
-SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc")
-AUTOSCALER_POD = "cluster-autoscaler"
-#: The CloudWatch add-on's operator (aws-observability/helm-charts charts/amazon-cloudwatch-observability
-#: 6.4.0 templates/operator-deployment.yaml: ``<chart>-controller-manager``, ``replicaCount: 1``).
-CLOUDWATCH_CONTROLLER_POD = "amazon-cloudwatch-observability-controller-manager"
-
-
-def system_service_pods(autoscaler: bool, cloudwatch: bool) -> tuple[str, ...]:
-    """The cluster-service pods the system nodes must hold."""
-    return (
-        SYSTEM_SERVICE_PODS
-        + ((AUTOSCALER_POD,) if autoscaler else ())
-        + ((CLOUDWATCH_CONTROLLER_POD,) if cloudwatch else ())
-    )
-
+from .system_group import SystemNodeGroupSettings, system_service_pods
 
 #: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
 #: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").
@@ -155,11 +136,18 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
 def capacity_message(plan: GroupPlan, prefix: str) -> str:
     """Why a group advertises more slots per node than a node can run pods (``prefix`` the bound)."""
     slots = plan.usable_pod_slots
+    # The type that sets the group's max pods, and whether EKS's managed-node-group cap set it.
+    row = min((catalog.GPU_INSTANCE_TYPES[t] for t in plan.instance_types), key=lambda r: r.max_pods)
+    why = (
+        f"{row.eni_max_pods} with the VPC CNI defaults, capped at {row.max_pods} by EKS managed node groups "
+        f"({row.vcpus} vCPUs: 110 below 30, 250 from 30)"
+        if row.max_pods < row.eni_max_pods
+        else f"{plan.max_pods} with the VPC CNI defaults"
+    )
     return (
         f"{prefix} {slots // plan.gpus_per_node} for {', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x "
         f"{plan.replicas} = {plan.slots_per_node} advertised, but a node runs at most "
-        f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods "
-        f"{plan.max_pods} with the VPC CNI defaults)"
+        f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods {why})"
     )
 
 
@@ -263,6 +251,10 @@ class GpuCapacitySettings(_Model):
         minor = self.kubernetes_version.split(".")[1]
         for loc, release in self._pinned_ami_releases():
             problems += _ami_minor_problems(loc, release, minor)
+        for i, g in enumerate(self.gpu_node_groups):
+            too_old = ami_release_problem(g.instance_types, g.ami_release_version)
+            if too_old:
+                problems.append((("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version, too_old))
         if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
             problems.append(
                 (

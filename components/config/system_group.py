@@ -12,6 +12,25 @@ from .errors import KeyedProblems
 from .fields import AmiReleaseVersion, Count, SystemInstanceType, _Model, _unique, doc
 from .groups import MAX_GP3_VOLUME_GIB, MAX_INSTANCE_TYPES, MIN_ROOT_VOLUME_GIB, Scaling
 
+#: The pods of cluster services on the system nodes, each with a pod address (not host-network):
+#: CoreDNS (2 replicas, the EKS add-on's default), the gpu-operator, NFD master and gc (the chart's
+#: subchart); ``system_service_pods`` adds the Cluster Autoscaler and the CloudWatch add-on's
+#: controller when they are installed.
+SYSTEM_SERVICE_PODS = ("coredns", "coredns", "gpu-operator", "nfd-master", "nfd-gc")
+AUTOSCALER_POD = "cluster-autoscaler"
+#: The CloudWatch add-on's operator (aws-observability/helm-charts charts/amazon-cloudwatch-observability
+#: 6.4.0 templates/operator-deployment.yaml: ``<chart>-controller-manager``, ``replicaCount: 1``).
+CLOUDWATCH_CONTROLLER_POD = "amazon-cloudwatch-observability-controller-manager"
+
+
+def system_service_pods(autoscaler: bool, cloudwatch: bool) -> tuple[str, ...]:
+    """The cluster-service pods the system nodes must hold."""
+    return (
+        SYSTEM_SERVICE_PODS
+        + ((AUTOSCALER_POD,) if autoscaler else ())
+        + ((CLOUDWATCH_CONTROLLER_POD,) if cloudwatch else ())
+    )
+
 
 def _system_nodes_at_creation(scaling: Scaling) -> Scaling:
     # CoreDNS, the gpu-operator, NFD master/gc and the Cluster Autoscaler run on the system group

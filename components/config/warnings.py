@@ -8,6 +8,7 @@ import ipaddress
 from collections.abc import Callable, Iterable
 
 from .. import catalog
+from ..autoscaler import asg
 from .errors import CONFIG_NAMESPACE, Problem
 from .settings import GpuCapacitySettings, Settings, capacity_message
 
@@ -43,6 +44,32 @@ def _advertised_slots_exceed_pod_capacity(settings: GpuCapacitySettings) -> Iter
                 received=p.replicas,
                 expected=capacity_message(p, "at most"),
             )
+
+
+@warning_rule
+def _autoscaled_group_not_smallest_first(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # Cluster Autoscaler (cloudprovider/aws, cluster-autoscaler-1.35.2) builds a group's template
+    # node from the first type of its mixed instances policy (aws_wrapper.go getInstanceTypesForAsgs)
+    # and its README ("Using Mixed Instances Policies and Spot Instances") asks for types of the same
+    # CPU and RAM. When the first type is not the smallest, the ASG's resources/cpu and
+    # resources/memory tags size that template down to the smallest (autoscaler/asg.py
+    # smallest_size_tags), so scale-from-zero stays safe but never serves a pod that needs more.
+    if not settings.autoscaler_enabled:
+        return
+    for i, p in enumerate(settings.plans):
+        if asg.CPU_TAG not in p.node_template_tags:
+            continue
+        rows = [catalog.GPU_INSTANCE_TYPES[t] for t in p.instance_types]
+        sizes = ", ".join(f"{r.name}={r.vcpus} vCPUs {r.memory_mib} MiB" for r in rows)
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].instanceTypes",
+            received=list(p.instance_types),
+            expected="the smallest type first, or one size per group, while the Cluster Autoscaler is enabled (its "
+            f"AWS README, 'Using Mixed Instances Policies and Spot Instances': the same CPU and RAM), got {sizes}: "
+            f"CA builds the group's template node from the first type, which the ASG tags size down to "
+            f"{min(r.vcpus for r in rows)} vCPUs and {min(r.memory_mib for r in rows)} MiB (EC2 may launch the "
+            "smallest), so from zero nodes a pod that fits only a larger size never scales the group up",
+        )
 
 
 @warning_rule

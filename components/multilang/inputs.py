@@ -40,7 +40,7 @@ class TimeSlicing(TypedDict, total=False):
     """One device-plugin sharing profile (k8s-device-plugin `sharing.timeSlicing`)."""
 
     replicas: int
-    """Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on A100/H100/H200 with mig-manager; g4dn.xlarge: 22, 12xlarge: 227, p5.48xlarge: 92): an error with `verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further). Type: int ≥ 1. Default: `4`."""
+    """Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on A100/H100/H200 with mig-manager; max pods is the VPC CNI's, capped by EKS managed node groups at 110 below 30 vCPUs and 250 otherwise; g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): an error with `verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further). Type: int ≥ 1. Default: `4`."""
     rename_by_default: bool
     """Advertise `nvidia.com/gpu.shared` instead of `nvidia.com/gpu`. Not with `replicas: 1`. Type: bool. Default: `false`."""
     fail_requests_greater_than_one: bool
@@ -84,7 +84,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     mig_strategy: str
     """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG). Type: `none`. Default: `none`."""
     ami_release_version: str
-    """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). Type: string. Default: latest."""
+    """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). g6f/gr6f need `20250610` or later (the first AMI with their vGPU driver). Type: string. Default: latest."""
 
 
 class GpuOperatorSettings(TypedDict, total=False):

@@ -42,21 +42,29 @@ VCPU_QUOTA_CODE: dict[str, str] = {
 
 
 def gpu_mismatches(expected: catalog.GpuInstanceType, info: Mapping[str, Any]) -> list[str]:
-    """Where ``DescribeInstanceTypes`` disagrees with the library's table (empty: it agrees)."""
+    """Where ``DescribeInstanceTypes`` disagrees with the library's table (empty: it agrees): GPU
+    count, model and memory per GPU (``GpuInfo``), vCPUs, instance memory and architecture, every
+    number the catalog row takes from EC2 (catalog.instances)."""
     gpus = info.get("GpuInfo", {}).get("Gpus", [])
     count = sum(int(g.get("Count", 0)) for g in gpus)
+    models = sorted({str(g.get("Name", "")) for g in gpus})
     memory = sorted({int(g.get("MemoryInfo", {}).get("SizeInMiB", 0)) for g in gpus})
     vcpus = int(info.get("VCpuInfo", {}).get("DefaultVCpus", 0))
+    instance_memory = int(info.get("MemoryInfo", {}).get("SizeInMiB", 0))
     archs = info.get("ProcessorInfo", {}).get("SupportedArchitectures", [])
     out = []
     # A vGPU slice (g6f, gr6f): EC2 reports 0 GPUs, the device plugin advertises 1 (catalog.instances).
     if count != expected.ec2_gpus:
         out.append(f"GPU count: catalog {expected.ec2_gpus}, EC2 {count}")
+    if models != [expected.gpu_model]:
+        out.append(f"GPU model: catalog {expected.gpu_model}, EC2 {'/'.join(models) or 'none'}")
     if memory != [expected.gpu_memory_mib_per_gpu]:
         shown = "/".join(str(m) for m in memory) or "none"
         out.append(f"memory per GPU: catalog {expected.gpu_memory_mib_per_gpu} MiB, EC2 {shown} MiB")
     if vcpus != expected.vcpus:
         out.append(f"vCPUs: catalog {expected.vcpus}, EC2 {vcpus}")
+    if instance_memory != expected.memory_mib:
+        out.append(f"memory: catalog {expected.memory_mib} MiB, EC2 {instance_memory} MiB")
     if archs and expected.architecture not in archs:
         out.append(f"architecture: catalog {expected.architecture}, EC2 {'/'.join(archs)}")
     return out

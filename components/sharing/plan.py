@@ -67,7 +67,8 @@ class GroupPlan:
     slots_per_node: int
     #: Slots of the whole group at its maxSize.
     slots_at_max_size: int
-    #: kubelet max pods of the group's smallest instance type (VPC CNI defaults).
+    #: kubelet max pods of the group's smallest instance type (VPC CNI defaults, capped by EKS managed
+    #: node groups: ``catalog.GpuInstanceType.max_pods``).
     max_pods: int
     #: Pods a node can run besides its DaemonSet pods (smallest instance type of the group; an MPS
     #: group's nodes run one more DaemonSet pod, the MPS control daemon; with the CloudWatch
@@ -172,7 +173,15 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),
         user_data=userdata.render_user_data([userdata.gpu_node_config(node_labels, taints)]),
-        node_template_tags=_frozen(asg.node_template_tags(node_labels, taints, resource_name, slots_per_node)),
+        node_template_tags=_frozen(
+            asg.node_template_tags(
+                node_labels,
+                taints,
+                resource_name,
+                slots_per_node,
+                [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],
+            )
+        ),
     )
 
 
