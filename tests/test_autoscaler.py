@@ -400,9 +400,9 @@ def test_slot_and_asg_outputs(dev: Simulation, prod: Simulation, variants: Simul
         "mps",
         16,
         32,
-        4.0,
+        3.75,
     )
-    assert (big["sharingMode"], big["memoryPerSlotGiB"]) == ("timeSlicing", 5.33)
+    assert (big["sharingMode"], big["memoryPerSlotGiB"]) == ("timeSlicing", 5.0)  # 15,360 MiB / 3
 
 
 # ---------------------------------------------------------------------------------------------

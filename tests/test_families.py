@@ -218,6 +218,36 @@ def test_a_group_of_each_family(types, replicas, ami, accelerator, gpus, slots, 
     assert dict(p.node_template_tags) == {**_tags(accelerator, str(gpus), str(slots)), **sized}
 
 
+@pytest.mark.parametrize(
+    ("instance_type", "replicas", "ec2_mib", "driver_mib", "per_slot_mib"),
+    [
+        # nvidia-smi's "<used>MiB / <total>MiB" per model (catalog.DRIVER_MEMORY_MIB cites them).
+        ("g4dn.xlarge", 4, 16384, 15360, 3840),
+        ("g5g.xlarge", 4, 16384, 15360, 3840),
+        ("g5.xlarge", 4, 22888, 23028, 5757),
+        ("g6.xlarge", 2, 22888, 23034, 11517),
+        ("gr6.4xlarge", 3, 22888, 23034, 7678),
+        ("g6e.xlarge", 4, 45776, 46068, 11517),
+        ("p4d.24xlarge", 8, 40960, 40960, 5120),
+        ("p4de.24xlarge", 8, 81920, 81920, 10240),
+        ("p5.48xlarge", 4, 81920, 81559, 20389),
+        ("p5e.48xlarge", 2, 144384, 143771, 71885),
+        ("p5en.48xlarge", 48, 144384, 143771, 2995),
+        # A vGPU slice: its profile's framebuffer, as EC2 reports it (not shared further).
+        ("g6f.large", 1, 2861, 2861, 2861),
+    ],
+)
+def test_memory_per_slot_divides_what_the_driver_reports(instance_type, replicas, ec2_mib, driver_mib, per_slot_mib):
+    row = catalog.GPU_INSTANCE_TYPES[instance_type]
+    assert (row.gpu_memory_mib_per_gpu, row.driver_memory_mib_per_gpu) == (ec2_mib, driver_mib)
+    assert row.memory_per_client_mib(replicas) == per_slot_mib
+
+
+def test_every_whole_gpu_family_has_its_driver_memory():
+    whole = sorted(name for name, f in catalog.FAMILIES.items() if not f.fractional)
+    assert sorted(catalog.DRIVER_MEMORY_MIB) == whole
+
+
 def test_a_fractional_group_advertises_one_slot_and_is_labelled_one_gpu():
     p = plan(["g6f.large", "g6f.xlarge"], 1)
     assert (p.ami_type, p.gpus_per_node, p.slots_per_node, p.max_pods, p.usable_pod_slots) == (
@@ -290,6 +320,22 @@ def test_mps_on_a_vgpu_slice_is_refused():
         "time-slicing or MPS on top of a vGPU slice, so the library does not offer it: one pod per slice, or whole "
         "L4s (g6, gr6) to share"
     ]
+
+
+def test_the_family_rule_and_the_mps_rules_are_reported_together_family_first():
+    lines = problems({"instanceTypes": ["g6f.large"], "mps": {"replicas": 20}})
+    assert [line.split(";")[0] for line in lines] == [
+        "gpu-eks:gpuNodeGroups[0].mps.replicas: received 20",
+        "gpu-eks:gpuNodeGroups[0].mps.replicas: received 20",
+    ]
+    assert lines[0].startswith(
+        "gpu-eks:gpuNodeGroups[0].mps.replicas: received 20; expected no mps (timeSlicing: {replicas: 1} instead) "
+        "for g6f.large"
+    )
+    assert lines[1].startswith(
+        "gpu-eks:gpuNodeGroups[0].mps.replicas: received 20; expected at most 2 for L4 (2861 MiB per GPU as the "
+        "driver reports it)"
+    )
 
 
 def test_the_default_replicas_on_a_vgpu_slice_is_refused_too():

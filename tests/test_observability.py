@@ -201,20 +201,21 @@ def test_dashboard_is_valid_json_with_panels_per_node_and_per_pod():
     assert per_pod_memory["targets"][0]["expr"] == (
         'max by (namespace, pod, node, gpu) (DCGM_FI_DEV_FB_USED{pod_uid!="", node=~"$node"})'
     )
-    # g4dn.xlarge: one T4 of 16384 MiB (catalog: ec2:DescribeInstanceTypes), 4 replicas.
+    # g4dn.xlarge: one T4 of 15,360 MiB as the driver reports it (catalog.DRIVER_MEMORY_MIB), 4 replicas.
     assert per_pod_memory["fieldConfig"]["defaults"]["thresholds"]["steps"] == [
         {"color": "green", "value": None},
-        {"color": "red", "value": 4096},
+        {"color": "red", "value": 3840},
     ]
-    assert "| t4 | g4dn.xlarge | 1 x 4 | 4096 MiB |" in model["panels"][9]["options"]["content"]
+    assert "| t4 | g4dn.xlarge | 1 x 4 | 3840 MiB |" in model["panels"][9]["options"]["content"]
     assert [v["name"] for v in model["templating"]["list"]] == ["datasource", "node"]
 
 
 def test_memory_per_slot_is_a_gpus_memory_over_its_replicas():
     (plan,) = plans_for(4)
-    assert (plan.instance.gpu_memory_mib_per_gpu, plan.memory_per_slot_mib) == (16384, 4096)
+    # EC2 says 16,384 MiB; the driver reports 15,360, and that is what the slots divide.
+    assert (plan.instance.gpu_memory_mib_per_gpu, plan.memory_per_slot_mib) == (16384, 3840)
     (plan,) = plans_for(3)
-    assert plan.memory_per_slot_mib == 5461
+    assert plan.memory_per_slot_mib == 5120
 
 
 # ---------------------------------------------------------------------------------------------

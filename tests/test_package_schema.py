@@ -409,7 +409,7 @@ def test_construct_returns_the_stack_outputs(constructed_dev):
             "sharedSlotsPerNode": 4,
             "sharedSlotsAtMaxSize": 4,
             "sharingMode": "timeSlicing",
-            "memoryPerSlotGiB": 4.0,
+            "memoryPerSlotGiB": 3.75,
             "autoscalingGroupName": "eks-gpu-eks-t4-00000000-0000-0000-0000-000000000000",
         }
     }

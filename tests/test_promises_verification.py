@@ -87,11 +87,11 @@ CAPACITY = {
 
 
 #: (sharing mode, GPU memory per slot in GiB: 16 GiB T4 / replicas).
-SHARING = {
-    "dev": {"t4": ("timeSlicing", 4.0)},
-    "prod": {"t4": ("timeSlicing", 4.0)},
-    VARIANT: {"big": ("timeSlicing", 8.0), "idle": ("timeSlicing", 2.0)},
-    DEFAULTS: {"gpu": ("timeSlicing", 4.0)},
+SHARING = {  # a T4 reports 15,360 MiB to the driver: 15,360 / replicas, in GiB
+    "dev": {"t4": ("timeSlicing", 3.75)},
+    "prod": {"t4": ("timeSlicing", 3.75)},
+    VARIANT: {"big": ("timeSlicing", 7.5), "idle": ("timeSlicing", 1.88)},
+    DEFAULTS: {"gpu": ("timeSlicing", 3.75)},
 }
 
 

@@ -64,7 +64,8 @@ def plans(*specs: dict, **top: Any) -> tuple[GroupPlan, ...]:
 def test_an_mps_group_plan():
     (p,) = plans({"name": "t4", "mps": {"replicas": 4}})
     assert (p.sharing_mode, p.sharing_key, p.replicas, p.resource_name) == ("mps", "mps", 4, "nvidia.com/gpu")
-    assert (p.slots_per_node, p.slots_at_max_size, p.memory_per_slot_mib) == (4, 8, 4096)
+    # A T4 reports 15,360 MiB to the driver: the MPS daemon gives each of 4 clients 3,840.
+    assert (p.slots_per_node, p.slots_at_max_size, p.memory_per_slot_mib) == (4, 8, 3840)
     # max pods 29 - 7 DaemonSet pods - the MPS control daemon's pod
     assert (p.max_pods, p.usable_pod_slots) == (29, 21)
     assert p.profile_name == "t4"
@@ -92,15 +93,15 @@ def test_time_slicing_stays_the_default_and_exclusive_is_replicas_one():
     assert (default.sharing_mode, default.replicas, default.memory_per_slot_mib, default.usable_pod_slots) == (
         "timeSlicing",
         4,
-        4096,
+        3840,
         22,
     )
-    assert (whole.sharing_mode, whole.slots_per_node, whole.memory_per_slot_mib) == ("exclusive", 1, 16384)
+    assert (whole.sharing_mode, whole.slots_per_node, whole.memory_per_slot_mib) == ("exclusive", 1, 15360)
     assert dict(whole.device_plugin_config) == {"version": "v1", "flags": {"migStrategy": "none"}}
     assert (big.sharing_mode, big.slots_per_node, big.memory_per_slot_mib, big.usable_pod_slots) == (
         "mps",
         8,
-        8192,
+        7680,
         226,
     )
 
@@ -150,9 +151,10 @@ def test_one_profile_name_cannot_hold_two_modes():
             "cmd/mps-control-daemon/mps/device.go maxClients (v0.17.2-v0.20.0))",
         ),
         (
-            {"mps": {"replicas": 17}},
-            "gpu-eks:gpuNodeGroups[0].mps.replicas: received 17; expected at most 16 for T4 (16384 MiB per GPU): each "
-            "MPS client gets GPU memory / replicas = 963 MiB, below the library's floor of 1024 MiB (a CUDA context "
+            {"mps": {"replicas": 16}},
+            "gpu-eks:gpuNodeGroups[0].mps.replicas: received 16; expected at most 15 for T4 (15360 MiB per GPU as the "
+            "driver reports it): each MPS client gets GPU memory / replicas = 960 MiB, below the library's floor of "
+            "1024 MiB (a CUDA context "
             "and its libraries alone take several hundred MiB; the limit is set by the MPS control daemon, "
             "cmd/mps-control-daemon/mps/daemon.go perDevicePinnedDeviceMemoryLimits, v0.17.2-v0.20.0)",
         ),
@@ -210,8 +212,12 @@ def test_mps_refuses_a_mixed_mig_strategy():
 
 
 def test_largest_mps_replicas_per_gpu_memory():
-    (p,) = plans({"name": "g", "mps": {"replicas": 16}})
+    # A T4 reports 15,360 MiB to the driver (EC2 says 16,384): 15 clients get 1,024 MiB each.
+    (p,) = plans({"name": "g", "mps": {"replicas": 15}})
     assert p.memory_per_slot_mib == 1024
+    # An H100 (81,559 MiB) reaches the daemon's 48-client limit first: 1,699 MiB each.
+    (h,) = plans({"name": "h", "instanceTypes": ["p5.4xlarge"], "mps": {"replicas": 48}})
+    assert h.memory_per_slot_mib == 1699
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,7 +226,7 @@ def test_largest_mps_replicas_per_gpu_memory():
 
 
 @pytest.mark.parametrize("version", CHART_VERSIONS)
-@pytest.mark.parametrize("replicas", [2, 4, 16])
+@pytest.mark.parametrize("replicas", [2, 4, 15])
 def test_every_mps_config_file_loads_in_the_device_plugin(version, replicas):
     (g,) = plans({"name": "t4", "mps": {"replicas": replicas}}, gpuOperator={"chartVersion": version})
     data = operator_values.gpu_operator_values([g], version)["devicePlugin"]["config"]["data"]
@@ -305,8 +311,14 @@ def test_allocation_policy_is_refused_before_v26_7_0(version, plugin):
     ]
     # A group declared outside the settings meets the same rule in the operator's values.
     (g,) = plans({"name": "g", "instanceTypes": ["g4dn.12xlarge"], "sharedDevicesAllocationPolicy": "packed"})
-    with pytest.raises(ValueError, match="does not read"):
+    with pytest.raises(ValueError) as refused:
         operator_values.gpu_operator_values([g], version)
+    assert str(refused.value) == (
+        f"GPU node group 'g': sharedDevicesAllocationPolicy received 'packed'; expected no key with "
+        f"gpuOperator.chartVersion {version} (device plugin {plugin}, which has no "
+        "flags.plugin.sharedDevicesAllocationPolicy and would ignore it: NVIDIA/k8s-device-plugin "
+        "api/config/v1/flags.go); chart v26.7.0 or newer reads it (device plugin v0.20.0)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,8 +330,8 @@ PROBE = "public.ecr.aws/docker/library/python:3.12-slim"
 
 def test_the_mps_concurrent_job_runs_one_memory_probe_per_slot():
     (p,) = plans({"name": "t4", "mps": {"replicas": 4}})
-    # 6 GiB above a 4 GiB share; 1 GiB (a quarter share) within, held.
-    assert jobs.mps_probe_sizes(p) == (6442450944, 1073741824)
+    # 5,760 MiB above a 3,840 MiB share (15,360 / 4); 960 MiB (a quarter share) within, held.
+    assert jobs.mps_probe_sizes(p) == (6039797760, 1006632960)
     spec = jobs.concurrent_job_spec(p, "vectoradd:img", PROBE)
     # Every slot of one node at once (4), the concurrent Job's deadline (180 s hold + 120 s to start).
     assert (spec["parallelism"], spec["completions"], spec["backoffLimit"], spec["activeDeadlineSeconds"]) == (
@@ -342,7 +354,7 @@ def test_the_mps_concurrent_job_runs_one_memory_probe_per_slot():
         "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1},
         "requests": {"cpu": "10m", "memory": "128Mi"},
     }
-    assert c["args"] == ['exec python3 -c "$MPS_PROBE" 6442450944 1073741824 180']
+    assert c["args"] == ['exec python3 -c "$MPS_PROBE" 6039797760 1006632960 180']
     env = {e["name"]: e["value"] for e in c["env"]}
     assert env == {
         "MPS_PROBE": jobs.MPS_PROBE_PROGRAM,
@@ -362,9 +374,9 @@ def test_time_slicing_and_exclusive_concurrent_jobs_run_vectoradd_not_the_probe(
 
 def test_the_probe_sizes_fit_the_gpu_for_every_replica_count():
     # Above the share, but the GPU has room for it even while every other client holds its quarter
-    # share: only the MPS limit can refuse it (2 <= replicas <= 16 on a T4's 16,384 MiB).
-    gpu = 16384 * 2**20
-    for replicas in (2, 3, 16):
+    # share: only the MPS limit can refuse it (2 <= replicas <= 15 on a T4's 15,360 MiB).
+    gpu = 15360 * 2**20
+    for replicas in (2, 3, 15):
         (p,) = plans({"name": "t4", "mps": {"replicas": replicas}})
         above, within = jobs.mps_probe_sizes(p)
         share = gpu // replicas
@@ -383,8 +395,8 @@ def test_the_exclusive_job_holds_more_than_half_of_each_gpu():
     )
     (c,) = pod["containers"]
     assert c["image"] == PROBE
-    # 60 % of 16 GiB = 9830 MiB: two pods on one T4 (15 GiB usable) cannot both hold it.
-    assert c["args"] == ['exec python3 -c "$GPU_PROBE" 10307502080 180']
+    # 60 % of the 15,360 MiB a T4 reports = 9,216 MiB: two pods on one T4 cannot both hold it.
+    assert c["args"] == ['exec python3 -c "$GPU_PROBE" 9663676416 180']
     assert c["resources"] == {
         "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 1},
         "requests": {"cpu": "10m", "memory": "128Mi"},
@@ -588,6 +600,6 @@ def test_each_mode_gets_its_verification_jobs(switched):
     assert (out["sharingMode"], out["sharedSlotsPerNode"], out["memoryPerSlotGiB"], out["resourceName"]) == (
         "mps",
         4,
-        4.0,
+        3.75,
         "nvidia.com/gpu",
     )

@@ -134,6 +134,17 @@ class GpuInstanceType:
         return min(self.eni_max_pods, managed_max_pods_cap(self.vcpus))
 
     @property
+    def driver_memory_mib_per_gpu(self) -> int:
+        """Memory of one advertised GPU as the driver reports it (``DRIVER_MEMORY_MIB``; a vGPU
+        slice's is its profile's framebuffer, EC2's figure)."""
+        return DRIVER_MEMORY_MIB.get(self.family.name, self.gpu_memory_mib_per_gpu)
+
+    def memory_per_client_mib(self, replicas: int) -> int:
+        """GPU memory each of ``replicas`` clients of one GPU gets: the MPS control daemon's limit
+        (driver-reported memory / replicas), and the fair share under time-slicing."""
+        return self.driver_memory_mib_per_gpu // replicas
+
+    @property
     def ec2_gpus(self) -> int:
         """The GPU count EC2 (and CA's static list) report: 0 for a vGPU slice."""
         return 0 if self.gpu_fraction is not None else self.gpus
@@ -242,6 +253,32 @@ FAMILIES: dict[str, GpuFamily] = {
             _GRID_AMI_RELEASE,
         ),
     )
+}
+
+#: Memory of one whole GPU as the NVIDIA driver reports it (NVML ``memory.total``: what
+#: ``nvidia-smi`` prints as "0MiB / <total>MiB"), per family. This, not EC2's ``SizeInMiB``, is
+#: what a process can allocate and what the MPS control daemon divides by the replicas
+#: (k8s-device-plugin cmd/mps-control-daemon/mps/daemon.go perDevicePinnedDeviceMemoryLimits,
+#: ``device.TotalMemory`` from NVML; v0.17.2, v0.18.1, v0.20.0). Read from nvidia-smi outputs
+#: published on GitHub for each model: "Tesla T4 ... 15360MiB" (and "NVIDIA A10G, 23028 MiB",
+#: "NVIDIA L4, 23034 MiB" in the same table, driver 595.91.07), "NVIDIA T4G ... 15360MiB",
+#: "NVIDIA L40S ... 46068MiB" (driver 550.163.01), "NVIDIA A100-SXM4-40GB ... 40960MiB",
+#: "NVIDIA A100-SXM4-80GB ... 81920MiB", "NVIDIA H100 80GB HBM3 ... 81559MiB", "NVIDIA H200 ...
+#: 143771MiB". EC2 overstates the T4/T4g (16,384), H100 (81,920) and H200 (144,384) and
+#: understates the A10G, L4 (22,888) and L40S (45,776). vGPU slices (g6f, gr6f) are not listed:
+#: their framebuffer is EC2's figure for the vGPU profile.
+DRIVER_MEMORY_MIB: dict[str, int] = {
+    "g4dn": 15360,
+    "g5g": 15360,
+    "g5": 23028,
+    "g6": 23034,
+    "gr6": 23034,
+    "g6e": 46068,
+    "p4d": 40960,
+    "p4de": 81920,
+    "p5": 81559,
+    "p5e": 143771,
+    "p5en": 143771,
 }
 
 #: vGPU profile per L4 share (nvidia-kmod-load.sh NVIDIA_GRID_SUBDEVICES: 27b8:1733 L4-3Q,

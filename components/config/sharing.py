@@ -46,7 +46,8 @@ class Mps(_Model):
         **doc(
             "MPS clients per physical GPU, each limited to GPU memory / replicas and 100/replicas % of its SMs "
             f"by the MPS control daemon. 2 to {MPS_MAX_REPLICAS}, and at least "
-            f"{MPS_MIN_MEMORY_PER_CLIENT_MIB // 1024} GiB per client (T4: at most 16). A pod requests exactly one.",
+            f"{MPS_MIN_MEMORY_PER_CLIENT_MIB // 1024} GiB per client of the memory the driver reports (T4: 15,360 "
+            "MiB, so at most 15). A pod requests exactly one.",
             type=f"int 2–{MPS_MAX_REPLICAS}",
             default="required",
         )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.groups import Taint
+from ..config.sharing import allocation_policy_problems
 from ..nodegroups import placement
 from ..sharing import device_plugin
 from ..sharing.plan import GroupPlan
@@ -191,16 +192,17 @@ def gpu_operator_values(
     """The gpu-operator values for a cluster whose GPU nodes are the groups of ``plans``."""
     if not plans:
         raise ValueError("gpu_operator_values needs at least one GPU node group, received none")
-    defaults = chart.chart_defaults(chart_version)
-    # Groups declared outside the settings (GpuOperator covers any group) meet the rule here too.
-    if not defaults.shared_devices_allocation_policy:
-        named = [p.name for p in plans if p.settings.shared_devices_allocation_policy is not None]
-        if named:
-            raise ValueError(
-                f"GPU node groups {named} set sharedDevicesAllocationPolicy, which the device plugin "
-                f"{defaults.device_plugin_version} of chart {chart_version} does not read (v0.20.0 / chart v26.7.0 "
-                "and newer)"
+    # Groups declared outside the settings (GpuOperator covers any group) meet the settings' rule here.
+    refused = allocation_policy_problems([p.settings.shared_devices_allocation_policy for p in plans], chart_version)
+    if refused:
+        raise ValueError(
+            "; ".join(
+                f"GPU node group {plans[int(key[1])].name!r}: sharedDevicesAllocationPolicy received {value!r}; "
+                f"expected {expected}"
+                for key, value, expected in refused
             )
+        )
+    defaults = chart.chart_defaults(chart_version)
     taints = gpu_taints(plans)
     mig = mig_strategy(plans)
     data = device_plugin.device_plugin_config_data(profile_configs(plans))

@@ -53,7 +53,7 @@ class Mps(TypedDict, total=False):
     """An MPS sharing profile (k8s-device-plugin `sharing.mps`): the plugin's MPS control daemon gives each of `replicas` clients of a GPU 1/replicas of its memory and compute, enforced."""
 
     replicas: Required[int]
-    """MPS clients per physical GPU, each limited to GPU memory / replicas and 100/replicas % of its SMs by the MPS control daemon. 2 to 48, and at least 1 GiB per client (T4: at most 16). A pod requests exactly one. Type: int 2–48. Required."""
+    """MPS clients per physical GPU, each limited to GPU memory / replicas and 100/replicas % of its SMs by the MPS control daemon. 2 to 48, and at least 1 GiB per client of the memory the driver reports (T4: 15,360 MiB, so at most 15). A pod requests exactly one. Type: int 2–48. Required."""
     profile: str
     """Sharing profile name, as `timeSlicing.profile` (keep the same name when switching a group between time-slicing and MPS, or its nodes are replaced). Type: label value. Default: the group's `name`."""
 

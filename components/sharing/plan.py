@@ -115,8 +115,9 @@ class GroupPlan:
 
     @property
     def memory_per_slot_mib(self) -> int:
-        """GPU memory per slot: a GPU's memory divided by its replicas (MPS enforces it; time-slicing does not)."""
-        return self.instance.gpu_memory_mib_per_gpu // (self.slots_per_node // self.gpus_per_node)
+        """GPU memory per slot: a GPU's driver-reported memory divided by its replicas (MPS enforces
+        it; time-slicing does not)."""
+        return self.instance.memory_per_client_mib(self.replicas)
 
     @property
     def mig_strategy(self) -> str:

@@ -254,8 +254,8 @@ def mps_probe_pod(plan: GroupPlan, image: str, affinity: dict[str, Any]) -> dict
 # Exclusive: one pod per GPU (a third Job for groups with timeSlicing.replicas 1)
 # ---------------------------------------------------------------------------------------------
 
-#: The share of a GPU's nominal memory each exclusive pod holds: more than half, so two pods on one
-#: GPU cannot both hold it, and well under what the GPU reports (a T4 reports 15 of its 16 GiB).
+#: The share of a GPU's driver-reported memory each exclusive pod holds: more than half, so two
+#: pods on one GPU cannot both hold it, and well under the whole (contexts take some).
 EXCLUSIVE_HOLD_FRACTION = 0.6
 
 #: Allocate argv[1] bytes of GPU memory (exit 1 if the GPU cannot give them) and hold them for
@@ -288,7 +288,7 @@ def exclusive_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
     Two pods on one GPU cannot both hold more than half of it, so the Job completes only if every
     pod has a GPU of its own; the deadline (as for ``concurrent_job_spec``) makes the pods overlap.
     """
-    size = int(plan.instance.gpu_memory_mib_per_gpu * EXCLUSIVE_HOLD_FRACTION) * 1024 * 1024
+    size = int(plan.instance.driver_memory_mib_per_gpu * EXCLUSIVE_HOLD_FRACTION) * 1024 * 1024
     labels = {"app.kubernetes.io/name": f"exclusive-check-{plan.name}"}
     script = f'exec python3 -c "$GPU_PROBE" {size} {HOLD_SECONDS}'
     env = _probe_env("GPU_PROBE", EXCLUSIVE_PROBE_PROGRAM)
