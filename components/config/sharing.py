@@ -1,4 +1,6 @@
-"""The MPS sharing profile of a GPU node group and the sharing rules that need more than one key.
+"""The MPS sharing profile of a GPU node group, its constants, and the allocation-policy rule
+that needs the chart version. The rules that need more than one key of a group live beside the
+group (config/groups.py ``sharing_problems``).
 
 Every rule cites its source: NVIDIA/k8s-device-plugin at v0.17.2, v0.18.1 and v0.20.0, the plugins
 behind gpu-operator v25.3.1, v25.10.1 and v26.7.0 (the code behind each rule is the same at the
