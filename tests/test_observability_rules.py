@@ -193,7 +193,8 @@ def test_the_application_xid_alert_fires_only_on_a_change_within_15m():
     assert xid["expr"] == (
         f"({last} == 13 or {last} == 31 or {last} == 43 or {last} == 45 or {last} == 68 or {last} == 109) "
         f"unless on (node, UUID, gpu) ({last} == on (node, UUID, gpu) "
-        "max by (node, UUID, gpu) (DCGM_FI_DEV_XID_ERRORS offset 15m))"
+        # The last value up to 15m ago, bridging exporter restarts and scrape gaps.
+        f"last_over_time(({last})[2h:1m] offset 15m))"
     )
     assert xid["for"] == "0m"
 

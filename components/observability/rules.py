@@ -90,6 +90,9 @@ def _alert(
 #: DCGM#277): an alert on its value alone would fire forever after one XID. The alert fires while
 #: the GPU's XID differs from its value this long ago (or had none then), then resolves.
 XID_WINDOW = "15m"
+#: How far back before XID_WINDOW the rule looks for the GPU's previous XID value: longer than any
+#: exporter restart or scrape gap it must bridge.
+XID_LOOKBACK = "2h"
 
 
 def _xid(offset: str = "") -> str:
@@ -113,8 +116,14 @@ def new_application_xid_expr() -> str:
     (commented out) names it at any of those versions. Enabling it would mean shipping the metrics
     file for every cluster, a copy of the default list per exporter version (the file is
     cluster-wide: one for T4 and other GPUs alike). A repeat of the same code within a node's life
-    is not seen (a limit of the last-value field, dcgm-exporter#190)."""
-    return f"({application_xid_expr()}) unless on ({_GPU}) ({_xid()} == on ({_GPU}) {_xid(f' offset {XID_WINDOW}')})"
+    is not seen (a limit of the last-value field, dcgm-exporter#190).
+
+    "Changed" compares with the last value the GPU had up to XID_WINDOW ago (a subquery over
+    ``XID_LOOKBACK``), not with its value exactly then: an exporter restart or a Prometheus gap
+    leaves no sample at that instant, and the old code would fire again. A GPU first seen with an
+    old application XID (observability just turned on) fires once, for XID_WINDOW."""
+    before = f"last_over_time(({_xid()})[{XID_LOOKBACK}:1m] offset {XID_WINDOW})"
+    return f"({application_xid_expr()}) unless on ({_GPU}) ({_xid()} == on ({_GPU}) {before})"
 
 
 def _group_nodes(group_names: Sequence[str]) -> str:
