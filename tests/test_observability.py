@@ -250,14 +250,14 @@ def runs():
     }
 
 
-def test_dev_declares_the_cloudwatch_pipeline_and_the_dashboard():
+def test_dev_declares_the_cloudwatch_pipeline_without_the_prometheus_dashboard():
     sim = run_with(None)
+    # No dashboard: it reads the operator's exporter through Prometheus, which cloudwatch does not run.
     assert declared(sim) == [
         ("aws:eks/addon:Addon", "gpu-eks-observability-cloudwatch"),
         ("aws:iam/role:Role", "gpu-eks-observability-cloudwatch-role"),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "gpu-eks-observability-cloudwatch-policy"),
         ("gpu-eks:observability:GpuObservability", "gpu-eks-observability"),
-        ("kubernetes:core/v1:ConfigMap", "gpu-eks-observability-dashboard"),
     ]
     addon = sim.named("gpu-eks-observability-cloudwatch").inputs
     assert addon["addonName"] == "amazon-cloudwatch-observability"
@@ -269,18 +269,11 @@ def test_dev_declares_the_cloudwatch_pipeline_and_the_dashboard():
     (statement,) = trust["Statement"]
     subjects = [v for k, v in statement["Condition"]["StringEquals"].items() if k.endswith(":sub")]
     assert subjects == ["system:serviceaccount:amazon-cloudwatch:cloudwatch-agent"]
-    board = sim.named("gpu-eks-observability-dashboard").inputs
-    assert board["metadata"] == {
-        "name": "gpu-eks-shared-gpus-dashboard",
-        "namespace": "gpu-operator",
-        "labels": {"grafana_dashboard": "1"},
-    }
     # cloudwatch only: the add-on reads its own exporter, so the operator's gets no hostPID.
     assert sim.outputs["observability"] == {
         "pipeline": "cloudwatch",
         "perPodGpuMetrics": False,
         "exporter": {"namespace": "gpu-operator", "service": "nvidia-dcgm-exporter", "port": 9400, "path": "/metrics"},
-        "dashboardConfigMap": "gpu-operator/gpu-eks-shared-gpus-dashboard",
         "cloudwatch": {
             "addon": "amazon-cloudwatch-observability",
             "metricNamespace": "ContainerInsights",
@@ -324,7 +317,18 @@ def test_prometheus_declares_the_rule_and_the_service_monitor(runs):
     assert values == {**PER_POD, "env": [VIRTUAL_GPUS_ENV, CONFIG_MAP_ENV], "serviceMonitor": SERVICE_MONITOR}
     assert sim.outputs["observability"]["perPodGpuMetrics"] is True
     assert sim.outputs["observability"]["prometheusRule"] == "monitoring/gpu-eks-shared-gpus"
+    assert sim.outputs["observability"]["dashboardConfigMap"] == "monitoring/gpu-eks-shared-gpus-dashboard"
     assert "cloudwatch" not in sim.outputs["observability"]
+    board = sim.named("gpu-eks-observability-dashboard")
+    assert board.inputs["metadata"] == {
+        "name": "gpu-eks-shared-gpus-dashboard",
+        "namespace": "monitoring",
+        "labels": {"grafana_dashboard": "1"},
+    }
+    # After the operator's namespace, like the rule (wait_for).
+    operator_ns = sim.named("gpu-eks-gpu-operator-ns").urn
+    assert operator_ns in board.dependencies
+    assert operator_ns in sim.named("gpu-eks-observability-rules").dependencies
 
 
 def test_both_declares_both(runs):
@@ -504,3 +508,16 @@ def test_alert_durations_prometheus_refuses_or_below_a_minute_are_refused(value)
         "expected a Prometheus duration of at least 1m, such as 15m, 1h30m or 2d (units y w d h m s ms, in that "
         "order: prometheus/common model/time.go ParseDuration)"
     )
+
+
+def test_the_alerts_and_the_dashboard_read_the_label_the_relabeling_writes():
+    """One label name in three places: the ServiceMonitor relabeling writes it, the rules group by it
+    and join it with kube-state-metrics' ``node``, the dashboard filters on it."""
+    from components.observability import rules
+
+    assert operator_values.NODE_RELABELING["targetLabel"] == "node"
+    assert rules._GPU.split(", ")[0] == "node"
+    assert dashboard._NODE == 'node=~"$node"'
+    board = json.loads(dashboard.dashboard_json(settings_for_stack("dev").plans))
+    (node_variable,) = [v for v in board["templating"]["list"] if v["name"] == "node"]
+    assert node_variable["query"]["query"] == "label_values(DCGM_FI_DEV_FB_FREE, node)"

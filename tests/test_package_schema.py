@@ -418,7 +418,6 @@ def test_construct_returns_the_stack_outputs(constructed_dev):
         "pipeline": "cloudwatch",
         "perPodGpuMetrics": False,
         "exporter": {"namespace": "gpu-operator", "service": "nvidia-dcgm-exporter", "port": 9400, "path": "/metrics"},
-        "dashboardConfigMap": "gpu-operator/gpu-eks-shared-gpus-dashboard",
         "cloudwatch": {
             "addon": "amazon-cloudwatch-observability",
             "metricNamespace": "ContainerInsights",

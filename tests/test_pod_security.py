@@ -97,7 +97,6 @@ def test_the_scanned_objects_are_the_ones_this_library_writes(dev_objects: Path)
         ("NetworkPolicy", "deny-all"),
         ("Job", "ts-warmup-t4-3d8fde30"),
         ("Job", "ts-check-t4-ee28b0f5"),
-        ("ConfigMap", "gpu-eks-shared-gpus-dashboard"),
     ]
 
 

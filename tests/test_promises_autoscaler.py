@@ -338,7 +338,6 @@ def test_autoscaled_run_tree(scaled: Simulation):
         # zero is exclusive (replicas 1): one pod per GPU, each holding 60 % of its memory.
         (JOB, "gpu-eks-verify-zero-exclusive", "gpu-eks-verify"),
         ("gpu-eks:observability:GpuObservability", "gpu-eks-observability", "gpu-eks"),
-        ("kubernetes:core/v1:ConfigMap", "gpu-eks-observability-dashboard", "gpu-eks-observability"),
         (ROLE, "gpu-eks-observability-cloudwatch-role", "gpu-eks-observability"),
         (
             "aws:iam/rolePolicyAttachment:RolePolicyAttachment",

@@ -75,13 +75,11 @@ OBSERVED_OPERATOR_PART = [*OPERATOR_PART[:2], (*METRICS_CONFIG_MAP, OPERATOR), O
 #: The runs with observability on (dev's default pipeline: cloudwatch).
 OBSERVED = ("dev", VARIANT)
 OBSERVABILITY = ("gpu-eks:observability:GpuObservability", "gpu-eks-observability")
-DASHBOARD = ("kubernetes:core/v1:ConfigMap", "gpu-eks-observability-dashboard")
 CLOUDWATCH_ROLE = ("aws:iam/role:Role", "gpu-eks-observability-cloudwatch-role")
 CLOUDWATCH_POLICY = (ATTACHMENT, "gpu-eks-observability-cloudwatch-policy")
 CLOUDWATCH_ADDON = ("aws:eks/addon:Addon", "gpu-eks-observability-cloudwatch")
 OBSERVABILITY_PART = [
     (*OBSERVABILITY, GPU_CLUSTER),
-    (*DASHBOARD, OBSERVABILITY),
     (*CLOUDWATCH_ROLE, OBSERVABILITY),
     (*CLOUDWATCH_POLICY, OBSERVABILITY),
     (*CLOUDWATCH_ADDON, OBSERVABILITY),
@@ -154,7 +152,6 @@ ON_K8S_PROVIDER = {
         "gpu-eks-gpu-operator-ns",
         "gpu-eks-gpu-operator-dcgm-metrics",
         "gpu-eks-gpu-operator-release",
-        "gpu-eks-observability-dashboard",
         "gpu-eks-autoscaler-release",
         "gpu-eks-verify-ns",
         "gpu-eks-verify-deny-all",
@@ -166,7 +163,6 @@ ON_K8S_PROVIDER = {
         "gpu-eks-gpu-operator-ns",
         "gpu-eks-gpu-operator-dcgm-metrics",
         "gpu-eks-gpu-operator-release",
-        "gpu-eks-observability-dashboard",
         "gpu-eks-verify-ns",
         "gpu-eks-verify-deny-all",
         "gpu-eks-verify-big-warmup",
@@ -318,7 +314,6 @@ def test_observability_waits_for_the_operators_namespace_and_the_addon_for_its_r
         return
     ns = ("kubernetes:core/v1:Namespace", "gpu-eks-gpu-operator-ns")
     assert deps(sim, *METRICS_CONFIG_MAP) == {ns}
-    assert deps(sim, *DASHBOARD) == {ns}
     assert deps(sim, *CLOUDWATCH_POLICY) == {CLOUDWATCH_ROLE}
     # The add-on's agent must not start before its IRSA role can act.
     assert deps(sim, *CLOUDWATCH_ADDON) == {

@@ -276,8 +276,8 @@ class ObservabilitySettings(_Model):
     enabled: bool = Field(
         False,
         **doc(
-            "Turn on the metrics pipeline, the alerts, the dashboard and, with a Prometheus pipeline, per-pod GPU "
-            "metrics where the chart's exporter has them. Off by default: it installs things that cost money "
+            "Turn on the metrics pipeline and, with a Prometheus pipeline, the alerts, the dashboard and per-pod "
+            "GPU metrics where the chart's exporter has them. Off by default: it installs things that cost money "
             "(CloudWatch) or runs the exporter with `hostPID` (per-pod metrics).",
             type="bool",
             default="`false`",

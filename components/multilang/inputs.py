@@ -151,7 +151,7 @@ class ObservabilitySettings(TypedDict, total=False):
     """GPU metrics, alerts and a dashboard for the shared GPUs (off unless `enabled: true`)."""
 
     enabled: bool
-    """Turn on the metrics pipeline, the alerts, the dashboard and, with a Prometheus pipeline, per-pod GPU metrics where the chart's exporter has them. Off by default: it installs things that cost money (CloudWatch) or runs the exporter with `hostPID` (per-pod metrics). Type: bool. Default: `false`."""
+    """Turn on the metrics pipeline and, with a Prometheus pipeline, the alerts, the dashboard and per-pod GPU metrics where the chart's exporter has them. Off by default: it installs things that cost money (CloudWatch) or runs the exporter with `hostPID` (per-pod metrics). Type: bool. Default: `false`."""
     pipeline: str
     """Where metrics go. `cloudwatch`: the `amazon-cloudwatch-observability` EKS add-on (Container Insights; works on a fresh cluster). `prometheus`: a Prometheus operator already in the cluster: the exporter's ServiceMonitor and the PrometheusRule; `pulumi up` fails if its CRDs are absent. `both`: the two. Type: `cloudwatch` | `prometheus` | `both`. Default: `cloudwatch`."""
     namespace: str

@@ -115,11 +115,12 @@ class ObservabilityOutputs(TypedDict, total=False):
     pipeline: Required[str]
     """cloudwatch, prometheus or both."""
     per_pod_gpu_metrics: Required[bool]
-    """Whether the exporter attributes GPU use to the pods sharing a GPU (chart v26.7.0)."""
+    """Whether the operator's exporter attributes GPU use to the pods sharing a GPU (chart v26.7.0, a
+    Prometheus pipeline)."""
     exporter: Required[ObservabilityExporter]
     """The dcgm-exporter Service to scrape."""
-    dashboard_config_map: Required[str]
-    """<namespace>/<name> of the Grafana dashboard ConfigMap."""
+    dashboard_config_map: str
+    """<namespace>/<name> of the Grafana dashboard ConfigMap (prometheus and both)."""
     prometheus_rule: str
     """<namespace>/<name> of the PrometheusRule (prometheus and both)."""
     cloudwatch: ObservabilityCloudWatch

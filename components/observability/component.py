@@ -4,8 +4,10 @@ objects come from ``rules``, ``dashboard`` and ``values``).
 * ``cloudwatch``: an IRSA role with ``CloudWatchAgentServerPolicy`` and the
   ``amazon-cloudwatch-observability`` EKS add-on.
 * ``prometheus``: the PrometheusRule (needs the prometheus-operator CRDs: ``pulumi up`` fails on
-  it when they are absent, by choice: alerts asked for must not silently be missing).
-* always: the dashboard ConfigMap (a plain ConfigMap: harmless without Grafana).
+  it when they are absent, by choice: alerts asked for must not silently be missing) and the
+  dashboard ConfigMap (a plain ConfigMap: harmless without Grafana). The dashboard reads the
+  Prometheus series the operator's ServiceMonitor collects, keyed by the ``node`` label its
+  relabeling adds: without a Prometheus pipeline it would show nothing, so it is not created.
 
 The per-pod exporter settings and the ServiceMonitor are the operator's values
 (``gpu_operator.values.dcgm_exporter_values``); ``composites.declare`` passes them on.
@@ -61,16 +63,17 @@ class GpuObservability(pulumi.ComponentResource):
         super().__init__(TYPE_NAME, name, None, opts)
         after = pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for))
         namespace = values.rule_namespace(s, args.operator_namespace)
-        self.dashboard = k8s.core.v1.ConfigMap(
-            f"{name}-dashboard",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=values.DASHBOARD_CONFIG_MAP, namespace=namespace, labels=dict(dashboard.SIDECAR_LABEL)
-            ),
-            data={dashboard.FILE_NAME: dashboard.dashboard_json(args.plans)},
-            opts=after,
-        )
+        self.dashboard = None
         self.rule = None
         if s.prometheus:
+            self.dashboard = k8s.core.v1.ConfigMap(
+                f"{name}-dashboard",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=values.DASHBOARD_CONFIG_MAP, namespace=namespace, labels=dict(dashboard.SIDECAR_LABEL)
+                ),
+                data={dashboard.FILE_NAME: dashboard.dashboard_json(args.plans)},
+                opts=after,
+            )
             self.rule = k8s.apiextensions.CustomResource(
                 f"{name}-rules",
                 api_version=values.PROMETHEUS_RULE_API,

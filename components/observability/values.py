@@ -86,9 +86,9 @@ def outputs(settings: ObservabilitySettings, operator_namespace: str, per_pod: b
             "port": EXPORTER_PORT,
             "path": "/metrics",
         },
-        "dashboardConfigMap": f"{rule_namespace(settings, operator_namespace)}/{DASHBOARD_CONFIG_MAP}",
     }
     if settings.prometheus:
+        out["dashboardConfigMap"] = f"{rule_namespace(settings, operator_namespace)}/{DASHBOARD_CONFIG_MAP}"
         out["prometheusRule"] = f"{rule_namespace(settings, operator_namespace)}/{RULE_NAME}"
     if settings.cloudwatch:
         out["cloudwatch"] = {"addon": CLOUDWATCH_ADDON, "metricNamespace": CLOUDWATCH_METRIC_NAMESPACE}
