@@ -322,19 +322,19 @@ def test_mps_on_a_vgpu_slice_is_refused():
     ]
 
 
-def test_the_family_rule_and_the_mps_rules_are_reported_together_family_first():
-    lines = problems({"instanceTypes": ["g6f.large"], "mps": {"replicas": 20}})
+def test_the_family_rule_and_the_other_mps_rules_are_reported_together_family_first():
+    # The memory floor ("at most 2") is left out where the family refuses MPS: it would suggest 2 works.
+    lines = problems({"instanceTypes": ["g6f.large"], "mps": {"replicas": 20}, "timeSlicing": {"replicas": 1}})
     assert [line.split(";")[0] for line in lines] == [
         "gpu-eks:gpuNodeGroups[0].mps.replicas: received 20",
-        "gpu-eks:gpuNodeGroups[0].mps.replicas: received 20",
+        'gpu-eks:gpuNodeGroups[0].mps: received {"replicas": 20}',
     ]
     assert lines[0].startswith(
         "gpu-eks:gpuNodeGroups[0].mps.replicas: received 20; expected no mps (timeSlicing: {replicas: 1} instead) "
         "for g6f.large"
     )
     assert lines[1].startswith(
-        "gpu-eks:gpuNodeGroups[0].mps.replicas: received 20; expected at most 2 for L4 (2861 MiB per GPU as the "
-        "driver reports it)"
+        'gpu-eks:gpuNodeGroups[0].mps: received {"replicas": 20}; expected either mps or timeSlicing'
     )
 
 

@@ -515,6 +515,33 @@ def test_mps_probe_fails_when_the_share_cannot_be_allocated(monkeypatch):
     assert code == "an allocation within the share failed"
 
 
+@pytest.mark.parametrize(
+    ("group", "total_mib", "limit_mib", "above", "within"),
+    [
+        # The daemon's limit is the driver-reported memory / replicas (T4 15,360 MiB, H100 81,559).
+        ({"instanceTypes": ["g4dn.xlarge"], "mps": {"replicas": 2}}, 15360, 7680, 12079595520, 2013265920),
+        ({"instanceTypes": ["g4dn.xlarge"], "mps": {"replicas": 15}}, 15360, 1024, 1610612736, 268435456),
+        ({"instanceTypes": ["p5.4xlarge"], "mps": {"replicas": 48}}, 81559, 1699, 2672295936, 445382656),
+    ],
+    ids=["t4-x2", "t4-x15", "h100-x48"],
+)
+def test_the_probe_passes_with_its_real_sizes_while_every_other_client_holds_its_share(
+    monkeypatch, group, total_mib, limit_mib, above, within
+):
+    (p,) = plans({"name": "g", **group})
+    assert jobs.mps_probe_sizes(p) == (above, within)
+    others = p.replicas - 1
+    # Each other client holds its quarter share plus a CUDA context (300 MiB, a generous allowance).
+    held = others * ((within >> 20) + 300)
+    cuda = FakeCuda(total_mib, limit_mib=limit_mib, held_mib=held)
+    code, out = run_probe(monkeypatch, jobs.MPS_PROBE_PROGRAM, [str(above), str(within), "180"], cuda, MPS_ENV)
+    assert code is None, out
+    # Without the daemon's limit the same allocation would succeed: only the limit refuses it.
+    unlimited = FakeCuda(total_mib, held_mib=held)
+    code, _ = run_probe(monkeypatch, jobs.MPS_PROBE_PROGRAM, [str(above), str(within), "180"], unlimited, MPS_ENV)
+    assert code == "an allocation above the share did not fail with CUDA_ERROR_OUT_OF_MEMORY: no MPS memory limit"
+
+
 EXCLUSIVE_ARGS = ["10307502080", "180"]  # 9,830 MiB of a T4
 
 

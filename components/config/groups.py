@@ -370,7 +370,9 @@ class GpuNodeGroupSettings(_Model):
         mode = catalog.MPS if self.mps is not None else catalog.TIME_SLICING
         problem = sharing_problem(self.instance_types, mode, self.sharing.shared)
         family = [((self.sharing_key, "replicas"), self.sharing.replicas, problem)] if problem else []
-        problems = family + sharing_problems(self)
+        # Where the family refuses the mode, its other rules on the same key would only mislead
+        # (g6f with mps: "at most 2" would suggest that 2 clients work).
+        problems = family + [p for p in sharing_problems(self) if not (family and p[0] == family[0][0])]
         if problems:
             raise KeyedProblems(problems)
         return self

@@ -51,7 +51,8 @@ from .podsecurity import restricted_pod_spec
 #: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.
 HOLD_SECONDS = 180
 #: Time for all pods of the concurrent Job to start on the warm node (scheduling, container start,
-#: a vectorAdd image pull if they land on a node the warm-up did not use). Must stay < HOLD_SECONDS.
+#: an image pull: vectorAdd if they land on a node the warm-up did not use, and on MPS groups the
+#: probe image, which the warm-up does not pull: ~50 MB for the default). Must stay < HOLD_SECONDS.
 START_ALLOWANCE_SECONDS = 120
 CONCURRENT_DEADLINE_SECONDS = HOLD_SECONDS + START_ALLOWANCE_SECONDS
 #: The warm-up may wait for a node from zero: CA reaction, EC2 boot, node join, gpu-operator
