@@ -285,7 +285,7 @@ def test_image_references_the_grammar_refuses(image: str):
 # --- Networks too small: the VPC CNI holds whole ENIs of subnet addresses ---------------------------
 # aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md (v1.23.0): with the default WARM_ENI_TARGET=1
 # an idle node holds one full ENI, a node with pods its used ENIs plus a warm one, a full node all
-# of them. A GPU node counts all its ENIs (g4dn.xlarge 3 x 10 = 30), a system node two
+# of them. A GPU node counts the ENIs its max pods need (g4dn.xlarge 3 x 10 = 30), a system node two
 # (m6i.large 2 x 10 = 20; t3.medium 2 x 6 = 12). Created VPC: one private subnet per zone, less
 # AWS's 5 and EKS's 6 addresses each. The default groups with the autoscaler (on by default) count
 # at maxSize: GPU 2 x 30 + system 3 x 20 = 120.
@@ -294,7 +294,7 @@ NETWORK_TOO_SMALL = (
     'gpu-eks:network.cidrBlock: received "10.0.0.0/24"; expected a larger block: its 2 private subnets hold 106 '
     "addresses for nodes and pods (each 59 usable, less the 6 EKS needs), but the node groups at maxSize (the "
     "Cluster Autoscaler scales up to it) need at least 120 (the VPC CNI holds whole ENIs of subnet addresses: a "
-    "GPU node all its ENIs', g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)"
+    "GPU node those its max pods need, g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)"
 )
 
 
@@ -355,7 +355,36 @@ def test_a_gpu_node_counts_all_its_enis_a_system_node_two():
 
     assert need("g5.xlarge", "t3.micro") == 2 * 60 + 3 * 4
     assert need("g4dn.xlarge", "t3.large") == 2 * 30 + 3 * 24
-    assert need("p4d.24xlarge", "m6i.4xlarge") == 2 * 750 + 3 * 60
+    # p4d.24xlarge: max pods capped at 250 (96 vCPUs), ceil(250 / 49) = 6 of its 15 ENIs of 50.
+    assert need("p4d.24xlarge", "m6i.4xlarge") == 2 * 300 + 3 * 60
+
+
+def test_a_gpu_node_holds_only_the_enis_its_capped_max_pods_need():
+    # aws/amazon-vpc-cni-k8s v1.23.0 pkg/ipamd/ipamd.go isDatastorePoolTooLow: no ENI is added once
+    # the datastore holds max pods pod addresses (ENI addresses less the primary one).
+    from components import catalog
+
+    assert {
+        t: catalog.gpu_node_addresses(t)
+        for t in ("g4dn.xlarge", "g5.4xlarge", "g5.48xlarge", "g6e.12xlarge", "p4d.24xlarge", "p5.48xlarge")
+    } == {
+        "g4dn.xlarge": 30,  # max pods 29 (uncapped): all 3 ENIs of 10
+        "g5.4xlarge": 120,  # max pods 110: ceil(110 / 29) = 4 of 8 ENIs of 30
+        "g5.48xlarge": 300,  # max pods 250: ceil(250 / 49) = 6 of 7 ENIs of 50
+        "g6e.12xlarge": 270,  # max pods 250: ceil(250 / 29) = 9 of 10 ENIs of 30
+        "p4d.24xlarge": 300,  # max pods 250: 6 of 15 ENIs of 50
+        "p5.48xlarge": 100,  # max pods 100 (uncapped): both ENIs of 50
+    }
+
+
+def test_ten_g5_4xlarge_nodes_fit_a_20_block():
+    # /20 over 2 zones: /22 subnets, 2 x (1019 - 6) = 2026 >= 10 x 120 + 3 x 20 = 1260 at maxSize
+    # (counted at all 8 ENIs, 10 x 240 + 60 = 2460 was refused); /21: 2 x (507 - 6) = 1002 < 1260.
+    group = {"name": "a10", "instanceTypes": ["g5.4xlarge"], "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 10}}
+    s = accepted({"network": {"cidrBlock": "10.0.0.0/20"}, "gpuNodeGroups": [group]})
+    assert s.nodes_need_addresses(at_max=True) == 1260
+    (line,) = problems({"network": {"cidrBlock": "10.0.0.0/21"}, "gpuNodeGroups": [group]})
+    assert "its 2 private subnets hold 1002 addresses" in line and "need at least 1260" in line
 
 
 def test_an_existing_vpcs_subnet_sizes_are_not_judged_here():

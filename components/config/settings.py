@@ -436,7 +436,8 @@ class Settings(GpuCapacitySettings):
 
         The VPC CNI (defaults: no prefix delegation, ``WARM_ENI_TARGET=1``) holds whole ENIs of
         subnet addresses (aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md): a GPU node full of
-        pods all its ENIs' (``catalog.gpu_node_addresses``: g4dn.xlarge 3 x 10 = 30); a system
+        pods the ENIs its max pods need (``catalog.gpu_node_addresses``: g4dn.xlarge 3 x 10 = 30,
+        g5.4xlarge 4 x 30 = 120 of its 8 ENIs); a system
         node, whose cluster-service pods fit one ENI, that one and the warm one
         (``catalog.system_node_addresses``: m6i.large 2 x 10 = 20). The cluster services' pods
         take their addresses from those ENIs. A system type the catalog does not know counts at
@@ -477,7 +478,7 @@ class Settings(GpuCapacitySettings):
                 net.cidr_block,
                 f"a larger block: its {count} private subnets hold {room} addresses for nodes and pods (each "
                 f"{usable} usable, less the {EKS_ADDRESSES_PER_SUBNET} EKS needs), but the node groups at "
-                f"{sizes} need at least {need} (the VPC CNI holds whole ENIs of subnet addresses: a GPU node all "
-                "its ENIs', g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)",
+                f"{sizes} need at least {need} (the VPC CNI holds whole ENIs of subnet addresses: a GPU node those "
+                "its max pods need, g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)",
             )
         ]
