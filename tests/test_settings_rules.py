@@ -282,6 +282,9 @@ def test_image_references_the_grammar_refuses(image: str):
     ]
 
 
+CLOUDWATCH_ON = {"observability": {"enabled": True, "pipeline": "cloudwatch"}}
+
+
 # --- Networks too small: the VPC CNI holds whole ENIs of subnet addresses ---------------------------
 # aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md (v1.23.0): with the default WARM_ENI_TARGET=1
 # an idle node holds one full ENI, a node with pods its used ENIs plus a warm one, a full node all
@@ -294,7 +297,8 @@ NETWORK_TOO_SMALL = (
     'gpu-eks:network.cidrBlock: received "10.0.0.0/24"; expected a larger block: its 2 private subnets hold 106 '
     "addresses for nodes and pods (each 59 usable, less the 6 EKS needs), but the node groups at maxSize (the "
     "Cluster Autoscaler scales up to it) need at least 120 (the VPC CNI holds whole ENIs of subnet addresses: a "
-    "GPU node those its max pods need, g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)"
+    "GPU node those its max pods need, g4dn.xlarge 3 x 10 = 30; a system node those its service pods use and a "
+    "warm one, m6i.large 2 x 10 = 20)"
 )
 
 
@@ -385,6 +389,37 @@ def test_ten_g5_4xlarge_nodes_fit_a_20_block():
     assert s.nodes_need_addresses(at_max=True) == 1260
     (line,) = problems({"network": {"cidrBlock": "10.0.0.0/21"}, "gpuNodeGroups": [group]})
     assert "its 2 private subnets hold 1002 addresses" in line and "need at least 1260" in line
+
+
+@pytest.mark.parametrize(
+    ("system", "nodes", "extra", "need"),
+    [
+        # 6 service pods (coredns x2, gpu-operator, nfd-master, nfd-gc, cluster-autoscaler) on one
+        # t3.medium (6 addresses per ENI, 5 for pods): ceil(6 / 5) + 1 = 3 ENIs, 18 (not 2 x 6 = 12).
+        ("t3.medium", 1, {}, 18),
+        # Spread over 2 nodes: 3 each, 1 ENI in use + the warm one, 2 x 2 x 6 = 24.
+        ("t3.medium", 2, {}, 24),
+        # Without the autoscaler 5 pods fit one t3.medium ENI: 2 x 6 = 12.
+        ("t3.medium", 1, {"autoscaler": {"enabled": False}}, 12),
+        # t3.small (3 ENIs of 4, 3 for pods): ceil(6 / 3) + 1 = 3 ENIs, 12; with the CloudWatch
+        # controller 7 pods want 4 ENIs, it has 3: still 12.
+        ("t3.small", 1, {}, 12),
+        ("t3.small", 1, CLOUDWATCH_ON, 12),
+        # m6i.large (10 per ENI): 7 pods fit one ENI, 2 x 10 = 20.
+        ("m6i.large", 1, CLOUDWATCH_ON, 20),
+        # t3.medium with the CloudWatch controller: ceil(7 / 5) + 1 = 3 ENIs, 18.
+        ("t3.medium", 1, CLOUDWATCH_ON, 18),
+    ],
+)
+def test_a_system_node_holds_the_enis_its_share_of_the_service_pods_uses(
+    system: str, nodes: int, extra: dict[str, Any], need: int
+):
+    raw = {
+        **extra,
+        "systemNodeGroup": {"instanceTypes": [system], "scaling": {"minSize": 1, "desiredSize": nodes, "maxSize": 4}},
+        "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 1}}],
+    }
+    assert accepted(raw).nodes_need_addresses(at_max=False) == need
 
 
 def test_an_existing_vpcs_subnet_sizes_are_not_judged_here():

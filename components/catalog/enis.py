@@ -126,11 +126,14 @@ def gpu_node_addresses(instance_type: str) -> int:
     return min(enis, ceil(max_pods / (per_eni - 1))) * per_eni
 
 
-def system_node_addresses(instance_type: str) -> int | None:
-    """Subnet addresses a system node of ``instance_type`` holds: one ENI in use by the cluster
-    services plus the warm one (at most its ENIs), or None for a type the library does not know."""
+def system_node_addresses(instance_type: str, pods: int) -> int | None:
+    """Subnet addresses a system node of ``instance_type`` holds with ``pods`` pod-address pods on
+    it: the ENIs those pods use plus the warm one, at most its ENIs (m6i.large, 3 pods:
+    2 x 10 = 20; t3.medium, 6 pods: ceil(6 / 5) + 1 = 3 ENIs, 3 x 6 = 18), or None for a type the
+    library does not know. The max pods cap of ``isDatastorePoolTooLow`` never binds here: a
+    system node's max pods (at least 4, t3.micro) exceed the addresses of the ENIs it needs."""
     layout = SYSTEM_ENIS.get(instance_type)
     if layout is None:
         return None
     enis, per_eni = layout
-    return min(enis, 2) * per_eni
+    return min(enis, ceil(pods / (per_eni - 1)) + 1) * per_eni

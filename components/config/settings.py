@@ -437,10 +437,11 @@ class Settings(GpuCapacitySettings):
         The VPC CNI (defaults: no prefix delegation, ``WARM_ENI_TARGET=1``) holds whole ENIs of
         subnet addresses (aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md): a GPU node full of
         pods the ENIs its max pods need (``catalog.gpu_node_addresses``: g4dn.xlarge 3 x 10 = 30,
-        g5.4xlarge 4 x 30 = 120 of its 8 ENIs); a system
-        node, whose cluster-service pods fit one ENI, that one and the warm one
-        (``catalog.system_node_addresses``: m6i.large 2 x 10 = 20). The cluster services' pods
-        take their addresses from those ENIs. A system type the catalog does not know counts at
+        g5.4xlarge 4 x 30 = 120 of its 8 ENIs); a system node the ENIs its share of the
+        cluster-service pods (``system_service_pods``, spread evenly over ``desiredSize`` nodes,
+        rounded up) uses plus the warm one (``catalog.system_node_addresses``: m6i.large 2 x 10 =
+        20; one t3.medium with 6 service pods 3 x 6 = 18). Host-network DaemonSet pods (aws-node,
+        kube-proxy, cloudwatch-agent, fluent-bit) take no pod address. A system type the catalog does not know counts at
         ``catalog.MIN_NODE_ADDRESSES`` (the fewest of any type, so a large enough network is never
         refused) and gets a warning (warnings.py).
         """
@@ -449,9 +450,12 @@ class Settings(GpuCapacitySettings):
             size(p.settings.scaling) * max(catalog.gpu_node_addresses(t) for t in p.settings.instance_types)
             for p in self.plans
         )
-        known = (catalog.system_node_addresses(t) for t in self.system_node_group.instance_types)
+        system = self.system_node_group
+        services = len(system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline))
+        pods = -(-services // system.scaling.desired_size)
+        known = (catalog.system_node_addresses(t, pods) for t in system.instance_types)
         per_system_node = max(n if n is not None else unknown_system_node for n in known)
-        return gpu + size(self.system_node_group.scaling) * per_system_node
+        return gpu + size(system.scaling) * per_system_node
 
     def private_subnet_room(self) -> tuple[int, int, int]:
         """(count, usable addresses each, addresses left for nodes) of a created VPC's private subnets."""
@@ -479,6 +483,7 @@ class Settings(GpuCapacitySettings):
                 f"a larger block: its {count} private subnets hold {room} addresses for nodes and pods (each "
                 f"{usable} usable, less the {EKS_ADDRESSES_PER_SUBNET} EKS needs), but the node groups at "
                 f"{sizes} need at least {need} (the VPC CNI holds whole ENIs of subnet addresses: a GPU node those "
-                "its max pods need, g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)",
+                "its max pods need, g4dn.xlarge 3 x 10 = 30; a system node those its service pods use and a warm one, "
+                "m6i.large 2 x 10 = 20)",
             )
         ]

@@ -165,7 +165,7 @@ def _system_types_the_subnet_rule_does_not_know(settings: GpuCapacitySettings) -
     # hold (catalog.MAX_NODE_ADDRESSES), the nodes would not fit.
     if not isinstance(settings, Settings) or settings.network.existing_vpc:
         return
-    unknown = [t for t in settings.system_node_group.instance_types if catalog.system_node_addresses(t) is None]
+    unknown = [t for t in settings.system_node_group.instance_types if t not in catalog.SYSTEM_ENIS]
     at_most = settings.nodes_need_addresses(settings.autoscaler_enabled, catalog.MAX_NODE_ADDRESSES)
     if unknown and at_most > settings.private_subnet_room()[2]:
         yield Problem(
