@@ -552,6 +552,26 @@ def test_a_gpu_groups_usable_slots_count_the_cloudwatch_pods():
     assert [p.usable_pod_slots for p in accepted({"gpuNodeGroups": groups, **CLOUDWATCH}).plans] == [19, 11]
 
 
+def test_the_cloudwatch_dcgm_exporter_runs_on_gr6_not_on_vgpu_slices_or_p5_4xlarge():
+    # aws-observability/helm-charts 71a298f (chart 6.4.0) charts/amazon-cloudwatch-observability/values.yaml
+    # dcgmExporter.affinity: gr6.4xlarge and gr6.8xlarge are listed (~893-894); p5.4xlarge, g6f.*, gr6f.* not.
+    from components import catalog
+
+    assert {
+        "p5.4xlarge",
+        "g6f.large",
+        "g6f.xlarge",
+        "g6f.2xlarge",
+        "g6f.4xlarge",
+        "gr6f.4xlarge",
+    } == catalog.CLOUDWATCH_DCGM_EXPORTER_ABSENT
+    assert "dcgm-exporter" in catalog.daemonset_pods("gr6.4xlarge", cloudwatch=True)
+    assert "dcgm-exporter" not in catalog.daemonset_pods("gr6f.4xlarge", cloudwatch=True)
+    # gr6.4xlarge: max pods 110 (16 vCPUs); 7 operator/NFD pods, the agent, fluent-bit and dcgm-exporter.
+    assert catalog.usable_pod_slots("gr6.4xlarge", cloudwatch=True) == 100
+    assert catalog.usable_pod_slots("gr6.4xlarge") == 103
+
+
 def test_more_slots_than_a_node_holds_with_the_cloudwatch_pods_is_refused_with_the_verification():
     # 1 GPU x 20 = 20 slots: within g4dn.xlarge's 22 usable pods, not within 19 with the add-on.
     group = {"name": "t4", "timeSlicing": {"replicas": 20}}
