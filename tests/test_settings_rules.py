@@ -529,9 +529,9 @@ def test_three_t3_micro_system_nodes_are_refused_with_the_cloudwatch_pipeline(pi
     obs = {"observability": {"enabled": True, "pipeline": pipeline}}
     assert problems({"systemNodeGroup": three, **obs}) == [
         'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
-        "(e.g. t3.medium, m6i.large), (no node count helps): t3.micro run at most 4 pods, 0 besides the DaemonSet "
-        "pods (aws-node, kube-proxy, cloudwatch-agent, fluent-bit), so 3 node(s) hold 0 of the 7 cluster-service "
-        "pods (coredns, coredns, gpu-operator, nfd-master, nfd-gc, cluster-autoscaler, "
+        "(e.g. t3.medium, m6i.large); no node count of these helps: t3.micro run at most 4 pods, 0 besides the "
+        "DaemonSet pods (aws-node, kube-proxy, cloudwatch-agent, fluent-bit), so 3 node(s) hold 0 of the 7 "
+        "cluster-service pods (coredns, coredns, gpu-operator, nfd-master, nfd-gc, cluster-autoscaler, "
         "amazon-cloudwatch-observability-controller-manager)"
     ]
 
@@ -578,6 +578,20 @@ def test_more_slots_than_a_node_holds_with_the_cloudwatch_pods_is_refused_with_t
     assert accepted({"verifyTimeSlicing": True, "gpuNodeGroups": [group]}).plans[0].usable_pod_slots == 22
     (line,) = problems({"verifyTimeSlicing": True, "gpuNodeGroups": [group], **CLOUDWATCH})
     assert line.startswith("gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 20; expected at most 19 for ")
+
+
+def test_a_pinned_release_is_judged_only_when_it_is_a_whole_release_version():
+    from components.config.instance_types import ami_release_problem
+
+    # g6f needs release 20250610 or later (catalog.instances); a value with trailing text is not a
+    # release (the field's own pattern refuses it), so this rule says nothing about it.
+    assert ami_release_problem(["g6f.large"], "1.35.0-20250101") == (
+        "an AMI release of 20250610 or later (<x.y.z>-20250610), or none (the latest), for g6f.large: the AL2023 "
+        "NVIDIA AMI loads the driver they need (nvidia-open-grid) from release v20250610 (catalog.instances), so an "
+        "older one boots them without a usable GPU"
+    )
+    assert ami_release_problem(["g6f.large"], "1.35.0-20250101x") is None
+    assert ami_release_problem(["g6f.large"], "1.35.0-20250610") is None
 
 
 def test_the_small_max_pods_table_is_the_reference_tables():

@@ -419,13 +419,15 @@ class Settings(GpuCapacitySettings):
         if per_node * system.scaling.desired_size >= len(services):
             return []
         fix = (
-            f"or a desiredSize of at least {-(-len(services) // per_node)}" if per_node > 0 else "(no node count helps)"
+            f", or a desiredSize of at least {-(-len(services) // per_node)}"
+            if per_node > 0
+            else "; no node count of these helps"
         )
         return [
             (
                 ("systemNodeGroup", "instanceTypes"),
                 list(system.instance_types),
-                f"instance types with more pod room (e.g. t3.medium, m6i.large), {fix}: {', '.join(small)} run at "
+                f"instance types with more pod room (e.g. t3.medium, m6i.large){fix}: {', '.join(small)} run at "
                 f"most {max_pods} pods, {per_node} besides the DaemonSet pods ({', '.join(daemonsets)}), so "
                 f"{system.scaling.desired_size} node(s) hold {per_node * system.scaling.desired_size} of the "
                 f"{len(services)} cluster-service pods ({', '.join(services)})",
