@@ -130,8 +130,9 @@ def system_node_addresses(instance_type: str, pods: int) -> int | None:
     """Subnet addresses a system node of ``instance_type`` holds with ``pods`` pod-address pods on
     it: the ENIs those pods use plus the warm one, at most its ENIs (m6i.large, 3 pods:
     2 x 10 = 20; t3.medium, 6 pods: ceil(6 / 5) + 1 = 3 ENIs, 3 x 6 = 18), or None for a type the
-    library does not know. The max pods cap of ``isDatastorePoolTooLow`` never binds here: a
-    system node's max pods (at least 4, t3.micro) exceed the addresses of the ENIs it needs."""
+    library does not know. The max pods stop of ``isDatastorePoolTooLow`` never binds here: the
+    ENIs a node needs for its few service pods hold fewer pod addresses than its max pods (the
+    ENI number counts all its ENIs, plus 2; the EKS cap is 110 or 250)."""
     layout = SYSTEM_ENIS.get(instance_type)
     if layout is None:
         return None
