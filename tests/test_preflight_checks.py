@@ -504,15 +504,83 @@ def test_existing_vpc_fails_below_six_free_addresses_and_warns_below_sixteen(ec2
     tight = _small_private_subnet(ec2, vpc_id, "10.60.0.16/28", "us-west-2b")  # 11 free
     result = check_existing_vpc(ec2, NetworkSettings(vpc_id=vpc_id, private_subnet_ids=[full, tight]))
     assert result.status == FAIL
-    assert result.reason == (f"private subnets with fewer than 6 free addresses (EKS needs 6 in each): {full} (5 free)")
+    # Every problem at once: the subnet under 16 is listed beside the FAIL.
+    assert result.reason == (
+        f"subnets with fewer than 6 free addresses (EKS needs 6 in each): {full} (5 free); subnets with fewer than "
+        f"the 16 free addresses EKS recommends (nodes and pods take theirs in the private ones too): {tight} (11 free)"
+    )
     assert result.details["free_addresses"] == {full: 5, tight: 11}
 
     six = _small_private_subnet(ec2, vpc_id, "10.60.0.32/28", "us-west-2a", taken=5)  # 6 free: enough
     result = check_existing_vpc(ec2, NetworkSettings(vpc_id=vpc_id, private_subnet_ids=[six, tight]))
     assert result.status == WARN
     assert result.reason == (
-        "private subnets with fewer than the 16 free addresses EKS recommends (nodes and pods take theirs there "
-        f"too): {six} (6 free), {tight} (11 free)"
+        "subnets with fewer than the 16 free addresses EKS recommends (nodes and pods take theirs in the private "
+        f"ones too): {six} (6 free), {tight} (11 free)"
+    )
+
+
+def _public_subnet(ec2: Any, vpc_id: str, cidr: str, zone: str, taken: int = 0) -> str:
+    """A tagged public /28 (11 free), ``taken`` of them used by an ENI."""
+    tags = [{"Key": "kubernetes.io/role/elb", "Value": "1"}]
+    subnet_id = ec2.create_subnet(
+        VpcId=vpc_id,
+        CidrBlock=cidr,
+        AvailabilityZone=zone,
+        TagSpecifications=[{"ResourceType": "subnet", "Tags": tags}],
+    )["Subnet"]["SubnetId"]
+    if taken:
+        ec2.create_network_interface(SubnetId=subnet_id, SecondaryPrivateIpAddressCount=taken - 1)
+    return subnet_id
+
+
+def test_public_subnets_need_eks_free_addresses_too(ec2: Any) -> None:
+    # components/cluster/component.py gives the EKS cluster the public subnets as well (as pulumi-eks
+    # does without subnetIds): EKS may place its control-plane ENIs there.
+    vpc_id, private, _ = create_vpc(ec2, ["us-west-2a", "us-west-2b"], cidr="10.62.0.0/16")
+    full = _public_subnet(ec2, vpc_id, "10.62.9.0/28", "us-west-2a", taken=6)  # 5 free
+    network = NetworkSettings(vpc_id=vpc_id, private_subnet_ids=private, public_subnet_ids=[full])
+    result = check_existing_vpc(ec2, network)
+    assert (result.status, result.reason) == (
+        FAIL,
+        f"subnets with fewer than 6 free addresses (EKS needs 6 in each): {full} (5 free)",
+    )
+    tight = _public_subnet(ec2, vpc_id, "10.62.9.16/28", "us-west-2b")  # 11 free
+    network = NetworkSettings(vpc_id=vpc_id, private_subnet_ids=private, public_subnet_ids=[tight])
+    result = check_existing_vpc(ec2, network)
+    assert (result.status, result.reason) == (
+        WARN,
+        "subnets with fewer than the 16 free addresses EKS recommends (nodes and pods take theirs in the private "
+        f"ones too): {tight} (11 free)",
+    )
+
+
+def test_private_subnets_that_cannot_hold_the_nodes_enis_warn(ec2: Any) -> None:
+    vpc_id = ec2.create_vpc(CidrBlock="10.63.0.0/16")["Vpc"]["VpcId"]
+    tags = [{"Key": "kubernetes.io/role/internal-elb", "Value": "1"}]
+    subnets = [
+        ec2.create_subnet(
+            VpcId=vpc_id,
+            CidrBlock=cidr,
+            AvailabilityZone=zone,
+            TagSpecifications=[{"ResourceType": "subnet", "Tags": tags}],
+        )["Subnet"]["SubnetId"]
+        for cidr, zone in (("10.63.0.0/27", "us-west-2a"), ("10.63.0.32/27", "us-west-2b"))  # 27 free each
+    ]
+    network = NetworkSettings(vpc_id=vpc_id, private_subnet_ids=subnets)
+    # 21 free each besides EKS's 6, 42 in all: nodes needing 42 in all and 21 in one of 2 zones fit.
+    fits = {1: 42, 2: 21}
+    result = check_existing_vpc(ec2, network, fits.__getitem__)
+    assert (result.status, result.details["nodes_need_addresses"]) == (PASS, {"all": 42, "per_subnet": 21})
+    # 43 in all and 22 in one do not.
+    short = {1: 43, 2: 22}
+    result = check_existing_vpc(ec2, network, short.__getitem__)
+    assert (result.status, result.reason) == (
+        WARN,
+        "private subnets with 42 free addresses besides EKS's 6 each, fewer than the 43 the nodes' ENIs hold at the "
+        "sizes the subnet rule counts; private subnets with fewer free addresses besides EKS's 6 than the 22 the "
+        "nodes of one of 2 zones hold (ceil(nodes / zones) of every group; a node's ENIs use its own subnet): "
+        f"{subnets[0]} (21), {subnets[1]} (21)",
     )
 
 
@@ -601,6 +669,9 @@ def test_run_checks_with_an_existing_vpc_checks_offerings_in_its_zones(aws: None
     settings = _settings(network={"vpcId": vpc_id, "privateSubnetIds": private})
     results = {r.check: r for r in run_checks(settings, REGION, session=SESSION, today=TODAY)}
     assert results["vpc"].status == PASS
+    # The settings' count (tests/test_settings_rules.py): the default groups at maxSize hold 110
+    # addresses, 70 in one of 2 zones; create_vpc's /24 subnets have 251 free.
+    assert results["vpc"].details["nodes_need_addresses"] == {"all": 110, "per_subnet": 70}
     assert results["zones"].details["zones"] == ["us-west-2c", "us-west-2d"]
     assert results["instance-type:g4dn.xlarge"].status == WARN
     assert results["instance-type:g4dn.xlarge"].details["lacking_zones"] == ["us-west-2d"]

@@ -126,7 +126,9 @@ def test_vpc_must_hold_the_subnets_awsx_carves(zones, largest_ok):
     ok = f"10.0.0.0/{largest_ok}"
     # Carved fine, but too small for the default groups' pod addresses (tests/test_settings_rules.py).
     (line,) = problems({"network": {"cidrBlock": ok, "availabilityZoneCount": zones}})
-    assert line.startswith(f'gpu-eks:network.cidrBlock: received "{ok}"; expected a larger block: its {zones} private')
+    assert line.startswith(
+        f'gpu-eks:network.cidrBlock: received "{ok}"; expected a larger block: each of its {zones} private'
+    )
     small = f"10.0.0.0/{largest_ok + 1}"
     (line,) = problems({"network": {"cidrBlock": small, "availabilityZoneCount": zones}})
     assert line.startswith(f'gpu-eks:network.cidrBlock: received "{small}"; expected a netmask of /{largest_ok} or')

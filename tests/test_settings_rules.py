@@ -282,30 +282,38 @@ def test_image_references_the_grammar_refuses(image: str):
     ]
 
 
+CLOUDWATCH_ON = {"observability": {"enabled": True, "pipeline": "cloudwatch"}}
+
+
 # --- Networks too small: the VPC CNI holds whole ENIs of subnet addresses ---------------------------
 # aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md (v1.23.0): with the default WARM_ENI_TARGET=1
-# an idle node holds one full ENI, a node with pods its used ENIs plus a warm one, a full node all
-# of them. A GPU node counts all its ENIs (g4dn.xlarge 3 x 10 = 30), a system node two
-# (m6i.large 2 x 10 = 20; t3.medium 2 x 6 = 12). Created VPC: one private subnet per zone, less
-# AWS's 5 and EKS's 6 addresses each. The default groups with the autoscaler (on by default) count
-# at maxSize: GPU 2 x 30 + system 3 x 20 = 120.
+# an idle node holds one full ENI, a node with pods its used ENIs plus a warm one, a full node
+# those its max pods need. A GPU node counts those (g4dn.xlarge 3 x 10 = 30), a system node the
+# ENIs its share of the service pods uses and a warm one (m6i.large 2 x 10 = 20; t3.medium
+# 2 x 6 = 12 with up to 5 pods), an idle one one ENI (m6i.large 10). Created VPC: one private subnet
+# per zone, less AWS's 5 and EKS's 6 addresses each; a node's ENIs come from its own subnet, and
+# one subnet may hold ceil(nodes / subnets) of every group. The default groups with the autoscaler
+# (on by default) count at maxSize: GPU 2 x 30, system 2 busy (6 service pods, 3 each) x 20 + 1
+# idle x 10 = 110 in all; in one of 2 subnets 1 x 30 + 2 x 20 = 70.
 
 NETWORK_TOO_SMALL = (
-    'gpu-eks:network.cidrBlock: received "10.0.0.0/24"; expected a larger block: its 2 private subnets hold 106 '
-    "addresses for nodes and pods (each 59 usable, less the 6 EKS needs), but the node groups at maxSize (the "
-    "Cluster Autoscaler scales up to it) need at least 120 (the VPC CNI holds whole ENIs of subnet addresses: a "
-    "GPU node all its ENIs', g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)"
+    'gpu-eks:network.cidrBlock: received "10.0.0.0/24"; expected a larger block: each of its 2 private subnets '
+    "holds 53 addresses for nodes and pods (59 usable, less the 6 EKS needs), but at maxSize (the Cluster "
+    "Autoscaler scales up to it) one subnet must hold at least 70: a node's ENIs take their addresses from its own "
+    "subnet, and each group's nodes spread evenly over the subnets, so ceil(nodes / 2) of every group may share "
+    "one (the VPC CNI holds whole ENIs of addresses: a GPU node those its max pods need, g4dn.xlarge 3 x 10 = 30; "
+    "a system node those its service pods use and a warm one, m6i.large 2 x 10 = 20)"
 )
 
 
 def test_a_vpc_whose_subnets_hold_the_nodes_enis_is_accepted():
-    # /23 over 2 zones: /25 subnets, 123 usable each, 2 x (123 - 6) = 234 >= 120.
+    # /23 over 2 zones: /25 subnets, 123 usable each, 123 - 6 = 117 >= 70.
     s = accepted({"network": {"cidrBlock": "10.0.0.0/23", "availabilityZoneCount": 2}})
-    assert s.nodes_need_addresses(at_max=True) == 120
+    assert (s.nodes_need_addresses(at_max=True), s.nodes_need_addresses(at_max=True, subnets=2)) == (110, 70)
 
 
 def test_a_vpc_too_small_for_the_nodes_enis_is_refused():
-    # /24 over 2 zones: /26 subnets, 59 usable each, 2 x (59 - 6) = 106 < 120.
+    # /24 over 2 zones: /26 subnets, 59 usable each, 59 - 6 = 53 < 70.
     assert problems({"network": {"cidrBlock": "10.0.0.0/24", "availabilityZoneCount": 2}}) == [NETWORK_TOO_SMALL]
 
 
@@ -315,25 +323,68 @@ def test_without_the_autoscaler_the_groups_count_at_desired_size():
         "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 3}},
         "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 9}}],
     }
-    # /24 over 2 zones: 106 >= 30 + 20 = 50 at desiredSize (9 x 30 + 3 x 20 = 330 at maxSize).
+    # /24 over 2 zones: 53 >= 30 + 20 = 50 at desiredSize (at maxSize 9 x 30 + 20 + 2 idle x 10 = 310).
     s = accepted({**fixed, "network": {"cidrBlock": "10.0.0.0/24"}})
-    assert (s.nodes_need_addresses(at_max=False), s.nodes_need_addresses(at_max=True)) == (50, 330)
-    # /25 over 2 zones: /27 subnets, 2 x (27 - 6) = 42 < 50.
+    assert (s.nodes_need_addresses(at_max=False), s.nodes_need_addresses(at_max=True)) == (50, 310)
+    # /25 over 2 zones: /27 subnets, 27 - 6 = 21 < 50.
     (line,) = problems({**fixed, "network": {"cidrBlock": "10.0.0.0/25"}})
-    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 50" in line
+    assert "each of its 2 private subnets holds 21 addresses" in line
+    assert "at desiredSize one subnet must hold at least 50" in line
 
 
 def test_idle_system_nodes_hold_their_enis_addresses():
-    # Nine m6i.large system nodes hold at least 9 x 20 = 180 addresses (each one ENI in use and a
-    # warm one): with a GPU node, 210 > 42 of a /25 over 2 zones (they were counted as 9 + 5 pods).
+    # Nine m6i.large system nodes, 5 service pods without the autoscaler: 5 busy x 20 + 4 idle x 10
+    # = 140 (they were counted as 9 + 5 pods); one of 2 subnets holds 5 of them, the busiest: 100,
+    # with a GPU node 130 > 117 of a /23 over 2 zones.
     raw = {
         "autoscaler": {"enabled": False},
-        "network": {"cidrBlock": "10.0.0.0/25"},
+        "network": {"cidrBlock": "10.0.0.0/23"},
         "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": 9, "maxSize": 10}},
         "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}],
     }
     (line,) = problems(raw)
-    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 210" in line
+    assert "each of its 2 private subnets holds 117 addresses" in line
+    assert "at desiredSize one subnet must hold at least 130" in line
+    s = accepted({**raw, "network": {"cidrBlock": "10.0.0.0/22"}})
+    assert (s.nodes_need_addresses(at_max=False), s.nodes_need_addresses(at_max=False, subnets=2)) == (170, 130)
+
+
+def test_one_node_larger_than_a_subnet_is_refused_though_all_subnets_hold_it():
+    # /24 over 2 zones: 2 x 53 = 106 in all >= 60 + 20 = 80, but one g5.xlarge (4 x 15 = 60) takes
+    # all its ENIs from its own subnet, 53 < 60 + the system node beside it 20.
+    raw = {
+        "autoscaler": {"enabled": False},
+        "network": {"cidrBlock": "10.0.0.0/24"},
+        "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}},
+        "gpuNodeGroups": [
+            {"name": "g", "instanceTypes": ["g5.xlarge"], "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}
+        ],
+    }
+    (line,) = problems(raw)
+    assert "each of its 2 private subnets holds 53 addresses" in line
+    assert "at desiredSize one subnet must hold at least 80" in line
+    # /23: 117 >= 80.
+    assert accepted({**raw, "network": {"cidrBlock": "10.0.0.0/23"}}).nodes_need_addresses(at_max=False) == 80
+
+
+def test_each_groups_nodes_count_ceil_nodes_over_subnets_in_one_subnet():
+    # 3 g4dn.xlarge over 3 zones: 1 per subnet; 4: 2 in one. /24 over 3 zones: /27 subnets, 21 each
+    # (too small for any GPU node); /22 over 3: /25, 117 each.
+    def raw(gpus: int, cidr: str) -> dict[str, Any]:
+        return {
+            "autoscaler": {"enabled": False},
+            "network": {"cidrBlock": cidr, "availabilityZoneCount": 3},
+            "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}},
+            "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": gpus, "maxSize": gpus}}],
+        }
+
+    three = accepted(raw(3, "10.0.0.0/22"))
+    assert [three.nodes_need_addresses(at_max=False, subnets=n) for n in (1, 2, 3)] == [110, 80, 50]
+    four = accepted(raw(4, "10.0.0.0/22"))
+    assert [four.nodes_need_addresses(at_max=False, subnets=n) for n in (1, 2, 3)] == [140, 80, 80]
+    (line,) = problems(raw(1, "10.0.0.0/24"))
+    assert "each of its 3 private subnets holds 21 addresses" in line
+    assert "one subnet must hold at least 50" in line
 
 
 def test_a_gpu_node_counts_all_its_enis_a_system_node_two():
@@ -355,7 +406,68 @@ def test_a_gpu_node_counts_all_its_enis_a_system_node_two():
 
     assert need("g5.xlarge", "t3.micro") == 2 * 60 + 3 * 4
     assert need("g4dn.xlarge", "t3.large") == 2 * 30 + 3 * 24
-    assert need("p4d.24xlarge", "m6i.4xlarge") == 2 * 750 + 3 * 60
+    # p4d.24xlarge: max pods capped at 250 (96 vCPUs), ceil(250 / 49) = 6 of its 15 ENIs of 50.
+    assert need("p4d.24xlarge", "m6i.4xlarge") == 2 * 300 + 3 * 60
+
+
+def test_a_gpu_node_holds_only_the_enis_its_capped_max_pods_need():
+    # aws/amazon-vpc-cni-k8s v1.23.0 pkg/ipamd/ipamd.go isDatastorePoolTooLow: no ENI is added once
+    # the datastore holds max pods pod addresses (ENI addresses less the primary one).
+    from components import catalog
+
+    assert {
+        t: catalog.gpu_node_addresses(t)
+        for t in ("g4dn.xlarge", "g5.4xlarge", "g5.48xlarge", "g6e.12xlarge", "p4d.24xlarge", "p5.48xlarge")
+    } == {
+        "g4dn.xlarge": 30,  # max pods 29 (uncapped): all 3 ENIs of 10
+        "g5.4xlarge": 120,  # max pods 110: ceil(110 / 29) = 4 of 8 ENIs of 30
+        "g5.48xlarge": 300,  # max pods 250: ceil(250 / 49) = 6 of 7 ENIs of 50
+        "g6e.12xlarge": 270,  # max pods 250: ceil(250 / 29) = 9 of 10 ENIs of 30
+        "p4d.24xlarge": 300,  # max pods 250: 6 of 15 ENIs of 50
+        "p5.48xlarge": 100,  # max pods 100 (uncapped): both ENIs of 50
+    }
+
+
+def test_ten_g5_4xlarge_nodes_fit_a_20_block():
+    # At maxSize: 10 x 120 + system 2 busy x 20 + 1 idle x 10 = 1250 in all (counted at all 8 ENIs,
+    # 10 x 240 + 3 x 20 = 2460, a /20 was refused); one of 2 subnets holds 5 x 120 + 2 x 20 = 640.
+    # /21 over 2 zones: /23 subnets, 507 - 6 = 501 < 640; /20: /22 subnets, 1019 - 6 = 1013.
+    group = {"name": "a10", "instanceTypes": ["g5.4xlarge"], "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 10}}
+    s = accepted({"network": {"cidrBlock": "10.0.0.0/20"}, "gpuNodeGroups": [group]})
+    assert (s.nodes_need_addresses(at_max=True), s.nodes_need_addresses(at_max=True, subnets=2)) == (1250, 640)
+    (line,) = problems({"network": {"cidrBlock": "10.0.0.0/21"}, "gpuNodeGroups": [group]})
+    assert "each of its 2 private subnets holds 501 addresses" in line and "must hold at least 640" in line
+
+
+@pytest.mark.parametrize(
+    ("system", "nodes", "extra", "need"),
+    [
+        # 6 service pods (coredns x2, gpu-operator, nfd-master, nfd-gc, cluster-autoscaler) on one
+        # t3.medium (6 addresses per ENI, 5 for pods): ceil(6 / 5) + 1 = 3 ENIs, 18 (not 2 x 6 = 12).
+        ("t3.medium", 1, {}, 18),
+        # Spread over 2 nodes: 3 each, 1 ENI in use + the warm one, 2 x 2 x 6 = 24.
+        ("t3.medium", 2, {}, 24),
+        # Without the autoscaler 5 pods fit one t3.medium ENI: 2 x 6 = 12.
+        ("t3.medium", 1, {"autoscaler": {"enabled": False}}, 12),
+        # t3.small (3 ENIs of 4, 3 for pods): ceil(6 / 3) + 1 = 3 ENIs, 12; with the CloudWatch
+        # controller 7 pods want 4 ENIs, it has 3: still 12.
+        ("t3.small", 1, {}, 12),
+        ("t3.small", 1, CLOUDWATCH_ON, 12),
+        # m6i.large (10 per ENI): 7 pods fit one ENI, 2 x 10 = 20.
+        ("m6i.large", 1, CLOUDWATCH_ON, 20),
+        # t3.medium with the CloudWatch controller: ceil(7 / 5) + 1 = 3 ENIs, 18.
+        ("t3.medium", 1, CLOUDWATCH_ON, 18),
+    ],
+)
+def test_a_system_node_holds_the_enis_its_share_of_the_service_pods_uses(
+    system: str, nodes: int, extra: dict[str, Any], need: int
+):
+    raw = {
+        **extra,
+        "systemNodeGroup": {"instanceTypes": [system], "scaling": {"minSize": 1, "desiredSize": nodes, "maxSize": 4}},
+        "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 1}}],
+    }
+    assert accepted(raw).nodes_need_addresses(at_max=False) == need
 
 
 def test_an_existing_vpcs_subnet_sizes_are_not_judged_here():
@@ -417,9 +529,9 @@ def test_three_t3_micro_system_nodes_are_refused_with_the_cloudwatch_pipeline(pi
     obs = {"observability": {"enabled": True, "pipeline": pipeline}}
     assert problems({"systemNodeGroup": three, **obs}) == [
         'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
-        "(e.g. t3.medium, m6i.large), (no node count helps): t3.micro run at most 4 pods, 0 besides the DaemonSet "
-        "pods (aws-node, kube-proxy, cloudwatch-agent, fluent-bit), so 3 node(s) hold 0 of the 7 cluster-service "
-        "pods (coredns, coredns, gpu-operator, nfd-master, nfd-gc, cluster-autoscaler, "
+        "(e.g. t3.medium, m6i.large); no node count of these helps: t3.micro run at most 4 pods, 0 besides the "
+        "DaemonSet pods (aws-node, kube-proxy, cloudwatch-agent, fluent-bit), so 3 node(s) hold 0 of the 7 "
+        "cluster-service pods (coredns, coredns, gpu-operator, nfd-master, nfd-gc, cluster-autoscaler, "
         "amazon-cloudwatch-observability-controller-manager)"
     ]
 
@@ -440,12 +552,46 @@ def test_a_gpu_groups_usable_slots_count_the_cloudwatch_pods():
     assert [p.usable_pod_slots for p in accepted({"gpuNodeGroups": groups, **CLOUDWATCH}).plans] == [19, 11]
 
 
+def test_the_cloudwatch_dcgm_exporter_runs_on_gr6_not_on_vgpu_slices_or_p5_4xlarge():
+    # aws-observability/helm-charts 71a298f (chart 6.4.0) charts/amazon-cloudwatch-observability/values.yaml
+    # dcgmExporter.affinity: gr6.4xlarge and gr6.8xlarge are listed (~893-894); p5.4xlarge, g6f.*, gr6f.* not.
+    from components import catalog
+
+    assert {
+        "p5.4xlarge",
+        "g6f.large",
+        "g6f.xlarge",
+        "g6f.2xlarge",
+        "g6f.4xlarge",
+        "gr6f.4xlarge",
+    } == catalog.CLOUDWATCH_DCGM_EXPORTER_ABSENT
+    assert "dcgm-exporter" in catalog.daemonset_pods("gr6.4xlarge", cloudwatch=True)
+    assert "dcgm-exporter" not in catalog.daemonset_pods("gr6f.4xlarge", cloudwatch=True)
+    # gr6.4xlarge: max pods 110 (16 vCPUs); 7 operator/NFD pods, the agent, fluent-bit and dcgm-exporter.
+    assert catalog.usable_pod_slots("gr6.4xlarge", cloudwatch=True) == 100
+    assert catalog.usable_pod_slots("gr6.4xlarge") == 103
+
+
 def test_more_slots_than_a_node_holds_with_the_cloudwatch_pods_is_refused_with_the_verification():
     # 1 GPU x 20 = 20 slots: within g4dn.xlarge's 22 usable pods, not within 19 with the add-on.
     group = {"name": "t4", "timeSlicing": {"replicas": 20}}
     assert accepted({"verifyTimeSlicing": True, "gpuNodeGroups": [group]}).plans[0].usable_pod_slots == 22
     (line,) = problems({"verifyTimeSlicing": True, "gpuNodeGroups": [group], **CLOUDWATCH})
     assert line.startswith("gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 20; expected at most 19 for ")
+
+
+def test_a_pinned_release_is_judged_only_when_it_is_a_whole_release_version():
+    from components.config.instance_types import ami_release_problem
+
+    # g6f needs release 20250610 or later (catalog.instances); a value with trailing text is not a
+    # release (the field's own pattern refuses it), so this rule says nothing about it.
+    assert ami_release_problem(["g6f.large"], "1.35.0-20250101") == (
+        "an AMI release of 20250610 or later (<x.y.z>-20250610), or none (the latest), for g6f.large: the AL2023 "
+        "NVIDIA AMI loads the driver they need (nvidia-open-grid) from release v20250610 (catalog.instances), so an "
+        "older one boots them without a usable GPU"
+    )
+    assert ami_release_problem(["g6f.large"], "1.35.0-20250101x") is None
+    assert ami_release_problem(["g6f.large"], "1.35.0-20250610") is None
 
 
 def test_the_small_max_pods_table_is_the_reference_tables():
@@ -458,23 +604,25 @@ def test_the_small_max_pods_table_is_the_reference_tables():
     assert catalog.SMALL_MAX_PODS["t3.micro"] == 4
 
 
-def test_a_vpc_exactly_as_large_as_the_nodes_need_is_accepted():
-    # /25 over 2 zones: 2 x (27 - 6) = 42 addresses. Without the autoscaler, at desiredSize:
-    # GPU 1 x 30 (g4dn.xlarge) + one t3.medium system node 2 x 6 = 42 fits exactly; a second does not.
+def test_a_vpc_just_large_enough_for_one_subnets_nodes_is_accepted():
+    # /24 over 2 zones: 59 - 6 = 53 per subnet (always odd, so no even need meets it exactly).
+    # Without the autoscaler, at desiredSize: one g4dn.xlarge (30) and t3.micro system nodes, 5 of
+    # them with a service pod (2 ENIs of 2 = 4), the others idle (1 ENI, 2); ceil(nodes / 2) per
+    # subnet, the busiest: 12 nodes, 6: 30 + 5 x 4 + 2 = 52 <= 53; 13 nodes, 7: 54 > 53.
     def raw(system_nodes: int) -> dict[str, Any]:
         return {
             "autoscaler": {"enabled": False},
-            "network": {"cidrBlock": "10.0.0.0/25"},
+            "network": {"cidrBlock": "10.0.0.0/24"},
             "systemNodeGroup": {
-                "instanceTypes": ["t3.medium"],
-                "scaling": {"minSize": 1, "desiredSize": system_nodes, "maxSize": 10},
+                "instanceTypes": ["t3.micro"],
+                "scaling": {"minSize": 1, "desiredSize": system_nodes, "maxSize": 14},
             },
             "gpuNodeGroups": [{"name": "g", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 1}}],
         }
 
-    assert accepted(raw(1)).nodes_need_addresses(at_max=False) == 42
-    (line,) = problems(raw(2))
-    assert "its 2 private subnets hold 42 addresses" in line and "at desiredSize need at least 54" in line
+    assert accepted(raw(12)).nodes_need_addresses(at_max=False, subnets=2) == 52
+    (line,) = problems(raw(13))
+    assert "each of its 2 private subnets holds 53 addresses" in line and "must hold at least 54" in line
 
 
 def test_the_eni_tables_are_the_reference_instance_info():
@@ -493,9 +641,10 @@ def test_the_eni_tables_are_the_reference_instance_info():
 
 def test_a_system_type_the_subnet_rule_does_not_know_warns_where_the_network_may_be_too_small():
     raw = {"systemNodeGroup": {"instanceTypes": ["m7i-flex.large"]}}
-    # Counted at 4 per node: 2 x 30 + 3 x 4 = 72; at 128 per node 444 > 234 of a /23 over 2 zones.
+    # Counted at 4 per busy node and 2 per idle one: 2 x 30 + 2 x 4 + 2 = 70; at 128 per busy node
+    # one of 2 subnets holds 30 + 2 x 128 = 286 > 117 of a /23 over 2 zones.
     small = accepted({**raw, "network": {"cidrBlock": "10.0.0.0/23"}})
-    assert small.nodes_need_addresses(at_max=True) == 72
+    assert small.nodes_need_addresses(at_max=True) == 70
     assert warnings({**raw, "network": {"cidrBlock": "10.0.0.0/23"}}) == [
         'gpu-eks:systemNodeGroup.instanceTypes: received ["m7i-flex.large"]; expected types whose ENIs the subnet '
         "check knows (e.g. m6i.large, t3.medium), or private subnets you checked yourself: m7i-flex.large counted "

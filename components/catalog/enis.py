@@ -5,11 +5,23 @@ tests/test_settings_rules.py checks every row against the reference copy).
 
 The VPC CNI (aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md, v1.23.0) keeps, with its default
 ``WARM_ENI_TARGET=1``, "a full ENI" of free addresses on every node: an idle node holds one ENI,
-a node with pods the ENIs its pods use plus one warm ENI, a full node all of them. Each ENI takes
-all its addresses (its primary one and the secondary ones for pods) from the node's subnet.
+a node with pods the ENIs its pods use plus one warm ENI. Each ENI takes all its addresses (its
+primary one and the secondary ones for pods) from the node's subnet; pods get only the secondary
+ones (awsutils.go ``GetENIIPv4Limit``: "Subtract one ... since we don't use the primary IP on
+each ENI for pods").
+
+ipamd stops adding ENIs once its datastore holds the node's max pods in pod addresses
+(pkg/ipamd/ipamd.go v1.23.0 ``isDatastorePoolTooLow``: ``if stats.TotalIPs >= c.maxPods`` the
+pool is not low; ``c.maxPods`` is the node's ``Status.Capacity.Pods``, the kubelet's max pods,
+which EKS managed node groups cap at 110/250: ``GpuInstanceType.max_pods``). Below that it adds
+one while fewer than one ENI's pod addresses are free. So a node whose pods use ``n`` addresses
+holds ``min(ENIs, ceil(n / (per ENI - 1)) + 1, ceil(max pods / (per ENI - 1)))`` ENIs, and a
+full node ``min(ENIs, ceil(max pods / (per ENI - 1)))`` (the last ENI added is the warm one).
 """
 
 from __future__ import annotations
+
+from math import ceil
 
 from .instances import GPU_INSTANCE_TYPES
 
@@ -101,21 +113,28 @@ MAX_NODE_ADDRESSES = 128
 
 
 def gpu_node_addresses(instance_type: str) -> int:
-    """Subnet addresses a full GPU node of ``instance_type`` holds: all its ENIs' addresses. A type
-    added to ``instances`` without its row here counts at its max pods (ENIs x (per ENI - 1) + 2, a
-    little less); tests/test_settings_rules.py fails until the row is added."""
+    """Subnet addresses a full GPU node of ``instance_type`` holds: the ENIs ipamd attaches until
+    its datastore holds max pods addresses, all of each (g4dn.xlarge 3 x 10 = 30; g5.4xlarge, max
+    pods capped at 110, ceil(110 / 29) = 4 of its 8 ENIs, 4 x 30 = 120). A type added to
+    ``instances`` without its row here counts at its max pods (a little less);
+    tests/test_settings_rules.py fails until the row is added."""
     layout = GPU_ENIS.get(instance_type)
+    max_pods = GPU_INSTANCE_TYPES[instance_type].max_pods
     if layout is None:
-        return GPU_INSTANCE_TYPES[instance_type].max_pods
+        return max_pods
     enis, per_eni = layout
-    return enis * per_eni
+    return min(enis, ceil(max_pods / (per_eni - 1))) * per_eni
 
 
-def system_node_addresses(instance_type: str) -> int | None:
-    """Subnet addresses a system node of ``instance_type`` holds: one ENI in use by the cluster
-    services plus the warm one (at most its ENIs), or None for a type the library does not know."""
+def system_node_addresses(instance_type: str, pods: int) -> int | None:
+    """Subnet addresses a system node of ``instance_type`` holds with ``pods`` pod-address pods on
+    it: the ENIs those pods use plus the warm one, at most its ENIs (m6i.large, 3 pods:
+    2 x 10 = 20; t3.medium, 6 pods: ceil(6 / 5) + 1 = 3 ENIs, 3 x 6 = 18), or None for a type the
+    library does not know. The max pods stop of ``isDatastorePoolTooLow`` never binds here: the
+    ENIs a node needs for its few service pods hold fewer pod addresses than its max pods (the
+    ENI number counts all its ENIs, plus 2; the EKS cap is 110 or 250)."""
     layout = SYSTEM_ENIS.get(instance_type)
     if layout is None:
         return None
     enis, per_eni = layout
-    return min(enis, 2) * per_eni
+    return min(enis, ceil(pods / (per_eni - 1)) + 1) * per_eni

@@ -421,12 +421,12 @@ MPS_CONTROL_DAEMON_POD = "nvidia-device-plugin-mps-control-daemon"
 CLOUDWATCH_NODE_DAEMONSET_PODS: tuple[str, ...] = ("cloudwatch-agent", "fluent-bit")
 #: ... and its own dcgm-exporter (templates/linux/dcgm-exporter-daemonset.yaml, a ``DcgmExporter``
 #: the add-on's operator runs as a DaemonSet) on the GPU types of the chart's ``dcgmExporter``
-#: node affinity (``node.kubernetes.io/instance-type`` In a list): every type of ours but these.
+#: node affinity (``node.kubernetes.io/instance-type`` In a list; values.yaml at 71a298f, chart
+#: 6.4.0, ``dcgmExporter.affinity`` lines ~893-894 list gr6.4xlarge and gr6.8xlarge, there since
+#: 29c25f7 "Release 2.1.2"): every type of ours but these.
 CLOUDWATCH_DCGM_EXPORTER_POD = "dcgm-exporter"
 CLOUDWATCH_DCGM_EXPORTER_ABSENT: frozenset[str] = frozenset(
     {
-        "gr6.4xlarge",
-        "gr6.8xlarge",
         "p5.4xlarge",
         "g6f.large",
         "g6f.xlarge",

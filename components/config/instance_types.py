@@ -75,7 +75,7 @@ def sharing_problem(types: list[str], mode: str, shared: bool) -> str | None:
 def ami_release_problem(types: list[str], release: str | None) -> str | None:
     """What is expected instead when a group of ``types`` pins the AMI ``release``
     (``<x.y.z>-<yyyymmdd>``) older than a family's first usable one (``GpuFamily.min_ami_release``), or None."""
-    m = catalog.AMI_RELEASE_VERSION_PATTERN.match(release or "")
+    m = catalog.AMI_RELEASE_VERSION_PATTERN.fullmatch(release or "")
     if not m:
         return None
     rows = [catalog.GPU_INSTANCE_TYPES[t] for t in types]

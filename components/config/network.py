@@ -82,10 +82,12 @@ class NetworkSettings(_Model):
         **doc(
             "Created VPC: its CIDR. It must hold the subnets awsx carves (one private + one public per zone, each "
             "`netmask + ceil(log2(zones)) + 1`, at most /28): at most /26 for 2 zones, /25 for 3–4, /24 for 5–6. "
-            "Its private subnets must also hold the addresses the VPC CNI holds for the nodes at `maxSize` (with the "
-            "autoscaler) or `desiredSize`, plus 6 per subnet for EKS: whole ENIs of addresses, all of a GPU node's "
-            "(g4dn.xlarge 3 x 10 = 30) and two of a system node's (m6i.large 2 x 10 = 20); an error otherwise (the "
-            "default group and system group need a /23 with 2 zones).",
+            "Each private subnet must also hold, besides 6 addresses for EKS, the addresses the VPC CNI holds for "
+            "`ceil(nodes / zones)` nodes of every group (a node's ENIs use its own subnet) at `maxSize` (with the "
+            "autoscaler) or `desiredSize`: whole ENIs of addresses, those a full GPU node's max pods need "
+            "(g4dn.xlarge 3 x 10 = 30, g5.4xlarge 4 x 30 = 120) and those a system node's share of the cluster "
+            "services uses plus a warm one (m6i.large 2 x 10 = 20); an error otherwise (the default group and "
+            "system group need a /23 with 2 zones).",
             type="IPv4 CIDR, /16 to /28",
             default="`10.0.0.0/16`",
         ),

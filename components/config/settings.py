@@ -14,6 +14,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from .. import catalog
 from ..sharing.plan import GroupPlan, plan_groups
 from .addons import AutoscalerSettings, GpuOperatorSettings, ObservabilitySettings, VerificationSettings
+from .addresses import gpu_group_addresses, system_group_addresses
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     _LOG_TYPES,
@@ -418,39 +419,38 @@ class Settings(GpuCapacitySettings):
         if per_node * system.scaling.desired_size >= len(services):
             return []
         fix = (
-            f"or a desiredSize of at least {-(-len(services) // per_node)}" if per_node > 0 else "(no node count helps)"
+            f", or a desiredSize of at least {-(-len(services) // per_node)}"
+            if per_node > 0
+            else "; no node count of these helps"
         )
         return [
             (
                 ("systemNodeGroup", "instanceTypes"),
                 list(system.instance_types),
-                f"instance types with more pod room (e.g. t3.medium, m6i.large), {fix}: {', '.join(small)} run at "
+                f"instance types with more pod room (e.g. t3.medium, m6i.large){fix}: {', '.join(small)} run at "
                 f"most {max_pods} pods, {per_node} besides the DaemonSet pods ({', '.join(daemonsets)}), so "
                 f"{system.scaling.desired_size} node(s) hold {per_node * system.scaling.desired_size} of the "
                 f"{len(services)} cluster-service pods ({', '.join(services)})",
             )
         ]
 
-    def nodes_need_addresses(self, at_max: bool, unknown_system_node: int = catalog.MIN_NODE_ADDRESSES) -> int:
-        """Addresses of the private subnets the nodes hold at least, at desired or max sizes.
-
-        The VPC CNI (defaults: no prefix delegation, ``WARM_ENI_TARGET=1``) holds whole ENIs of
-        subnet addresses (aws/amazon-vpc-cni-k8s docs/eni-and-ip-target.md): a GPU node full of
-        pods all its ENIs' (``catalog.gpu_node_addresses``: g4dn.xlarge 3 x 10 = 30); a system
-        node, whose cluster-service pods fit one ENI, that one and the warm one
-        (``catalog.system_node_addresses``: m6i.large 2 x 10 = 20). The cluster services' pods
-        take their addresses from those ENIs. A system type the catalog does not know counts at
-        ``catalog.MIN_NODE_ADDRESSES`` (the fewest of any type, so a large enough network is never
-        refused) and gets a warning (warnings.py).
-        """
+    def nodes_need_addresses(
+        self, at_max: bool, unknown_system_node: int = catalog.MIN_NODE_ADDRESSES, subnets: int = 1
+    ) -> int:
+        """Addresses of the private subnets the nodes hold at least, at desired or max sizes; with
+        ``subnets``, what one of that many subnets must hold (how: addresses.py)."""
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
-        gpu = sum(
-            size(p.settings.scaling) * max(catalog.gpu_node_addresses(t) for t in p.settings.instance_types)
-            for p in self.plans
+        gpu = sum(gpu_group_addresses(p.settings.instance_types, size(p.settings.scaling), subnets) for p in self.plans)
+        system = self.system_node_group
+        services = len(system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline))
+        return gpu + system_group_addresses(
+            system.instance_types,
+            system.scaling.desired_size,
+            size(system.scaling),
+            services,
+            unknown_system_node,
+            subnets,
         )
-        known = (catalog.system_node_addresses(t) for t in self.system_node_group.instance_types)
-        per_system_node = max(n if n is not None else unknown_system_node for n in known)
-        return gpu + size(self.system_node_group.scaling) * per_system_node
 
     def private_subnet_room(self) -> tuple[int, int, int]:
         """(count, usable addresses each, addresses left for nodes) of a created VPC's private subnets."""
@@ -462,12 +462,13 @@ class Settings(GpuCapacitySettings):
         net = self.network
         if net.existing_vpc:
             return []
-        count, usable, room = self.private_subnet_room()
+        count, usable, _ = self.private_subnet_room()
+        room = usable - EKS_ADDRESSES_PER_SUBNET
         # With the autoscaler, CA takes groups up to maxSize under load; without it they stay at
         # desiredSize (nothing else resizes them): either way nodes that would get no pod addresses
         # fail long after `pulumi up` (pods stuck "failed to assign an IP address to container").
         at_max = self.autoscaler_enabled
-        need = self.nodes_need_addresses(at_max)
+        need = self.nodes_need_addresses(at_max, subnets=count)
         if need <= room:
             return []
         sizes = "maxSize (the Cluster Autoscaler scales up to it)" if at_max else "desiredSize"
@@ -475,9 +476,11 @@ class Settings(GpuCapacitySettings):
             (
                 ("network", "cidrBlock"),
                 net.cidr_block,
-                f"a larger block: its {count} private subnets hold {room} addresses for nodes and pods (each "
-                f"{usable} usable, less the {EKS_ADDRESSES_PER_SUBNET} EKS needs), but the node groups at "
-                f"{sizes} need at least {need} (the VPC CNI holds whole ENIs of subnet addresses: a GPU node all "
-                "its ENIs', g4dn.xlarge 3 x 10 = 30; a system node two, m6i.large 2 x 10 = 20)",
+                f"a larger block: each of its {count} private subnets holds {room} addresses for nodes and pods "
+                f"({usable} usable, less the {EKS_ADDRESSES_PER_SUBNET} EKS needs), but at {sizes} one subnet must "
+                f"hold at least {need}: a node's ENIs take their addresses from its own subnet, and each group's nodes "
+                f"spread evenly over the subnets, so ceil(nodes / {count}) of every group may share one (the VPC CNI "
+                "holds whole ENIs of addresses: a GPU node those its max pods need, g4dn.xlarge 3 x 10 = 30; a system "
+                "node those its service pods use and a warm one, m6i.large 2 x 10 = 20)",
             )
         ]

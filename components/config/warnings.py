@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from .. import catalog
 from ..autoscaler import asg
 from .errors import CONFIG_NAMESPACE, Problem
+from .network import EKS_ADDRESSES_PER_SUBNET
 from .settings import GpuCapacitySettings, Settings, capacity_message
 
 #: A rule returns one Problem per risky value it finds (same key/received/expected form as errors).
@@ -165,9 +166,10 @@ def _system_types_the_subnet_rule_does_not_know(settings: GpuCapacitySettings) -
     # hold (catalog.MAX_NODE_ADDRESSES), the nodes would not fit.
     if not isinstance(settings, Settings) or settings.network.existing_vpc:
         return
-    unknown = [t for t in settings.system_node_group.instance_types if catalog.system_node_addresses(t) is None]
-    at_most = settings.nodes_need_addresses(settings.autoscaler_enabled, catalog.MAX_NODE_ADDRESSES)
-    if unknown and at_most > settings.private_subnet_room()[2]:
+    unknown = [t for t in settings.system_node_group.instance_types if t not in catalog.SYSTEM_ENIS]
+    count, usable, _ = settings.private_subnet_room()
+    at_most = settings.nodes_need_addresses(settings.autoscaler_enabled, catalog.MAX_NODE_ADDRESSES, subnets=count)
+    if unknown and at_most > usable - EKS_ADDRESSES_PER_SUBNET:
         yield Problem(
             key=f"{CONFIG_NAMESPACE}:systemNodeGroup.instanceTypes",
             received=list(settings.system_node_group.instance_types),

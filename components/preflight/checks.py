@@ -10,7 +10,7 @@ types, vCPU quota) is checked in ``capacity``; ``run`` runs them all.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import botocore
@@ -283,12 +283,21 @@ MIN_FREE_SUBNET_ADDRESSES = 6
 RECOMMENDED_FREE_SUBNET_ADDRESSES = 16
 
 
-def check_existing_vpc(ec2: Any, network: NetworkSettings) -> CheckResult:
+def check_existing_vpc(
+    ec2: Any, network: NetworkSettings, nodes_need: Callable[[int], int] | None = None
+) -> CheckResult:
     """The configured subnets exist in ``network.vpc_id``, the private ones span at least two
     zones (EKS refuses a cluster in one zone), they carry the load-balancer role tags the AWS
     Load Balancer Controller looks for (without them, Services of type LoadBalancer stay pending),
-    and the private ones (the cluster's and the nodes') have free addresses: FAIL below EKS's 6,
-    WARN below its recommended 16.
+    and every subnet the cluster gets (private and public: components/cluster/component.py passes
+    both to the EKS cluster, as pulumi-eks does without ``subnetIds``) has free addresses: FAIL below
+    EKS's 6, WARN below its recommended 16.
+
+    ``nodes_need(subnets)`` (``Settings.nodes_need_addresses`` at the sizes its subnet rule counts,
+    config/addresses.py) gives the addresses the nodes' ENIs hold in all the private subnets
+    (``subnets=1``) and in one of ``subnets`` zones: WARN when the private subnets' free addresses
+    less EKS's 6 each fall short of the first, or one subnet's of the second (a node's ENIs take
+    addresses from its own subnet; each group's nodes spread evenly over the zones).
     """
     check = "vpc"
     if not network.vpc_id:
@@ -316,33 +325,51 @@ def check_existing_vpc(ec2: Any, network: NetworkSettings) -> CheckResult:
         if untagged:
             problems.append(f"without tag {tag}=1: {comma_list(untagged)}")
 
-    free = {s["SubnetId"]: int(s.get("AvailableIpAddressCount", 0)) for s in private}
+    free = {s: int(found[s].get("AvailableIpAddressCount", 0)) for s in wanted if s in found}
     full = [f"{s} ({n} free)" for s, n in free.items() if n < MIN_FREE_SUBNET_ADDRESSES]
     if full:
         problems.append(
-            f"private subnets with fewer than {MIN_FREE_SUBNET_ADDRESSES} free addresses (EKS needs 6 in each): "
+            f"subnets with fewer than {MIN_FREE_SUBNET_ADDRESSES} free addresses (EKS needs 6 in each): "
             f"{comma_list(full)}"
         )
+    warnings = []
     tight = [
         f"{s} ({n} free)" for s, n in free.items() if MIN_FREE_SUBNET_ADDRESSES <= n < RECOMMENDED_FREE_SUBNET_ADDRESSES
     ]
+    if tight:
+        warnings.append(
+            f"subnets with fewer than the {RECOMMENDED_FREE_SUBNET_ADDRESSES} free addresses EKS recommends "
+            f"(nodes and pods take theirs in the private ones too): {comma_list(tight)}"
+        )
+    need: dict[str, int] = {}
+    if nodes_need is not None and private and zones:
+        need = {"all": nodes_need(1), "per_subnet": nodes_need(len(zones))}
+        room = {s["SubnetId"]: free[s["SubnetId"]] - MIN_FREE_SUBNET_ADDRESSES for s in private}
+        if sum(room.values()) < need["all"]:
+            warnings.append(
+                f"private subnets with {sum(room.values())} free addresses besides EKS's 6 each, fewer than the "
+                f"{need['all']} the nodes' ENIs hold at the sizes the subnet rule counts"
+            )
+        short = [f"{s} ({n})" for s, n in room.items() if n < need["per_subnet"]]
+        if short:
+            warnings.append(
+                f"private subnets with fewer free addresses besides EKS's 6 than the {need['per_subnet']} the "
+                f"nodes of one of {len(zones)} zones hold (ceil(nodes / zones) of every group; a node's ENIs use "
+                f"its own subnet): {comma_list(short)}"
+            )
 
     details = {
         "vpc_id": vpc_id,
         "private_zones": zones,
         "missing_subnets": missing,
         "free_addresses": free,
+        "nodes_need_addresses": need,
     }
     if problems:
-        return CheckResult(check, FAIL, "; ".join(problems), details)
-    if tight:
-        return CheckResult(
-            check,
-            WARN,
-            f"private subnets with fewer than the {RECOMMENDED_FREE_SUBNET_ADDRESSES} free addresses EKS recommends "
-            f"(nodes and pods take theirs there too): {comma_list(tight)}",
-            details,
-        )
+        # Every problem at once: the WARN reasons too.
+        return CheckResult(check, FAIL, "; ".join(problems + warnings), details)
+    if warnings:
+        return CheckResult(check, WARN, "; ".join(warnings), details)
     return CheckResult(
         check,
         PASS,

@@ -52,7 +52,12 @@ def run_checks(
             *(check_ami(ssm, settings.kubernetes_version, ami_type) for ami_type in gpu_ami_types),
             check_ami(ssm, settings.kubernetes_version, settings.system_node_group.ami_type),
             check_kubernetes_version(eks, settings.kubernetes_version, today),
-            check_existing_vpc(ec2, settings.network),
+            check_existing_vpc(
+                ec2,
+                settings.network,
+                # The sizes the created-VPC subnet rule counts: maxSize with the autoscaler, else desiredSize.
+                lambda subnets: settings.nodes_need_addresses(settings.autoscaler_enabled, subnets=subnets),
+            ),
         ]
         zones_result = check_zones(ec2, settings.network)
         results.append(zones_result)
