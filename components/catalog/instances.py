@@ -91,6 +91,9 @@ class GpuFamily:
     #: The first EKS AL2023 NVIDIA AMI release (``yyyymmdd`` of ``<x.y.z>-<yyyymmdd>``) whose driver
     #: runs this family, where a source says so; "": every release we know of.
     min_ami_release: str = ""
+    #: Memory of one whole GPU as the NVIDIA driver reports it (sources above ``_whole_gpu_family``);
+    #: None for vGPU slices, whose framebuffer is EC2's figure for the vGPU profile.
+    driver_memory_mib: int | None = None
 
 
 @dataclass(frozen=True)
@@ -135,9 +138,10 @@ class GpuInstanceType:
 
     @property
     def driver_memory_mib_per_gpu(self) -> int:
-        """Memory of one advertised GPU as the driver reports it (``DRIVER_MEMORY_MIB``; a vGPU
-        slice's is its profile's framebuffer, EC2's figure)."""
-        return DRIVER_MEMORY_MIB.get(self.family.name, self.gpu_memory_mib_per_gpu)
+        """Memory of one advertised GPU as the driver reports it (``GpuFamily.driver_memory_mib``; a
+        vGPU slice's is its profile's framebuffer, EC2's figure)."""
+        driver = self.family.driver_memory_mib
+        return driver if driver is not None else self.gpu_memory_mib_per_gpu
 
     def memory_per_client_mib(self, replicas: int) -> int:
         """GPU memory each of ``replicas`` clients of one GPU gets: the MPS control daemon's limit
@@ -214,71 +218,79 @@ _PROPRIETARY_NO_GSP = "nvidia (proprietary, GSP disabled)"
 #: d8f3b70a``). Older releases load ``nvidia-open``, which does not drive a vGPU slice.
 _GRID_AMI_RELEASE = "20250610"
 
-FAMILIES: dict[str, GpuFamily] = {
-    f.name: f
-    for f in (
-        GpuFamily("g4dn", "T4", 16384, "x86_64", False, _PROPRIETARY_NO_GSP, WHOLE_GPU_SHARING),
-        GpuFamily("g5", "A10G", 22888, "x86_64", False, _PROPRIETARY_NO_GSP, WHOLE_GPU_SHARING),
-        GpuFamily("g5g", "T4g", 16384, "arm64", False, _PROPRIETARY_NO_GSP, WHOLE_GPU_SHARING),
-        GpuFamily("g6", "L4", 22888, "x86_64", False, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("gr6", "L4", 22888, "x86_64", False, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("g6e", "L40S", 45776, "x86_64", False, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("p4d", "A100", 40960, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("p4de", "A100", 81920, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("p5", "H100", 81920, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("p5e", "H200", 144384, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily("p5en", "H200", 144384, "x86_64", True, "nvidia-open", WHOLE_GPU_SHARING),
-        GpuFamily(
-            "g6f",
-            "L4",
-            22888,
-            "x86_64",
-            False,
-            "nvidia-open-grid",
-            frozenset(),
-            _VGPU_NO_SHARING,
-            True,
-            _GRID_AMI_RELEASE,
-        ),
-        GpuFamily(
-            "gr6f",
-            "L4",
-            22888,
-            "x86_64",
-            False,
-            "nvidia-open-grid",
-            frozenset(),
-            _VGPU_NO_SHARING,
-            True,
-            _GRID_AMI_RELEASE,
-        ),
-    )
-}
 
 #: Memory of one whole GPU as the NVIDIA driver reports it (NVML ``memory.total``: what
-#: ``nvidia-smi`` prints as "0MiB / <total>MiB"), per family. This, not EC2's ``SizeInMiB``, is
-#: what a process can allocate and what the MPS control daemon divides by the replicas
-#: (k8s-device-plugin cmd/mps-control-daemon/mps/daemon.go perDevicePinnedDeviceMemoryLimits,
+#: ``nvidia-smi`` prints as "0MiB / <total>MiB"), per family (``GpuFamily.driver_memory_mib``).
+#: This, not EC2's ``SizeInMiB``, is what a process can allocate and what the MPS control daemon
+#: divides by the replicas (k8s-device-plugin cmd/mps-control-daemon/mps/daemon.go perDevicePinnedDeviceMemoryLimits,
 #: ``device.TotalMemory`` from NVML; v0.17.2, v0.18.1, v0.20.0). Read from nvidia-smi outputs
 #: published on GitHub for each model: "Tesla T4 ... 15360MiB" (and "NVIDIA A10G, 23028 MiB",
 #: "NVIDIA L4, 23034 MiB" in the same table, driver 595.91.07), "NVIDIA T4G ... 15360MiB",
 #: "NVIDIA L40S ... 46068MiB" (driver 550.163.01), "NVIDIA A100-SXM4-40GB ... 40960MiB",
 #: "NVIDIA A100-SXM4-80GB ... 81920MiB", "NVIDIA H100 80GB HBM3 ... 81559MiB", "NVIDIA H200 ...
 #: 143771MiB". EC2 overstates the T4/T4g (16,384), H100 (81,920) and H200 (144,384) and
-#: understates the A10G, L4 (22,888) and L40S (45,776). vGPU slices (g6f, gr6f) are not listed:
+#: understates the A10G, L4 (22,888) and L40S (45,776). vGPU slices (g6f, gr6f) have none:
 #: their framebuffer is EC2's figure for the vGPU profile.
+def _whole_gpu_family(
+    name: str,
+    gpu_model: str,
+    ec2_memory_mib: int,
+    driver_memory_mib: int,
+    kernel_module: str,
+    architecture: str = "x86_64",
+    mig: bool = False,
+) -> GpuFamily:
+    """A family of whole GPUs (time-slicing and MPS): EC2's memory per GPU, then the driver's."""
+    return GpuFamily(
+        name,
+        gpu_model,
+        ec2_memory_mib,
+        architecture,
+        mig,
+        kernel_module,
+        WHOLE_GPU_SHARING,
+        driver_memory_mib=driver_memory_mib,
+    )
+
+
+def _l4_vgpu_family(name: str) -> GpuFamily:
+    """g6f and gr6f: slices of an L4 through NVIDIA vGPU, the GRID guest module, no sharing."""
+    return GpuFamily(
+        name,
+        "L4",
+        22888,
+        "x86_64",
+        False,
+        "nvidia-open-grid",
+        frozenset(),
+        _VGPU_NO_SHARING,
+        fractional=True,
+        min_ami_release=_GRID_AMI_RELEASE,
+    )
+
+
+FAMILIES: dict[str, GpuFamily] = {
+    f.name: f
+    for f in (
+        _whole_gpu_family("g4dn", "T4", 16384, 15360, _PROPRIETARY_NO_GSP),
+        _whole_gpu_family("g5", "A10G", 22888, 23028, _PROPRIETARY_NO_GSP),
+        _whole_gpu_family("g5g", "T4g", 16384, 15360, _PROPRIETARY_NO_GSP, architecture="arm64"),
+        _whole_gpu_family("g6", "L4", 22888, 23034, "nvidia-open"),
+        _whole_gpu_family("gr6", "L4", 22888, 23034, "nvidia-open"),
+        _whole_gpu_family("g6e", "L40S", 45776, 46068, "nvidia-open"),
+        _whole_gpu_family("p4d", "A100", 40960, 40960, "nvidia-open", mig=True),
+        _whole_gpu_family("p4de", "A100", 81920, 81920, "nvidia-open", mig=True),
+        _whole_gpu_family("p5", "H100", 81920, 81559, "nvidia-open", mig=True),
+        _whole_gpu_family("p5e", "H200", 144384, 143771, "nvidia-open", mig=True),
+        _whole_gpu_family("p5en", "H200", 144384, 143771, "nvidia-open", mig=True),
+        _l4_vgpu_family("g6f"),
+        _l4_vgpu_family("gr6f"),
+    )
+}
+
+#: Per family, the GPU memory the driver reports (whole GPUs only; the source is above FAMILIES).
 DRIVER_MEMORY_MIB: dict[str, int] = {
-    "g4dn": 15360,
-    "g5g": 15360,
-    "g5": 23028,
-    "g6": 23034,
-    "gr6": 23034,
-    "g6e": 46068,
-    "p4d": 40960,
-    "p4de": 81920,
-    "p5": 81559,
-    "p5e": 143771,
-    "p5en": 143771,
+    name: f.driver_memory_mib for name, f in FAMILIES.items() if f.driver_memory_mib is not None
 }
 
 #: vGPU profile per L4 share (nvidia-kmod-load.sh NVIDIA_GRID_SUBDEVICES: 27b8:1733 L4-3Q,
