@@ -484,14 +484,15 @@ def test_existing_vpc_fails_on_missing_subnets_and_subnets_of_another_vpc(ec2: A
     assert result.details["missing_subnets"] == ["subnet-0000dead"]
 
 
-def _small_private_subnet(ec2: Any, vpc_id: str, cidr: str, zone: str, taken: int = 0) -> str:
-    """A tagged private /28 (moto: 16 - 5 reserved = 11 free), ``taken`` of them used by an ENI."""
-    tags = [{"Key": "kubernetes.io/role/internal-elb", "Value": "1"}]
+def _small_subnet(ec2: Any, vpc_id: str, cidr: str, zone: str, taken: int = 0, public: bool = False) -> str:
+    """A /28 (moto: 16 - 5 reserved = 11 free) tagged for private (or public) load balancers,
+    ``taken`` of its addresses used by an ENI."""
+    key = "kubernetes.io/role/elb" if public else "kubernetes.io/role/internal-elb"
     subnet_id = ec2.create_subnet(
         VpcId=vpc_id,
         CidrBlock=cidr,
         AvailabilityZone=zone,
-        TagSpecifications=[{"ResourceType": "subnet", "Tags": tags}],
+        TagSpecifications=[{"ResourceType": "subnet", "Tags": [{"Key": key, "Value": "1"}]}],
     )["Subnet"]["SubnetId"]
     if taken:
         ec2.create_network_interface(SubnetId=subnet_id, SecondaryPrivateIpAddressCount=taken - 1)
@@ -500,8 +501,8 @@ def _small_private_subnet(ec2: Any, vpc_id: str, cidr: str, zone: str, taken: in
 
 def test_existing_vpc_fails_below_six_free_addresses_and_warns_below_sixteen(ec2: Any) -> None:
     vpc_id = ec2.create_vpc(CidrBlock="10.60.0.0/16")["Vpc"]["VpcId"]
-    full = _small_private_subnet(ec2, vpc_id, "10.60.0.0/28", "us-west-2a", taken=6)  # 5 free
-    tight = _small_private_subnet(ec2, vpc_id, "10.60.0.16/28", "us-west-2b")  # 11 free
+    full = _small_subnet(ec2, vpc_id, "10.60.0.0/28", "us-west-2a", taken=6)  # 5 free
+    tight = _small_subnet(ec2, vpc_id, "10.60.0.16/28", "us-west-2b")  # 11 free
     result = check_existing_vpc(ec2, NetworkSettings(vpc_id=vpc_id, private_subnet_ids=[full, tight]))
     assert result.status == FAIL
     # Every problem at once: the subnet under 16 is listed beside the FAIL.
@@ -511,7 +512,7 @@ def test_existing_vpc_fails_below_six_free_addresses_and_warns_below_sixteen(ec2
     )
     assert result.details["free_addresses"] == {full: 5, tight: 11}
 
-    six = _small_private_subnet(ec2, vpc_id, "10.60.0.32/28", "us-west-2a", taken=5)  # 6 free: enough
+    six = _small_subnet(ec2, vpc_id, "10.60.0.32/28", "us-west-2a", taken=5)  # 6 free: enough
     result = check_existing_vpc(ec2, NetworkSettings(vpc_id=vpc_id, private_subnet_ids=[six, tight]))
     assert result.status == WARN
     assert result.reason == (
@@ -520,32 +521,18 @@ def test_existing_vpc_fails_below_six_free_addresses_and_warns_below_sixteen(ec2
     )
 
 
-def _public_subnet(ec2: Any, vpc_id: str, cidr: str, zone: str, taken: int = 0) -> str:
-    """A tagged public /28 (11 free), ``taken`` of them used by an ENI."""
-    tags = [{"Key": "kubernetes.io/role/elb", "Value": "1"}]
-    subnet_id = ec2.create_subnet(
-        VpcId=vpc_id,
-        CidrBlock=cidr,
-        AvailabilityZone=zone,
-        TagSpecifications=[{"ResourceType": "subnet", "Tags": tags}],
-    )["Subnet"]["SubnetId"]
-    if taken:
-        ec2.create_network_interface(SubnetId=subnet_id, SecondaryPrivateIpAddressCount=taken - 1)
-    return subnet_id
-
-
 def test_public_subnets_need_eks_free_addresses_too(ec2: Any) -> None:
     # components/cluster/component.py gives the EKS cluster the public subnets as well (as pulumi-eks
     # does without subnetIds): EKS may place its control-plane ENIs there.
     vpc_id, private, _ = create_vpc(ec2, ["us-west-2a", "us-west-2b"], cidr="10.62.0.0/16")
-    full = _public_subnet(ec2, vpc_id, "10.62.9.0/28", "us-west-2a", taken=6)  # 5 free
+    full = _small_subnet(ec2, vpc_id, "10.62.9.0/28", "us-west-2a", taken=6, public=True)  # 5 free
     network = NetworkSettings(vpc_id=vpc_id, private_subnet_ids=private, public_subnet_ids=[full])
     result = check_existing_vpc(ec2, network)
     assert (result.status, result.reason) == (
         FAIL,
         f"subnets with fewer than 6 free addresses (EKS needs 6 in each): {full} (5 free)",
     )
-    tight = _public_subnet(ec2, vpc_id, "10.62.9.16/28", "us-west-2b")  # 11 free
+    tight = _small_subnet(ec2, vpc_id, "10.62.9.16/28", "us-west-2b", public=True)  # 11 free
     network = NetworkSettings(vpc_id=vpc_id, private_subnet_ids=private, public_subnet_ids=[tight])
     result = check_existing_vpc(ec2, network)
     assert (result.status, result.reason) == (
