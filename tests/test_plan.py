@@ -57,6 +57,7 @@ def test_the_default_group():
     assert (p.profile_name, p.resource_name, p.mig_strategy) == ("gpu", "nvidia.com/gpu", "none")
     # 1 T4 x 4 replicas; maxSize 2. g4dn.xlarge: 29 max pods (eni-max-pods.txt), 7 DaemonSet pods.
     assert (p.slots_per_node, p.slots_at_max_size, p.max_pods, p.usable_pod_slots) == (4, 8, 29, 22)
+    assert dict(p.advertised_resources) == {"nvidia.com/gpu": 4}
     assert dict(p.node_labels) == {
         "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
         "gpu-eks.io/gpu-count": "1",
@@ -97,6 +98,7 @@ def test_a_renamed_multi_gpu_group_with_its_own_labels_taints_and_profile():
     assert (p.profile_name, p.resource_name) == ("shared-x3", "nvidia.com/gpu.shared")
     # 4 T4 x 3 replicas; maxSize 5. g4dn.12xlarge: 234 max pods.
     assert (p.slots_per_node, p.slots_at_max_size, p.max_pods, p.usable_pod_slots) == (12, 60, 234, 227)
+    assert dict(p.advertised_resources) == {"nvidia.com/gpu.shared": 12}
     assert dict(p.node_labels) == {
         "team.example.com/owner": "ml",
         "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",

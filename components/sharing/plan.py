@@ -120,6 +120,14 @@ class GroupPlan:
         return self.instance.memory_per_client_mib(self.replicas)
 
     @property
+    def advertised_resources(self) -> Mapping[str, int]:
+        """Every extended resource a node of the group advertises, with its count per node: what the
+        autoscaler's node template, a capacity provider's overlay and a team's quota name. One
+        resource today (``resource_name``: ``slots_per_node``); a MIG layout advertises one per
+        profile."""
+        return MappingProxyType({self.resource_name: self.slots_per_node})
+
+    @property
     def mig_strategy(self) -> str:
         return self.settings.mig_strategy
 
