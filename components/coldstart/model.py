@@ -194,6 +194,7 @@ def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None =
     cold = plan.cold_start if cold is None else cold
     instance_type = plan.instance_types[0]
     pull, bound, disk = pull_seconds(instance_type, cold, image_gib)
+    streams = FAST_STREAMS if cold.fast_image_pull and fast_image_pull_applies(instance_type) else DEFAULT_STREAMS
     steps = [
         Step("Cluster Autoscaler sees the pending pod, raises the ASG", CA_SCAN.value, CA_SCAN.source),
         Step("EC2 launches and boots the instance", EC2_BOOT.value, EC2_BOOT.source),
@@ -216,7 +217,7 @@ def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None =
             f"image pull of {image_gib:g} GiB, bound by {bound}",
             round(pull, 1),
             f"the slowest of: download {STREAM_MIBPS.value:g} MiB/s per stream ({STREAM_MIBPS.source.split(':')[0]}), "
-            f"{DEFAULT_STREAMS.source if not (cold.fast_image_pull and fast_image_pull_applies(instance_type)) else FAST_STREAMS.source}; "
+            f"{streams.source}; "
             f"unpack {UNPACKED_RATIO.value:g}x at {UNPACK_MIBPS.value:g} MiB/s each ({ASSUMPTION}); disk: {disk}",
         ),
     ]

@@ -1,5 +1,5 @@
 """The cold-start levers of a GPU node group (``gpuNodeGroups[].coldStart``): where the node keeps its
-images, how fast its root volume is, and how nodeadm and kubelet pull. All opt-in: each changes the
+images, how fast its root volume is, and how containerd pulls. All opt-in: each changes the
 launch template (user data or block device), which rolls the group's nodes.
 
 Every value reaches a real consumer, and each rule here names it:
@@ -24,13 +24,12 @@ Every value reaches a real consumer, and each rule here names it:
   (nodeadm/internal/containerd/config.go ``UseSOCISnapshotter``) and otherwise ignores it; its doc
   (nodeadm/doc/examples.md, "Enabling fast image pull") asks for at least 600 MiB/s of root volume
   throughput, "below that value, you may see longer image pull times".
-* ``maxParallelImagePulls``: kubelet ``maxParallelImagePulls``, written with
-  ``serializeImagePulls: false`` into ``spec.kubelet.config`` (nodeadm merges it over its own
-  kubelet config). nodeadm already sets ``serializeImagePulls: false`` and no limit
-  (nodeadm/internal/kubelet/config.go, v20260724): kubelet pulls every image of a node at once, so
-  this setting only caps that. kubelet refuses a value below 1 ("maxParallelImagePulls %v must be a
-  positive number") and above 1 while serializeImagePulls is true (kubernetes/kubernetes
-  pkg/kubelet/apis/config/validation/validation.go).
+* Not offered: kubelet's ``maxParallelImagePulls``. nodeadm already writes ``serializeImagePulls:
+  false`` with no limit (nodeadm/internal/kubelet/config.go, v20260724), so kubelet pulls every image
+  of a node at once and the setting could only cap that; and the CRD types every value of
+  ``spec.kubelet.config`` as an object (``additionalProperties: {type: object}``,
+  ../shared/reference/nodeadm), so a NodeConfig carrying ``maxParallelImagePulls: 3`` fails the
+  schema every NodeConfig of the library is checked against (tests/test_nodeconfig.py).
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from pydantic import ConfigDict, Field
 
 from ..catalog.storage import INSTANCE_IO
 from .errors import KeyedProblem
-from .fields import Count, _Model, doc
+from .fields import _Model, doc
 
 GP3_MIN_THROUGHPUT_MIBPS = 125
 GP3_MAX_THROUGHPUT_MIBPS = 2000
@@ -106,16 +105,6 @@ class ColdStart(_Model):
             "of 600 MiB/s or more, or the instance store. Rolls the group's nodes.",
             type="bool",
             default="`false`",
-        ),
-    )
-    max_parallel_image_pulls: Count | None = Field(
-        None,
-        ge=1,
-        **doc(
-            "kubelet's `maxParallelImagePulls` (with `serializeImagePulls: false`). The AMI already pulls every "
-            "image at once (nodeadm sets `serializeImagePulls: false` with no limit): this only caps it.",
-            type="int ≥ 1",
-            default="no limit (the AMI's)",
         ),
     )
 

@@ -69,8 +69,6 @@ class ColdStart(TypedDict, total=False):
     """IOPS of the gp3 root volume. At most 500 × `diskSizeGiB`. Rolls the group's nodes. Type: int 3000–80000. Default: EC2's (`3000`)."""
     fast_image_pull: bool
     """nodeadm's experimental `FastImagePull` feature gate: containerd pulls and unpacks layers in parallel (SOCI). nodeadm ignores it below 4 vCPUs or 7 GiB (g6f.large: a warning) and asks for a root volume of 600 MiB/s or more, or the instance store. Rolls the group's nodes. Type: bool. Default: `false`."""
-    max_parallel_image_pulls: int
-    """kubelet's `maxParallelImagePulls` (with `serializeImagePulls: false`). The AMI already pulls every image at once (nodeadm sets `serializeImagePulls: false` with no limit): this only caps it. Type: int ≥ 1. Default: no limit (the AMI's)."""
 
 
 class GpuNodeGroupSettings(TypedDict, total=False):

@@ -78,11 +78,7 @@ def gpu_node_config(
     """The NodeConfig for the nodes of one GPU node group (its plan's labels and taints, and the
     group's cold-start levers: ``cold_start_spec``)."""
     doc = node_config(kubelet_flags(node_labels, taints))
-    extra = cold_start_spec(cold_start or ColdStart())
-    kubelet_config = extra.pop("kubelet", None)
-    doc["spec"] = {**extra, **doc["spec"]}
-    if kubelet_config is not None:
-        doc["spec"]["kubelet"] = {**kubelet_config, **doc["spec"]["kubelet"]}
+    doc["spec"] = {**cold_start_spec(cold_start or ColdStart()), **doc["spec"]}
     return doc
 
 
@@ -96,10 +92,6 @@ def cold_start_spec(cold: ColdStart) -> dict[str, Any]:
         spec["featureGates"] = {"FastImagePull": True}
     if cold.local_storage is not None:
         spec["instance"] = {"localStorage": {"strategy": cold.local_storage}}
-    if cold.max_parallel_image_pulls is not None:
-        spec["kubelet"] = {
-            "config": {"serializeImagePulls": False, "maxParallelImagePulls": cold.max_parallel_image_pulls}
-        }
     return spec
 
 
