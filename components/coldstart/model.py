@@ -19,7 +19,12 @@ from dataclasses import dataclass
 
 from .. import catalog
 from ..catalog.storage import INSTANCE_IO
-from ..config.coldstart import FAST_IMAGE_PULL_MIN_MEMORY_GIB, FAST_IMAGE_PULL_MIN_VCPUS, ColdStart
+from ..config.coldstart import (
+    FAST_IMAGE_PULL_MIN_MEMORY_GIB,
+    FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS,
+    FAST_IMAGE_PULL_MIN_VCPUS,
+    ColdStart,
+)
 from ..sharing.plan import GroupPlan
 
 ASSUMPTION = "ASSUMPTION"
@@ -234,8 +239,9 @@ def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None =
 
 def lever_options(plan: GroupPlan) -> dict[str, ColdStart]:
     """The levers worth comparing for ``plan``'s group, by label: none, then the instance store (types
-    that have one) or the fastest root volume the instance's EBS bandwidth uses (types without), each
-    without and with FastImagePull. Every option passes the settings' rules."""
+    that have one) or the fastest root volume the instance's EBS bandwidth uses (types without), then
+    that with FastImagePull where nodeadm uses it and the disk gives its 600 MiB/s. Every option
+    passes the settings' rules and raises no warning."""
     instance_type = plan.instance_types[0]
     disk = plan.settings.disk_size_gib
     if all(INSTANCE_IO[t].has_instance_store for t in plan.instance_types):
@@ -248,7 +254,9 @@ def lever_options(plan: GroupPlan) -> dict[str, ColdStart]:
         base = {"rootVolumeThroughput": throughput, "rootVolumeIops": iops}
         label = f"rootVolumeThroughput: {throughput}, rootVolumeIops: {iops}"
     options = {"no levers": ColdStart(), label: ColdStart.model_validate(base)}
-    if fast_image_pull_applies(instance_type):
+    # FastImagePull only where nodeadm uses it and its doc's 600 MiB/s is there (the warning's rule).
+    fast_enough = "localStorage" in base or base["rootVolumeThroughput"] >= FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS
+    if fast_enough and fast_image_pull_applies(instance_type):
         options[f"{label}, fastImagePull"] = ColdStart.model_validate({**base, "fastImagePull": True})
     return options
 
