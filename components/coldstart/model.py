@@ -41,9 +41,11 @@ class Figure:
 
 
 #: Cluster Autoscaler's loop: ``--scan-interval`` defaults to 10s (kubernetes/autoscaler
-#: cluster-autoscaler/FAQ.md "What are the parameters to CA?", cluster-autoscaler-1.35.2); the
+#: cluster-autoscaler/FAQ.md "How does scale-up work?": "every 10 seconds", cluster-autoscaler-1.35.2); the
 #: library's chart values leave it (autoscaler/values.py). A pod waits up to one interval.
-CA_SCAN = Figure(10, "Cluster Autoscaler --scan-interval default 10s (cluster-autoscaler FAQ.md, 1.35.2)")
+CA_SCAN = Figure(
+    10, 'Cluster Autoscaler --scan-interval default 10s (cluster-autoscaler FAQ.md "How does scale-up work?", 1.35.2)'
+)
 EC2_BOOT = Figure(
     60,
     f"{ASSUMPTION}: ASG launch to the AL2023 NVIDIA AMI's user space (no AWS document gives a figure per type)",
