@@ -5,9 +5,11 @@ template, and the cold-start model's numbers for the dev and prod stacks as lite
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any
 
+import botocore.loaders
 import jsonschema
 import pytest
 import yaml
@@ -290,3 +292,23 @@ def test_the_command_prints_the_model(capsys):
     assert "first pod running: 253s" in out
     assert tooling_main.main(["coldstart", "--stack", "nope"]) == 2
     assert tooling_main.main(["coldstart", "--image-gib", "0"]) == 2
+
+
+def test_the_gp3_limits_are_botocores():
+    """The ranges of rootVolumeThroughput and rootVolumeIops, read from botocore 1.44.5's EC2 model
+    (LaunchTemplateEbsBlockDeviceRequest: what the launch template's block device takes)."""
+    shape = botocore.loaders.Loader().load_service_model("ec2", "service-2")["shapes"]
+    members = shape["LaunchTemplateEbsBlockDeviceRequest"]["members"]
+    throughput = re.sub("<[^>]+>", "", members["Throughput"]["documentation"])
+    iops = re.sub("<[^>]+>", "", members["Iops"]["documentation"])
+    assert "Minimum value of 125. Maximum value of 2,000." in throughput
+    assert "gp3: 3,000 - 80,000 IOPS" in iops
+    fields = ColdStart.model_json_schema(by_alias=True)["properties"]
+    assert [f["anyOf"][0].get("minimum") for f in (fields["rootVolumeThroughput"], fields["rootVolumeIops"])] == [
+        125,
+        3000,
+    ]
+    assert [f["anyOf"][0].get("maximum") for f in (fields["rootVolumeThroughput"], fields["rootVolumeIops"])] == [
+        2000,
+        80000,
+    ]
