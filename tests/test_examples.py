@@ -3,6 +3,7 @@ a g6/gr6 group mixing sizes, an arm64 g5g group, a fractional g6f group that sca
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,9 @@ import pytest
 import yaml
 
 from components.config import stackfile
+from components.nodegroups import userdata
 from tests.support import ROOT
-from tests.test_autoscaler import asg_tags_of, fits, nodeconfig_of, pod_from_outputs, template_node
+from tests.test_autoscaler import LT, asg_tags_of, fits, nodeconfig_of, pod_from_outputs, template_node
 from tooling.simulation import Simulation, program_from_file, run_program
 
 EXAMPLES = ROOT / "examples"
@@ -81,6 +83,38 @@ def test_ampere_ada_mixes_sizes_of_one_gpu_per_group():
     for group in ("a10g", "l4"):
         spec = concurrent_job(sim, group)
         assert (spec["parallelism"], spec["template"]["spec"]["containers"][0]["image"]) == (4, IMAGE)
+
+
+def node_config_spec(sim: Simulation, group: str) -> dict[str, Any]:
+    mime = base64.b64decode(sim.one(LT, f"gpu-eks-{group}-lt").inputs["userData"]).decode()
+    ((_, body),) = userdata.parse_mime(mime)
+    return yaml.safe_load(body)["spec"]
+
+
+def root_ebs(sim: Simulation, group: str) -> dict[str, Any]:
+    (mapping,) = sim.one(LT, f"gpu-eks-{group}-lt").inputs["blockDeviceMappings"]
+    return mapping["ebs"]
+
+
+def test_ampere_ada_a10g_keeps_its_images_on_the_instance_store():
+    """Issue 27: the g5 group's containerd on the NVMe RAID0 with FastImagePull; l4 has no levers."""
+    sim = example("ampere-ada")
+    a10g = node_config_spec(sim, "a10g")
+    assert (a10g["featureGates"], a10g["instance"]) == (
+        {"FastImagePull": True},
+        {"localStorage": {"strategy": "RAID0"}},
+    )
+    assert list(node_config_spec(sim, "l4")) == ["kubelet"]
+    assert "throughput" not in root_ebs(sim, "a10g")
+
+
+def test_graviton_t4g_gets_a_faster_root_volume():
+    """Issue 27: g5g has no instance store; its gp3 root volume gets 560 MiB/s (EC2's IOPS default)."""
+    sim = example("graviton")
+    ebs = root_ebs(sim, "t4g")
+    assert (ebs["volumeType"], ebs["throughput"], ebs["volumeSize"]) == ("gp3", 560, 100)
+    assert "iops" not in ebs
+    assert list(node_config_spec(sim, "t4g")) == ["kubelet"]
 
 
 def test_graviton_boots_the_arm64_nvidia_ami():

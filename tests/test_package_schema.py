@@ -41,6 +41,7 @@ from components.config.addons import (
     ObservabilitySettings,
     VerificationSettings,
 )
+from components.config.coldstart import ColdStart
 from components.config.groups import GpuNodeGroupSettings, Scaling, Taint, TimeSlicing
 from components.config.network import NetworkSettings
 from components.config.settings import Settings
@@ -136,6 +137,7 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
     assert sorted(schema["types"]) == [
         "gpu-eks:index:AlertThresholds",
         "gpu-eks:index:AutoscalerSettings",
+        "gpu-eks:index:ColdStart",
         "gpu-eks:index:GpuNodeGroupOutputs",
         "gpu-eks:index:GpuNodeGroupSettings",
         "gpu-eks:index:GpuOperatorSettings",
@@ -252,6 +254,7 @@ PAIRS = [
     (Taint, multilang.TaintSpec),
     (TimeSlicing, multilang.TimeSlicing),
     (Mps, multilang.Mps),
+    (ColdStart, multilang.ColdStart),
     (GpuOperatorSettings, multilang.GpuOperatorSettings),
     (VerificationSettings, multilang.VerificationSettings),
     (AutoscalerSettings, multilang.AutoscalerSettings),

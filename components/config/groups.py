@@ -8,6 +8,7 @@ from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_v
 
 from .. import catalog
 from ..nodegroups import labels
+from .coldstart import ColdStart, cold_start_problems
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     AmiReleaseVersion,
@@ -341,6 +342,14 @@ class GpuNodeGroupSettings(_Model):
         ),
     )
 
+    cold_start: ColdStart = Field(
+        ColdStart(),
+        **doc(
+            'The cold-start levers of the group: instance store, root volume speed, image pulls (see "Cold start"). '
+            "Each one rolls the group's nodes.",
+        ),
+    )
+
     @property
     def sharing(self) -> SharingSettings:
         """The group's sharing profile settings: ``mps`` when given, else ``timeSlicing``."""
@@ -365,7 +374,7 @@ class GpuNodeGroupSettings(_Model):
 
     @model_validator(mode="after")
     def _sharing_rules(self) -> GpuNodeGroupSettings:
-        # One validator, so the family's rule and the mode's rules are reported together (the
+        # One validator, so the family's rule, the mode's rules and coldStart's are reported together (the
         # family's first: it says whether the group may share at all).
         mode = catalog.MPS if self.mps is not None else catalog.TIME_SLICING
         problem = sharing_problem(self.instance_types, mode, self.sharing.shared)
@@ -373,6 +382,7 @@ class GpuNodeGroupSettings(_Model):
         # Where the family refuses the mode, its other rules on the same key would only mislead
         # (g6f with mps: "at most 2" would suggest that 2 clients work).
         problems = family + [p for p in sharing_problems(self) if not (family and p[0] == family[0][0])]
+        problems += cold_start_problems(self.cold_start, self.instance_types, self.disk_size_gib)
         if problems:
             raise KeyedProblems(problems)
         return self

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 
 from .. import catalog
 from ..autoscaler import asg
+from ..catalog.storage import INSTANCE_IO
+from .coldstart import FAST_IMAGE_PULL_MIN_MEMORY_GIB, FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS, FAST_IMAGE_PULL_MIN_VCPUS
 from .errors import CONFIG_NAMESPACE, Problem
 from .network import EKS_ADDRESSES_PER_SUBNET
 from .settings import GpuCapacitySettings, Settings, capacity_message
@@ -178,3 +180,52 @@ def _system_types_the_subnet_rule_does_not_know(settings: GpuCapacitySettings) -
             "with the VPC CNI defaults a node holds 2 ENIs of addresses (ENIs x IPv4 per ENI in the EC2 instance "
             "type's network info; m6i.large 2 x 10 = 20)",
         )
+
+
+#: EBS reports instance bandwidth in MB/s (10^6 bytes), gp3 throughput in MiB/s (2^20 bytes).
+_MB_PER_MIB = 1.048576
+
+
+@warning_rule
+def _cold_start_levers_that_give_less(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # Legal coldStart values that buy less than they say (config/coldstart.py names the sources): a
+    # root volume faster than the instance's EBS bandwidth (ec2:DescribeInstanceTypes
+    # EbsOptimizedInfo.MaximumThroughputInMBps, catalog/storage.py), FastImagePull on a type nodeadm
+    # ignores it on (fewer than 4 vCPUs or 7 GiB), or on a slow root volume (nodeadm asks for 600 MiB/s).
+    for i, group in enumerate(settings.gpu_node_groups):
+        cold, key = group.cold_start, f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].coldStart"
+        if cold.root_volume_throughput is not None:
+            slowest = min(group.instance_types, key=lambda t: INSTANCE_IO[t].ebs_max_mbps)
+            cap = INSTANCE_IO[slowest].ebs_max_mbps
+            if cold.root_volume_throughput * _MB_PER_MIB > cap:
+                yield Problem(
+                    key=f"{key}.rootVolumeThroughput",
+                    received=cold.root_volume_throughput,
+                    expected=f"at most {int(cap / _MB_PER_MIB)} MiB/s: {slowest}'s EBS bandwidth is {cap:g} MB/s "
+                    f"at most ({INSTANCE_IO[slowest].ebs_baseline_mbps:g} baseline), shared by all its volumes "
+                    "(ec2:DescribeInstanceTypes EbsOptimizedInfo); the rest is paid for and never used",
+                )
+        if not cold.fast_image_pull:
+            continue
+        small = [
+            t
+            for t in group.instance_types
+            if catalog.GPU_INSTANCE_TYPES[t].vcpus < FAST_IMAGE_PULL_MIN_VCPUS
+            or catalog.GPU_INSTANCE_TYPES[t].memory_mib < FAST_IMAGE_PULL_MIN_MEMORY_GIB * 1024
+        ]
+        if small:
+            yield Problem(
+                key=f"{key}.fastImagePull",
+                received=True,
+                expected=f"false on {', '.join(small)}: nodeadm ignores FastImagePull below "
+                f"{FAST_IMAGE_PULL_MIN_VCPUS} vCPUs or {FAST_IMAGE_PULL_MIN_MEMORY_GIB} GiB of memory "
+                "(awslabs/amazon-eks-ami v20260724 nodeadm/internal/containerd/config.go UseSOCISnapshotter)",
+            )
+        if cold.local_storage is None and cold.root_throughput_mibps < FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS:
+            yield Problem(
+                key=f"{key}.fastImagePull",
+                received=True,
+                expected=f"with coldStart.rootVolumeThroughput {FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS} or more, or "
+                f"coldStart.localStorage: the root volume gives {cold.root_throughput_mibps} MiB/s, and nodeadm "
+                "warns that below 600 MiB/s a fast pull may be slower (nodeadm/doc/examples.md, v20260724)",
+            )

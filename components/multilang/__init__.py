@@ -8,6 +8,7 @@
 from .inputs import (
     AlertThresholds,
     AutoscalerSettings,
+    ColdStart,
     GpuClusterInputs,
     GpuNodeGroupSettings,
     GpuOperatorSettings,
@@ -40,6 +41,7 @@ __all__ = [
     "PACKAGE_NAME",
     "AlertThresholds",
     "AutoscalerSettings",
+    "ColdStart",
     "GpuCluster",
     "GpuClusterInputs",
     "GpuEksProvider",

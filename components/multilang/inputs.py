@@ -58,6 +58,19 @@ class Mps(TypedDict, total=False):
     """Sharing profile name, as `timeSlicing.profile` (keep the same name when switching a group between time-slicing and MPS, or its nodes are replaced). Type: label value. Default: the group's `name`."""
 
 
+class ColdStart(TypedDict, total=False):
+    """The cold-start levers of one GPU node group (module docstring: each one's consumer)."""
+
+    local_storage: str
+    """Put containerd's images, kubelet's directory and the pod logs on the instance's NVMe instance store (nodeadm `instance.localStorage.strategy: RAID0`: one RAID0 of all its disks) instead of the EBS root volume. Only on types that have one (every GPU family here but g5g). The store is emptied when the instance stops; nodes are replaced, never stopped. Rolls the group's nodes. Type: `RAID0`. Default: none (the root volume)."""
+    root_volume_throughput: int
+    """Throughput of the gp3 root volume in MiB/s. At most 0.25 × `rootVolumeIops` (so above 750 raise the IOPS too). The instance's own EBS bandwidth caps what any volume gives (g5.xlarge: 437.5 MB/s at burst, 87.5 baseline): a warning above it. Rolls the group's nodes. Type: int 125–2000. Default: EC2's (`125`)."""
+    root_volume_iops: int
+    """IOPS of the gp3 root volume. At most 500 × `diskSizeGiB`. Rolls the group's nodes. Type: int 3000–80000. Default: EC2's (`3000`)."""
+    fast_image_pull: bool
+    """nodeadm's experimental `FastImagePull` feature gate: containerd pulls and unpacks layers in parallel (SOCI). nodeadm ignores it below 4 vCPUs or 7 GiB (g6f.large: a warning) and asks for a root volume of 600 MiB/s or more, or the instance store. Rolls the group's nodes. Type: bool. Default: `false`."""
+
+
 class GpuNodeGroupSettings(TypedDict, total=False):
     """One EKS managed node group on the AL2023 NVIDIA AMI."""
 
@@ -85,6 +98,8 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG). Type: `none`. Default: `none`."""
     ami_release_version: str
     """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). g6f/gr6f need `20250610` or later (the first AMI with their vGPU driver). Type: string. Default: latest."""
+    cold_start: ColdStart
+    """The cold-start levers of the group: instance store, root volume speed, image pulls (see "Cold start"). Each one rolls the group's nodes."""
 
 
 class GpuOperatorSettings(TypedDict, total=False):

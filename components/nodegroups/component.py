@@ -91,6 +91,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
             release_version=s.ami_release_version,
             kubernetes_version=args.kubernetes_version,
             user_data=plan.user_data,
+            root_volume_throughput=s.cold_start.root_volume_throughput,
+            root_volume_iops=s.cold_start.root_volume_iops,
         )
         self.launch_template, self.node_group = declare_managed_node_group(
             name,

@@ -42,6 +42,9 @@ class ManagedNodeGroupSpec:
     #: cluster's version at creation and never upgrades the nodes (aws_eks_node_group ``version``:
     #: "Defaults to EKS Cluster Kubernetes version", drift detected only when set).
     kubernetes_version: str | None = None
+    #: gp3 root volume throughput (MiB/s) and IOPS; None: not set, EC2's defaults (125, 3,000).
+    root_volume_throughput: int | None = None
+    root_volume_iops: int | None = None
 
 
 def declare_managed_node_group(
@@ -69,6 +72,8 @@ def declare_managed_node_group(
                 ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
                     volume_size=spec.disk_size_gib,
                     volume_type="gp3",
+                    throughput=spec.root_volume_throughput,
+                    iops=spec.root_volume_iops,
                     encrypted="true",
                     delete_on_termination="true",
                 ),

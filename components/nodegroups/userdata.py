@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from .. import catalog
+from ..config.coldstart import ColdStart
 from ..config.groups import Taint
 from . import labels
 
@@ -71,9 +72,27 @@ def node_config(flags: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def gpu_node_config(node_labels: Mapping[str, str], taints: Sequence[Taint]) -> dict[str, Any]:
-    """The NodeConfig for the nodes of one GPU node group (its plan's labels and taints)."""
-    return node_config(kubelet_flags(node_labels, taints))
+def gpu_node_config(
+    node_labels: Mapping[str, str], taints: Sequence[Taint], cold_start: ColdStart | None = None
+) -> dict[str, Any]:
+    """The NodeConfig for the nodes of one GPU node group (its plan's labels and taints, and the
+    group's cold-start levers: ``cold_start_spec``)."""
+    doc = node_config(kubelet_flags(node_labels, taints))
+    doc["spec"] = {**cold_start_spec(cold_start or ColdStart()), **doc["spec"]}
+    return doc
+
+
+def cold_start_spec(cold: ColdStart) -> dict[str, Any]:
+    """The NodeConfig ``spec`` keys of the cold-start levers (config/coldstart.py names each one's
+    consumer); empty when none is set, so a group without levers keeps its user data byte for byte.
+    EKS's own NodeConfig comes first in the user data; nodeadm merges ours over it
+    (nodeadm/internal/api/merge.go: maps deep-merged, scalars later-wins)."""
+    spec: dict[str, Any] = {}
+    if cold.fast_image_pull:
+        spec["featureGates"] = {"FastImagePull": True}
+    if cold.local_storage is not None:
+        spec["instance"] = {"localStorage": {"strategy": cold.local_storage}}
+    return spec
 
 
 def render_mime(documents: Sequence[Mapping[str, Any]]) -> str:

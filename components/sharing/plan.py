@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import catalog
 from ..autoscaler import asg
+from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.sharing import Mps
 from ..nodegroups import labels, placement, userdata
@@ -128,6 +129,12 @@ class GroupPlan:
         return MappingProxyType({self.resource_name: self.slots_per_node})
 
     @property
+    def cold_start(self) -> ColdStart:
+        """The group's cold-start levers (the user data above carries the nodeadm ones; the launch
+        template reads the root volume's)."""
+        return self.settings.cold_start
+
+    @property
     def mig_strategy(self) -> str:
         return self.settings.mig_strategy
 
@@ -181,7 +188,7 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
         node_labels=_frozen(node_labels),
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),
-        user_data=userdata.render_user_data([userdata.gpu_node_config(node_labels, taints)]),
+        user_data=userdata.render_user_data([userdata.gpu_node_config(node_labels, taints, group.cold_start)]),
         node_template_tags=_frozen(
             asg.node_template_tags(
                 node_labels,

@@ -1,0 +1,157 @@
+"""The cold-start levers of a GPU node group (``gpuNodeGroups[].coldStart``): where the node keeps its
+images, how fast its root volume is, and how containerd pulls. All opt-in: each changes the
+launch template (user data or block device), which rolls the group's nodes.
+
+Every value reaches a real consumer, and each rule here names it:
+
+* ``localStorage``: nodeadm ``spec.instance.localStorage.strategy`` (NodeConfig CRD,
+  ../shared/reference/nodeadm). nodeadm runs ``setup-local-disks raid0`` (awslabs/amazon-eks-ami
+  v20260724, nodeadm/internal/system/local_disk.go), which builds one RAID0 of the
+  ``NVMe_Instance_Storage`` disks and bind-mounts ``/var/lib/kubelet``, ``/var/lib/containerd``,
+  ``/var/lib/soci-snapshotter-grpc`` and ``/var/log/pods`` onto it
+  (templates/al2023/runtime/bin/setup-local-disks). Without such disks it prints "no NVMe instance
+  storage disks found!" and exits 0: the setting would silently do nothing, so a group with a type
+  that has none (g5g: catalog/storage.py) is refused.
+* ``rootVolumeThroughput``, ``rootVolumeIops``: the gp3 root volume of the launch template
+  (nodegroups/managed.py). Ranges from botocore 1.44.5 ``ec2`` LaunchTemplateEbsBlockDeviceRequest
+  (Throughput "Minimum value of 125. Maximum value of 2,000"; Iops "gp3: 3,000 - 80,000 IOPS"); the
+  ratios from the EBS User Guide, "General Purpose SSD volumes" (gp3: at most 0.25 MiB/s of
+  throughput per provisioned IOPS, at most 500 IOPS per GiB). EC2 applies 125 MiB/s and 3,000 IOPS
+  when they are not given, and so does the library.
+* ``fastImagePull``: nodeadm ``spec.featureGates.FastImagePull`` (experimental; nodeadm/api/v1alpha1/
+  nodeconfig_types.go at v20260724): the SOCI snapshotter's parallel pull and unpack. nodeadm uses it
+  only when the node has at least 7 GiB of memory and 4,000 millicores
+  (nodeadm/internal/containerd/config.go ``UseSOCISnapshotter``) and otherwise ignores it; its doc
+  (nodeadm/doc/examples.md, "Enabling fast image pull") asks for at least 600 MiB/s of root volume
+  throughput, "below that value, you may see longer image pull times".
+* Not offered: kubelet's ``maxParallelImagePulls``. nodeadm already writes ``serializeImagePulls:
+  false`` with no limit (nodeadm/internal/kubelet/config.go, v20260724), so kubelet pulls every image
+  of a node at once and the setting could only cap that; and the CRD types every value of
+  ``spec.kubelet.config`` as an object (``additionalProperties: {type: object}``,
+  ../shared/reference/nodeadm), so a NodeConfig carrying ``maxParallelImagePulls: 3`` fails the
+  schema every NodeConfig of the library is checked against (tests/test_nodeconfig.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import ConfigDict, Field
+
+from ..catalog.storage import INSTANCE_IO
+from .errors import KeyedProblem
+from .fields import _Model, doc
+
+GP3_MIN_THROUGHPUT_MIBPS = 125
+GP3_MAX_THROUGHPUT_MIBPS = 2000
+GP3_MIN_IOPS = 3000
+GP3_MAX_IOPS = 80000
+#: EBS User Guide, "General Purpose SSD volumes" (gp3): throughput per IOPS, IOPS per GiB.
+GP3_MAX_MIBPS_PER_IOPS = 0.25
+GP3_MAX_IOPS_PER_GIB = 500
+#: nodeadm/doc/examples.md (v20260724): the root throughput FastImagePull wants.
+FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS = 600
+#: nodeadm/internal/containerd/config.go UseSOCISnapshotter (v20260724): memory and CPU it needs.
+FAST_IMAGE_PULL_MIN_MEMORY_GIB = 7
+FAST_IMAGE_PULL_MIN_VCPUS = 4
+
+
+class ColdStart(_Model):
+    """The cold-start levers of one GPU node group (module docstring: each one's consumer)."""
+
+    model_config = ConfigDict(title="ColdStart")
+
+    local_storage: Literal["RAID0"] | None = Field(
+        None,
+        **doc(
+            "Put containerd's images, kubelet's directory and the pod logs on the instance's NVMe instance store "
+            "(nodeadm `instance.localStorage.strategy: RAID0`: one RAID0 of all its disks) instead of the EBS root "
+            "volume. Only on types that have one (every GPU family here but g5g). The store is emptied when the "
+            "instance stops; nodes are replaced, never stopped. Rolls the group's nodes.",
+            type="`RAID0`",
+            default="none (the root volume)",
+        ),
+    )
+    root_volume_throughput: int | None = Field(
+        None,
+        ge=GP3_MIN_THROUGHPUT_MIBPS,
+        le=GP3_MAX_THROUGHPUT_MIBPS,
+        alias="rootVolumeThroughput",
+        **doc(
+            "Throughput of the gp3 root volume in MiB/s. At most 0.25 × `rootVolumeIops` (so above 750 raise the "
+            "IOPS too). The instance's own EBS bandwidth caps what any volume gives (g5.xlarge: 437.5 MB/s at "
+            "burst, 87.5 baseline): a warning above it. Rolls the group's nodes.",
+            type="int 125–2000",
+            default="EC2's (`125`)",
+        ),
+    )
+    root_volume_iops: int | None = Field(
+        None,
+        ge=GP3_MIN_IOPS,
+        le=GP3_MAX_IOPS,
+        alias="rootVolumeIops",
+        **doc(
+            "IOPS of the gp3 root volume. At most 500 × `diskSizeGiB`. Rolls the group's nodes.",
+            type="int 3000–80000",
+            default="EC2's (`3000`)",
+        ),
+    )
+    fast_image_pull: bool = Field(
+        False,
+        **doc(
+            "nodeadm's experimental `FastImagePull` feature gate: containerd pulls and unpacks layers in parallel "
+            "(SOCI). nodeadm ignores it below 4 vCPUs or 7 GiB (g6f.large: a warning) and asks for a root volume "
+            "of 600 MiB/s or more, or the instance store. Rolls the group's nodes.",
+            type="bool",
+            default="`false`",
+        ),
+    )
+
+    @property
+    def root_throughput_mibps(self) -> int:
+        """The root volume's throughput, EC2's default where not given."""
+        return self.root_volume_throughput or GP3_MIN_THROUGHPUT_MIBPS
+
+    @property
+    def root_iops(self) -> int:
+        """The root volume's IOPS, EC2's default where not given."""
+        return self.root_volume_iops or GP3_MIN_IOPS
+
+
+def cold_start_problems(cold: ColdStart, instance_types: Sequence[str], disk_size_gib: int) -> list[KeyedProblem]:
+    """The rules of ``coldStart`` across keys (keys relative to the group)."""
+    problems: list[KeyedProblem] = []
+    if cold.local_storage is not None:
+        without = [t for t in instance_types if not INSTANCE_IO[t].has_instance_store]
+        if without:
+            problems.append(
+                (
+                    ("coldStart", "localStorage"),
+                    cold.local_storage,
+                    f"no key: {', '.join(without)} {'has' if len(without) == 1 else 'have'} no NVMe instance store "
+                    "(ec2:DescribeInstanceTypes InstanceStorageSupported false), and nodeadm's setup-local-disks "
+                    "then does nothing ('no NVMe instance storage disks found!', awslabs/amazon-eks-ami v20260724); "
+                    "raise coldStart.rootVolumeThroughput instead",
+                )
+            )
+    if cold.root_throughput_mibps > GP3_MAX_MIBPS_PER_IOPS * cold.root_iops:
+        problems.append(
+            (
+                ("coldStart", "rootVolumeThroughput"),
+                cold.root_throughput_mibps,
+                f"at most {int(GP3_MAX_MIBPS_PER_IOPS * cold.root_iops)} MiB/s with {cold.root_iops} IOPS (gp3 allows "
+                f"{GP3_MAX_MIBPS_PER_IOPS} MiB/s per IOPS: EBS User Guide, General Purpose SSD volumes); raise "
+                f"coldStart.rootVolumeIops to at least {cold.root_throughput_mibps * 4}",
+            )
+        )
+    if cold.root_iops > GP3_MAX_IOPS_PER_GIB * disk_size_gib:
+        problems.append(
+            (
+                ("coldStart", "rootVolumeIops"),
+                cold.root_iops,
+                f"at most {GP3_MAX_IOPS_PER_GIB * disk_size_gib} with diskSizeGiB {disk_size_gib} (gp3 allows "
+                f"{GP3_MAX_IOPS_PER_GIB} IOPS per GiB: EBS User Guide, General Purpose SSD volumes)",
+            )
+        )
+    return problems
