@@ -5,6 +5,7 @@ gpu-operator values (the mig-parted ConfigMap) against each chart's ClusterPolic
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import jsonschema
@@ -17,6 +18,7 @@ from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from components.sharing import mig_parted
 from components.sharing.plan import GroupPlan
+from components.verification import mig as mig_verification
 from tests.support import CHART_VERSIONS, load_reference_yaml
 
 P4D = "p4d.24xlarge"
@@ -376,3 +378,53 @@ def test_the_cluster_policy_validates_against_the_charts_crd(version, cluster):
     assert set(config) <= set(chart["migManager"]["config"])  # create, name, default, data: the chart's keys
     assert config["create"] is True and list(config["data"]) == ["config.yaml"]
     assert config["name"].startswith("gpu-eks-mig-parted-")
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. The verification of a MIG group: one pod per slot of one node, each proving its slice
+# ---------------------------------------------------------------------------------------------
+
+
+def test_mig_verification_has_one_job_per_resource_all_on_one_node():
+    (p,) = plans(group(migDevices={"1g.10gb": 4, "3g.40gb": 1}, replicas={"1g.10gb": 2}))
+    specs = mig_verification.mig_job_specs(p, "probe:1")
+    assert {r: s["parallelism"] for r, s in specs.items()} == {
+        "nvidia.com/mig-1g.10gb": 64,
+        "nvidia.com/mig-3g.40gb": 8,
+    }
+    small, large = specs.values()
+    for spec, profile, replicas in ((small, "1g.10gb", 2), (large, "3g.40gb", 1)):
+        pod = spec["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["args"] == [f'exec python3 -c "$MIG_PROBE" {profile} {replicas} 180']
+        assert container["resources"] == {"limits": {f"nvidia.com/mig-{profile}": 1}}
+        assert spec["template"]["metadata"]["labels"]["gpu-eks.io/mig-check"] == "m"
+        # The same required affinity in every Job of the group: all pods on one node.
+        assert pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [
+            {"labelSelector": {"matchLabels": {"gpu-eks.io/mig-check": "m"}}, "topologyKey": "kubernetes.io/hostname"}
+        ]
+        assert spec["activeDeadlineSeconds"] == 300
+        assert {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"} in container["env"]
+
+
+def test_single_verification_names_the_layouts_profile():
+    (p,) = plans(group(instance=P4D, strategy="single", layout="all-1g.5gb"))
+    (spec,) = mig_verification.mig_job_specs(p, "probe:1").values()
+    assert spec["parallelism"] == 56
+    assert spec["template"]["spec"]["containers"][0]["args"] == ['exec python3 -c "$MIG_PROBE" 1g.5gb 1 180']
+
+
+def test_the_mig_probe_finds_exactly_one_device_of_its_profile():
+    """The probe's pattern against nvidia-smi -L as it prints a MIG device (a GPU line, then one
+    indented ``MIG <profile> Device <n>`` line per MIG device visible to the container)."""
+    compile(mig_verification.MIG_PROBE_PROGRAM, "probe", "exec")
+    pattern = re.search(r're\.findall\(r"(.+?)", listing', mig_verification.MIG_PROBE_PROGRAM)
+    assert pattern is not None
+    regex = pattern.group(1)  # a raw string in the program
+    one = (
+        "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77)\n"
+        "  MIG 1g.10gb     Device  0: (UUID: MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f)\n"
+    )
+    assert re.findall(regex, one, re.M) == ["1g.10gb"]
+    assert re.findall(regex, "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-5d5ba0d6)\n", re.M) == []
+    assert "0.9" in mig_verification.MIG_PROBE_PROGRAM
