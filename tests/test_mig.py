@@ -20,6 +20,7 @@ from components.sharing import mig_parted
 from components.sharing.plan import GroupPlan
 from components.verification import mig as mig_verification
 from tests.support import CHART_VERSIONS, load_reference_yaml
+from tooling.impact import rules as impact_rules
 
 P4D = "p4d.24xlarge"
 P5 = "p5.48xlarge"
@@ -428,3 +429,13 @@ def test_the_mig_probe_finds_exactly_one_device_of_its_profile():
     assert re.findall(regex, one, re.M) == ["1g.10gb"]
     assert re.findall(regex, "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-5d5ba0d6)\n", re.M) == []
     assert "0.9" in mig_verification.MIG_PROBE_PROGRAM
+
+
+def test_a_layout_change_is_summarised_as_a_device_plugin_roll_and_no_node_replacement():
+    rules = impact_rules.rules_for(
+        "kubernetes:helm.sh/v3:Release",
+        ("values", "migManager", "config", "name"),
+        {"chart": "gpu-operator"},
+    )
+    assert [(r.effect.value, r.why.split(":")[0]) for r in rules] == [("roll-device-plugin", "a MIG layout changed")]
+    assert "drain the group's GPU pods first (nodes are not replaced)" in rules[0].why
