@@ -15,6 +15,7 @@ import yaml
 from components.catalog import mig as mig_catalog
 from components.config.errors import ConfigError
 from components.config.loading import load_settings
+from components.config.warnings import settings_warnings
 from components.gpu_operator import values as operator_values
 from components.sharing import mig_parted
 from components.sharing.plan import GroupPlan
@@ -439,3 +440,17 @@ def test_a_layout_change_is_summarised_as_a_device_plugin_roll_and_no_node_repla
     )
     assert [(r.effect.value, r.why.split(":")[0]) for r in rules] == [("roll-device-plugin", "a MIG layout changed")]
     assert "drain the group's GPU pods first (nodes are not replaced)" in rules[0].why
+
+
+def test_slots_beyond_the_pods_a_node_runs_are_keyed_at_mig_replicas():
+    raw = group(layout="all-1g.10gb", replicas={"1g.10gb": 2})
+    (warning,) = settings_warnings(settings(raw))
+    assert str(warning) == (
+        'gpu-eks:gpuNodeGroups[0].mig.replicas: received {"1g.10gb": 2}; expected fewer slots per GPU than 14 '
+        "(slices x mig.replicas) for p5.48xlarge: 8 GPU(s) x 14 = 112 advertised, but a node runs at most 92 pods "
+        "besides its 8 DaemonSet pods (max pods 100 with the VPC CNI defaults)"
+    )
+    with pytest.raises(ConfigError) as info:
+        settings(raw, verifyTimeSlicing=True)
+    (problem,) = info.value.problems
+    assert str(problem).endswith("(the verification packs that many pods on one node, so it could never succeed)")

@@ -140,8 +140,13 @@ class GroupPlan:
 
     @property
     def sharing_key(self) -> str:
-        """The settings key of the sharing profile: ``mps`` or ``timeSlicing``."""
-        return self.settings.sharing_key
+        """The settings key of the sharing: ``mig``, ``mps`` or ``timeSlicing``."""
+        return "mig" if self.settings.mig is not None else self.settings.sharing_key
+
+    @property
+    def replicas_setting(self) -> int | dict[str, int]:
+        """What ``<sharing_key>.replicas`` says: an int, or on MIG the profile-to-replicas map."""
+        return dict(self.settings.mig.replicas) if self.settings.mig is not None else self.sharing.replicas
 
     @property
     def sharing_mode(self) -> str:
