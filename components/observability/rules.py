@@ -48,6 +48,12 @@ RUNBOOK = "README.md#observability"
 
 #: One GPU, whatever the pod a series was copied onto.
 _GPU = "node, UUID, gpu"
+#: One MIG slice: dcgm-exporter labels the series of a MIG instance with its profile and GPU
+#: instance id (its Prometheus text template, package rendermetrics ``gpuMetricsFormat``:
+#: ``{{if $metric.MigProfile}},GPU_I_PROFILE=...,GPU_I_ID=...{{end}}``); a whole GPU's series have
+#: neither (empty labels). The idle and contention alerts read DCGM_FI_DEV_GPU_UTIL per GPU: they
+#: are not made per slice here.
+_SLICE = f"{_GPU}, GPU_I_ID, GPU_I_PROFILE"
 
 
 def kube_state_metrics_name(name: str) -> str:
@@ -143,6 +149,9 @@ def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
         f'(max by (node) (kube_node_status_capacity{{resource="{kube_state_metrics_name(r)}"}}) == {n})'
         for r, n in plan.advertised_resources.items()
     )
+    if len(plan.advertised_resources) > 1:
+        # and/unless share a precedence and bind left to right: the conditions go in one group.
+        expected = f"({expected})"
     counts = ", ".join(f"{n} {r}" for r, n in plan.advertised_resources.items())
     if plan.mig_layout is not None:
         layout = ", ".join(f"{p} x{n}" for p, n in plan.mig_layout.items())
@@ -170,9 +179,16 @@ def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
 def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str, Any]]:
     """Every alert rule, in a fixed order."""
     app = application_xid_expr()
-    fb_used = f'max by ({_GPU}) (DCGM_FI_DEV_FB_USED{{pod_uid=""}})'
-    fb_free = f"max by ({_GPU}) (DCGM_FI_DEV_FB_FREE)"
-    fb_reserved = f"(max by ({_GPU}) (DCGM_FI_DEV_FB_RESERVED) or {fb_free} * 0)"
+    # With a MIG group the memory of each slice is its own: compared per slice (per GPU otherwise,
+    # the same expression as before MIG for clusters without it).
+    mig = any(p.mig_layout is not None for p in plans)
+    unit = _SLICE if mig else _GPU
+    fb_used = f'max by ({unit}) (DCGM_FI_DEV_FB_USED{{pod_uid=""}})'
+    fb_free = f"max by ({unit}) (DCGM_FI_DEV_FB_FREE)"
+    fb_reserved = f"(max by ({unit}) (DCGM_FI_DEV_FB_RESERVED) or {fb_free} * 0)"
+    where = "GPU {{ $labels.gpu }}"
+    if mig:
+        where += "{{ if $labels.GPU_I_PROFILE }} slice {{ $labels.GPU_I_PROFILE }} ({{ $labels.GPU_I_ID }}){{ end }}"
     util = f'max by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid=""}})'
     # One series per container holding a slot, each with its pod's value (kubernetes.go
     # createPerProcessMetrics, 4.5.3-4.8.2): one per pod first, then count the pods at work.
@@ -215,7 +231,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             f"{fb_used} / ({fb_used} + {fb_free} + {fb_reserved}) * 100 >= {t.memory_used_percent}",
             t.memory_for,
             "warning",
-            "GPU {{ $labels.gpu }} of {{ $labels.node }} memory {{ $value | humanize }}% used",
+            where + " of {{ $labels.node }} memory {{ $value | humanize }}% used",
             "Time-slicing does not isolate GPU memory: when it is full, the next allocation of any pod sharing this "
             "GPU fails (CUDA out of memory), not only the pod that used it up.",
             "See which pod uses the memory (dashboard: memory per pod against the slot's share); lower its batch or "
