@@ -17,6 +17,7 @@ from components.config.errors import ConfigError
 from components.config.loading import load_settings
 from components.config.warnings import settings_warnings
 from components.gpu_operator import values as operator_values
+from components.observability import dashboard
 from components.sharing import mig_parted
 from components.sharing.plan import GroupPlan
 from components.verification import mig as mig_verification
@@ -454,3 +455,13 @@ def test_slots_beyond_the_pods_a_node_runs_are_keyed_at_mig_replicas():
         settings(raw, verifyTimeSlicing=True)
     (problem,) = info.value.problems
     assert str(problem).endswith("(the verification packs that many pods on one node, so it could never succeed)")
+
+
+def test_the_dashboard_shows_memory_per_slice_and_the_layout():
+    (p,) = plans(group(migDevices={"1g.10gb": 4, "3g.40gb": 1}, replicas={"1g.10gb": 2}))
+    model = dashboard.dashboard([p])
+    memory = next(panel for panel in model["panels"] if panel["id"] == 3)
+    assert memory["title"] == "GPU memory used per GPU and MIG slice"
+    assert memory["targets"][0]["expr"].startswith("max by (node, gpu, GPU_I_ID, GPU_I_PROFILE) (DCGM_FI_DEV_FB_USED")
+    table = next(panel for panel in model["panels"] if panel["id"] == 10)["options"]["content"]
+    assert "| m | p5.48xlarge | 8 x 4 1g.10gb x 2 + 1 3g.40gb | 5120 MiB |" in table
