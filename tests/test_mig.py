@@ -465,3 +465,15 @@ def test_the_dashboard_shows_memory_per_slice_and_the_layout():
     assert memory["targets"][0]["expr"].startswith("max by (node, gpu, GPU_I_ID, GPU_I_PROFILE) (DCGM_FI_DEV_FB_USED")
     table = next(panel for panel in model["panels"] if panel["id"] == 10)["options"]["content"]
     assert "| m | p5.48xlarge | 8 x 4 1g.10gb x 2 + 1 3g.40gb | 5120 MiB |" in table
+
+
+def test_a_profile_pinned_to_a_mig_groups_name_is_refused_at_the_mig_groups_name():
+    lines = problems(
+        {"name": "t4", "migStrategy": "mixed", "timeSlicing": {"profile": "m"}},
+        group(layout="all-1g.10gb"),
+    )
+    assert lines == [
+        'gpu-eks:gpuNodeGroups[1].name: received "m"; expected a profile name not used by gpuNodeGroups[0] (t4), '
+        "whose sharing mode differs: one set of settings per profile name (it is one key of the device-plugin "
+        "ConfigMap)"
+    ]

@@ -90,7 +90,10 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
         if dict(plans[j].device_plugin_config) != dict(p.device_plugin_config):
             problems.append(
                 (
-                    ("gpuNodeGroups", i, p.sharing_key, "profile"),
+                    # A MIG group's profile is its name (no timeSlicing key beside mig).
+                    ("gpuNodeGroups", i, "name")
+                    if p.mig_layout is not None
+                    else ("gpuNodeGroups", i, p.sharing_key, "profile"),
                     p.profile_name,
                     f"a profile name not used by gpuNodeGroups[{j}] ({plans[j].name}), whose "
                     + (
