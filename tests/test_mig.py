@@ -5,6 +5,7 @@ gpu-operator values (the mig-parted ConfigMap) against each chart's ClusterPolic
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 from typing import Any
 
@@ -477,3 +478,20 @@ def test_a_profile_pinned_to_a_mig_groups_name_is_refused_at_the_mig_groups_name
         "whose sharing mode differs: one set of settings per profile name (it is one key of the device-plugin "
         "ConfigMap)"
     ]
+
+
+def test_within_the_slice_budget_every_layout_places():
+    """With the guide's placements, no layout within the profile counts and the 7 compute and 8
+    memory slices fails placement on any GPU of the catalog (checked over every layout): the
+    placement check of ``layout_problem`` is a guard for a future GPU whose placements differ."""
+    for gpu in mig_catalog.MIG_GPUS.values():
+        rows = list(gpu.profiles.values())
+        within = 0
+        for counts in itertools.product(*(range(p.max_count + 1) for p in rows)):
+            instances = [p for p, n in zip(rows, counts, strict=True) for _ in range(n)]
+            compute = sum(p.compute_slices for p in instances)
+            memory = sum(p.memory_slices for p in instances)
+            if instances and compute <= 7 and memory <= 8:
+                within += 1
+                assert mig_catalog.placement_fits(instances), (gpu.name, counts)
+        assert within == 77, gpu.name  # the same seven-profile shape on each GPU
