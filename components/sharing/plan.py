@@ -28,8 +28,8 @@ from typing import Any
 
 from .. import catalog
 from ..autoscaler import asg
-from ..config.coldstart import ColdStart
 from ..catalog import mig as mig_catalog
+from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.mig import gpu_layout
 from ..config.sharing import Mps
