@@ -379,6 +379,10 @@ def test_the_cluster_policy_validates_against_the_charts_crd(version, cluster):
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     fragment = {"type": "object", "properties": {k: schema["properties"][k] for k in spec}}
     with_defaults(jsonschema.Draft7Validator)(fragment).validate(spec)
+    # The CRD knows both keys (it does not refuse unknown ones: the API server would prune them).
+    crd_config = schema["properties"]["migManager"]["properties"]["config"]["properties"]
+    assert {"name", "default"} <= set(crd_config)
+    assert schema["properties"]["mig"]["properties"]["strategy"]["enum"] == ["none", "single", "mixed"]
     assert set(config) <= set(chart["migManager"]["config"])  # create, name, default, data: the chart's keys
     assert config["create"] is True and list(config["data"]) == ["config.yaml"]
     assert config["name"].startswith("gpu-eks-mig-parted-")

@@ -6,8 +6,8 @@ itself:
 
 * the node group (``nodegroups.component``): instance types, AMI type, the nodeadm user data that
   labels and taints its nodes;
-* the gpu-operator values (``gpu_operator.values``): the sharing profile and its device-plugin
-  config file, the taints to tolerate, the MIG strategy;
+* the gpu-operator values (``gpu_operator.values``, ``sharing.mig_parted``): the sharing profile
+  and its device-plugin config file, the taints to tolerate, the MIG strategy and layout;
 * the Cluster Autoscaler (``autoscaler.asg``, ``autoscaler.rules``): the node-template tags that let
   it build a template node of the group at zero nodes;
 * the verification (``verification.jobs``): the node selector, tolerations, resource name and how
