@@ -79,13 +79,14 @@ def test_structured_config_values_are_decoded_and_anything_else_kept():
     assert decode_config_value(7) == 7
 
 
-def test_mig_strategy_none_written_out_is_accepted_and_anything_else_refused():
+def test_mig_strategy_none_written_out_is_accepted_and_an_unknown_one_refused():
     s = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "migStrategy": "none"}]})
     assert s.gpu_node_groups[0].mig_strategy == "none"
-    assert problems({"gpuNodeGroups": [{"name": "g", "migStrategy": "single"}]}) == [
-        "gpu-eks:gpuNodeGroups[0].migStrategy: received \"single\"; expected 'none': the library does not partition "
-        "GPUs with MIG (no mig-manager profiles): A100, H100, H200 GPUs are used whole, and the A10G, L4, L40S, T4, "
-        "T4g have no MIG"
+    # A group without a layout uses its GPUs whole under any strategy (the cluster's one value).
+    s = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", "migStrategy": "single"}]})
+    assert s.plans[0].device_plugin_config["flags"] == {"migStrategy": "single"}
+    assert problems({"gpuNodeGroups": [{"name": "g", "migStrategy": "all"}]}) == [
+        "gpu-eks:gpuNodeGroups[0].migStrategy: received \"all\"; expected one of 'none', 'single' or 'mixed'"
     ]
 
 

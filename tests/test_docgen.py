@@ -71,6 +71,7 @@ def test_every_nested_model_names_its_schema_type():
         "TaintSpec",
         "TimeSlicing",
         "Mps",
+        "Mig",
         "VerificationSettings",
     }
 

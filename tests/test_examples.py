@@ -12,7 +12,7 @@ import yaml
 
 from components.config import stackfile
 from components.nodegroups import userdata
-from tests.support import ROOT
+from tests.support import CHART_VERSIONS, ROOT
 from tests.test_autoscaler import LT, asg_tags_of, fits, nodeconfig_of, pod_from_outputs, template_node
 from tooling.simulation import Simulation, program_from_file, run_program
 
@@ -42,6 +42,8 @@ def test_the_examples_are_the_ones_documented():
         "Pulumi.ampere-ada.yaml",
         "Pulumi.fractional.yaml",
         "Pulumi.graviton.yaml",
+        "Pulumi.mig-a100.yaml",
+        "Pulumi.mig-h100.yaml",
     ]
 
 
@@ -178,3 +180,107 @@ def test_fractional_scales_from_zero(instance_type):
     untagged = template_node({k: v for k, v in tags.items() if "/resources/" not in k}, instance_type)
     assert untagged["capacity"]["nvidia.com/gpu"] == 0
     assert not fits(pod_from_outputs(out), untagged)
+
+
+# ---------------------------------------------------------------------------------------------
+# MIG (issue 24): a p4d group under single, a p5 group under mixed, at every supported chart
+# ---------------------------------------------------------------------------------------------
+
+_MIG_RUNS: dict[tuple[str, str], Simulation] = {}
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def mig_example(name: str, chart_version: str) -> Simulation:
+    if (name, chart_version) not in _MIG_RUNS:
+        config: dict[str, Any] = yaml.safe_load((EXAMPLES / f"Pulumi.{name}.yaml").read_text())["config"]
+        config = {**config, "gpu-eks:gpuOperator": {"chartVersion": chart_version}}
+        _MIG_RUNS[(name, chart_version)] = run_program(
+            program_from_file(ROOT / "__main__.py"),
+            stackfile.cli_config(config),
+            project=stackfile.project_name(ROOT),
+            stack=f"{name}-{chart_version.replace('.', '-')}",
+        )
+    return _MIG_RUNS[(name, chart_version)]
+
+
+def mig_parted_of(sim: Simulation) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The operator's values: mig.strategy and the migManager block (its ConfigMap)."""
+    values = sim.one(RELEASE, "gpu-eks-gpu-operator-release").inputs["values"]
+    return values["mig"], values["migManager"]
+
+
+@pytest.mark.parametrize("version", CHART_VERSIONS)
+def test_mig_a100_single_advertises_56_slices_as_nvidia_gpu(version):
+    sim = mig_example("mig-a100", version)
+    out = sim.outputs["gpuNodeGroups"]["a100-1g"]
+    assert (out["resourceName"], out["sharingMode"], out["advertisedResources"], out["migLayout"]) == (
+        "nvidia.com/gpu",
+        "mig",
+        {"nvidia.com/gpu": 56},
+        {"1g.5gb": 7},
+    )
+    assert nodeconfig_of(sim, "a100-1g")[0] == {
+        **labels("a100-1g", "nvidia-tesla-a100", "8"),
+        "nvidia.com/mig.config": "gpu-eks-a100-1g",
+    }
+    strategy, manager = mig_parted_of(sim)
+    assert strategy == {"strategy": "single"}
+    assert yaml.safe_load(manager["config"]["data"]["config.yaml"])["mig-configs"]["gpu-eks-a100-1g"] == [
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}
+    ]
+    spec = sim.one(JOB, "gpu-eks-verify-a100-1g-gpu").inputs["spec"]
+    assert spec["parallelism"] == 56
+    assert spec["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+
+
+@pytest.mark.parametrize("version", CHART_VERSIONS)
+def test_mig_h100_mixed_advertises_each_profile(version):
+    sim = mig_example("mig-h100", version)
+    out = sim.outputs["gpuNodeGroups"]["h100-mixed"]
+    assert out["advertisedResources"] == {"nvidia.com/mig-1g.10gb": 64, "nvidia.com/mig-3g.40gb": 8}
+    strategy, manager = mig_parted_of(sim)
+    assert strategy == {"strategy": "mixed"}
+    assert manager["config"]["default"] == "all-disabled"
+    jobs = {r: sim.one(JOB, f"gpu-eks-verify-h100-mixed-{r}").inputs["spec"] for r in ("mig-1g.10gb", "mig-3g.40gb")}
+    assert {r: s["parallelism"] for r, s in jobs.items()} == {"mig-1g.10gb": 64, "mig-3g.40gb": 8}
+    assert [r.name for r in sim.by_type(JOB)] == [
+        "gpu-eks-verify-h100-mixed-warmup",
+        "gpu-eks-verify-h100-mixed-mig-1g.10gb",
+        "gpu-eks-verify-h100-mixed-mig-3g.40gb",
+    ]
+
+
+#: CA's GPU readiness (cluster-autoscaler-1.35.2 processors/customresources/gpu_processor.go
+#: FilterOutNodesWithUnreadyResources; utils/gpu/gpu.go NodeHasGpuAllocatable): a node with the
+#: provider's GPULabel (AWS: k8s.amazonaws.com/accelerator) is held unready while its allocatable
+#: has no non-zero nvidia.com/gpu (or another vendor's GPU resource).
+def ca_counts_gpu_ready(labels: dict[str, str], allocatable: dict[str, int]) -> bool:
+    return "k8s.amazonaws.com/accelerator" not in labels or allocatable.get("nvidia.com/gpu", 0) > 0
+
+
+@pytest.mark.parametrize(
+    ("name", "group", "instance_type"),
+    [("mig-a100", "a100-1g", "p4d.24xlarge"), ("mig-h100", "h100-mixed", "p5.48xlarge")],
+    ids=["single", "mixed"],
+)
+def test_mig_groups_scale_from_zero_and_ca_sees_their_nodes_ready(name, group, instance_type):
+    """From zero, CA's template node (instance list, then the ASG's node-template tags) offers every
+    resource the node will advertise: a pod asking for one slot of any of them fits, one asking for
+    more than the node has does not. Once the node joins with its slices, CA counts it ready: under
+    single it advertises nvidia.com/gpu; under mixed it never does, and carries no GPU label."""
+    sim = mig_example(name, "v26.7.0")
+    out = sim.outputs["gpuNodeGroups"][group]
+    node = template_node(asg_tags_of(sim, group), instance_type)
+    for resource, count in out["advertisedResources"].items():
+        assert node["capacity"][resource] == count
+        pod = {**pod_from_outputs(out), "requests": {resource: 1}}
+        assert fits(pod, node)
+        assert not fits({**pod, "requests": {resource: count + 1}}, node)
+    node_labels, _ = nodeconfig_of(sim, group)
+    assert ca_counts_gpu_ready(node_labels, dict(out["advertisedResources"]))
+    # Before the slices appear: single waits (GPU label, no nvidia.com/gpu yet), mixed does not.
+    assert ca_counts_gpu_ready(node_labels, {}) is (name == "mig-h100")
+    if name == "mig-h100":
+        # Mixed: no whole GPU to offer (the instance's 8 would be a lie), and no GPU label.
+        assert node["capacity"]["nvidia.com/gpu"] == 0
+        assert "k8s.amazonaws.com/accelerator" not in node["labels"]

@@ -141,6 +141,7 @@ CASES: list[tuple[str, str, Any, Any, str, list[str], dict[str, Any] | None]] = 
     (RELEASE, "namespace", "a", "b", "replace", [], None),
     (RELEASE, "values.devicePlugin.config.name", "cfg-1", "cfg-2", "update", ["roll-device-plugin"], GPU_OPERATOR),
     (RELEASE, "values.mig.strategy", "none", "single", "update", ["roll-device-plugin"], GPU_OPERATOR),
+    (RELEASE, "values.migManager.config.name", "mig-1", "mig-2", "update", ["roll-device-plugin"], GPU_OPERATOR),
     (RELEASE, "version", "v25.10.1", "v26.7.0", "update", ["roll-device-plugin"], GPU_OPERATOR),
     (RELEASE, "values.devicePlugin.config.data.x", "a", "b", "update", [], GPU_OPERATOR),
     (RELEASE, "values.driver.enabled", False, True, "update", [], GPU_OPERATOR),

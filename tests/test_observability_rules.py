@@ -289,3 +289,31 @@ def test_rules_use_only_fields_of_the_prometheus_rule_crd():
         assert set(r) == {"alert", "expr", "for", "labels", "annotations"}
     assert set(dev_spec()) == {"groups"}
     assert set(dev_spec()["groups"][0]) == {"name", "rules"}
+
+
+MIG_TEST_FILE = ROOT / "tests" / "alerts" / "mig_test.yaml"
+
+
+def test_promtool_a_mig_node_is_checked_per_resource_and_its_memory_per_slice(tmp_path):
+    """A p5 group under mixed (issue 24): each advertised resource, and each slice's memory."""
+    tool = promtool()
+    s = load_settings(
+        {
+            "clusterName": "c",
+            "autoscaler": {"enabled": False},
+            "gpuNodeGroups": [
+                {
+                    "name": "h100",
+                    "instanceTypes": ["p5.48xlarge"],
+                    "migStrategy": "mixed",
+                    "mig": {"migDevices": {"1g.10gb": 4, "3g.40gb": 1}},
+                }
+            ],
+            "observability": {"enabled": True},
+        }
+    )
+    rule_file(tmp_path, rules.rule_spec(s.plans, s.observability.alerts), "mig_rules.yaml")
+    shutil.copy(MIG_TEST_FILE, tmp_path / MIG_TEST_FILE.name)
+    done = run(tool, "test", "rules", tmp_path / MIG_TEST_FILE.name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout

@@ -43,6 +43,7 @@ from components.config.addons import (
 )
 from components.config.coldstart import ColdStart
 from components.config.groups import GpuNodeGroupSettings, Scaling, Taint, TimeSlicing
+from components.config.mig import Mig
 from components.config.network import NetworkSettings
 from components.config.settings import Settings
 from components.config.sharing import Mps
@@ -141,6 +142,7 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "gpu-eks:index:GpuNodeGroupOutputs",
         "gpu-eks:index:GpuNodeGroupSettings",
         "gpu-eks:index:GpuOperatorSettings",
+        "gpu-eks:index:Mig",
         "gpu-eks:index:Mps",
         "gpu-eks:index:NetworkSettings",
         "gpu-eks:index:ObservabilityCloudWatch",
@@ -255,6 +257,7 @@ PAIRS = [
     (TimeSlicing, multilang.TimeSlicing),
     (Mps, multilang.Mps),
     (ColdStart, multilang.ColdStart),
+    (Mig, multilang.Mig),
     (GpuOperatorSettings, multilang.GpuOperatorSettings),
     (VerificationSettings, multilang.VerificationSettings),
     (AutoscalerSettings, multilang.AutoscalerSettings),

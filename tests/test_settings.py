@@ -138,10 +138,13 @@ def test_a_group_mixing_gpu_counts_is_rejected():
 
 
 @pytest.mark.parametrize("strategy", ["single", "mixed"])
-def test_mig_is_refused_for_t4(strategy):
-    (line,) = problems({"gpuNodeGroups": [group(migStrategy=strategy)]})
-    assert line.startswith(f"gpu-eks:gpuNodeGroups[0].migStrategy: received \"{strategy}\"; expected 'none'")
-    assert line.endswith("A100, H100, H200 GPUs are used whole, and the A10G, L4, L40S, T4, T4g have no MIG")
+def test_a_mig_layout_is_refused_for_t4(strategy):
+    (line,) = problems({"gpuNodeGroups": [group(migStrategy=strategy, mig={"layout": "all-1g.10gb"})]})
+    assert line == (
+        'gpu-eks:gpuNodeGroups[0].mig: received {"layout": "all-1g.10gb", "migDevices": null, "replicas": {}}; '
+        "expected no key on g4dn: the T4 has no MIG (NVIDIA MIG user guide, 'Supported GPUs': A100, H100, H200; "
+        "families p4d, p4de, p5, p5e, p5en)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -254,7 +257,7 @@ def test_every_problem_is_reported_at_once():
                     instanceTypes=["p3.2xlarge"],
                     scaling={"minSize": 3, "desiredSize": 2, "maxSize": 1},
                     timeSlicing={"replicas": 0},
-                    migStrategy="mixed",
+                    migStrategy="all",
                     labels={"kubernetes.io/foo": "x"},
                     taints=[{"key": "a", "effect": "Never"}],
                 )
@@ -276,7 +279,7 @@ def test_every_problem_is_reported_at_once():
 
 def test_the_program_stops_with_run_error_before_declaring_anything():
     bad = {
-        "gpu-eks:gpuNodeGroups": [{"name": "t4", "timeSlicing": {"replicas": 0}, "migStrategy": "single"}],
+        "gpu-eks:gpuNodeGroups": [{"name": "t4", "timeSlicing": {"replicas": 0}, "migStrategy": "all"}],
         "gpu-eks:gpuOperator": {"chartVersion": "v0.0.1"},
     }
     with pytest.raises(pulumi.RunError) as info:
@@ -284,7 +287,7 @@ def test_the_program_stops_with_run_error_before_declaring_anything():
     message = str(info.value)
     assert message.startswith("invalid stack configuration (3 problems):")
     assert "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 0" in message
-    assert 'gpu-eks:gpuNodeGroups[0].migStrategy: received "single"' in message
+    assert 'gpu-eks:gpuNodeGroups[0].migStrategy: received "all"' in message
     assert 'gpu-eks:gpuOperator.chartVersion: received "v0.0.1"' in message
 
 

@@ -79,21 +79,22 @@ def smallest_size_tags(instances: Sequence[catalog.GpuInstanceType]) -> dict[str
 def node_template_tags(
     node_labels: Mapping[str, str],
     taints: Sequence[Taint],
-    resource_name: str,
-    slots_per_node: int,
+    resources: Mapping[str, int],
     instances: Sequence[catalog.GpuInstanceType] = (),
 ) -> dict[str, str]:
     """The scale-from-zero template tags of a GPU node group's ASG: its nodes' labels and taints
-    (the same values as its NodeConfig), the slots the device plugin advertises per node, and
+    (the same values as its NodeConfig), every extended resource the device plugin advertises per
+    node (the plan's ``advertised_resources``: one, or one per MIG profile), and
     for a group of several sizes (``instances``) the smallest one's CPU and memory, so the
     template node CA imagines is the node that joins. Read from the group's plan."""
     tags = {LABEL_TAG_PREFIX + key: value for key, value in node_labels.items()}
     for taint in taints:
         tags[TAINT_TAG_PREFIX + taint.key] = f"{taint.value}:{taint.effect}"
-    tags[RESOURCES_TAG_PREFIX + resource_name] = str(slots_per_node)
-    if resource_name != NVIDIA_GPU:
-        # Renamed: the node advertises no nvidia.com/gpu at all; without this tag CA's template
-        # would still offer the instance's physical GPU count as nvidia.com/gpu.
+    for name, count in resources.items():
+        tags[RESOURCES_TAG_PREFIX + name] = str(count)
+    if NVIDIA_GPU not in resources:
+        # Renamed, or MIG slices under mixed: the node advertises no nvidia.com/gpu at all; without
+        # this tag CA's template would still offer the instance's physical GPU count as nvidia.com/gpu.
         tags[RESOURCES_TAG_PREFIX + NVIDIA_GPU] = "0"
     return {**tags, **smallest_size_tags(instances)}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.settings import GpuCapacitySettings
+from ..nodegroups.labels import ACCELERATOR_LABEL
 from ..sharing.plan import GroupPlan
 from . import asg, chart
 
@@ -41,8 +42,9 @@ def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_N
         # Every GPU node carries k8s.amazonaws.com/accelerator (userdata.accelerator_labels); CA
         # holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
         # profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
-        # CA would count the node unready for good and eventually remove it.
-        if plan.resource_name != asg.NVIDIA_GPU:  # renamed: nvidia.com/gpu.shared
+        # CA would count the node unready for good and eventually remove it. (Nodes of mixed MIG
+        # slices, which never advertise nvidia.com/gpu either, go without the label: sharing.plan.)
+        if ACCELERATOR_LABEL in plan.node_labels and asg.NVIDIA_GPU not in plan.advertised_resources:
             problems.append(
                 Problem(
                     key=f"{namespace}:gpuNodeGroups[{i}].timeSlicing.renameByDefault",

@@ -214,6 +214,13 @@ def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, obj
             "sharingMode": g.plan.sharing_mode,
             "memoryPerSlotGiB": round(g.plan.memory_per_slot_mib / 1024, 2),
             "autoscalingGroupName": g.autoscaling_group_name,
+            # MIG groups only (other groups' outputs stay as they were): the slices of each GPU
+            # and every resource a node advertises (one per profile under mixed).
+            **(
+                {"migLayout": dict(g.plan.mig_layout), "advertisedResources": dict(g.plan.advertised_resources)}
+                if g.plan.mig_layout is not None
+                else {}
+            ),
         }
         for group_name, g in groups.items()
     }

@@ -22,6 +22,7 @@ from .fields import (
     doc,
 )
 from .instance_types import known_gpu_types, sharing_problem
+from .mig import Mig, mig_problems
 from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 
 #: The root volume (gp3, launch template ``blockDeviceMappings``): at least the AMI's root snapshot,
@@ -323,13 +324,25 @@ class GpuNodeGroupSettings(_Model):
     )
     # The chart's mig.strategy reaches the device plugin and GFD as the MIG_STRATEGY env, which
     # overrides the config file's flags.migStrategy: both come from this one setting.
-    mig_strategy: str = Field(
+    mig_strategy: Literal["none", "single", "mixed"] = Field(
         "none",
         **doc(
-            "Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: "
-            "the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG).",
-            type="`none`",
+            "How MIG slices are advertised: the chart's `mig.strategy` and the profiles' `flags.migStrategy`, one "
+            "value for the whole cluster (the same in every group). `single`: every slice as `nvidia.com/gpu` (one "
+            "profile per node); `mixed`: `nvidia.com/mig-<profile>` per profile. Needs `single` or `mixed` with "
+            "`mig`; a group without `mig` uses its GPUs whole under any strategy.",
+            type="`none` | `single` | `mixed`",
             default="`none`",
+        ),
+    )
+    mig: Mig | None = Field(
+        None,
+        **doc(
+            "The MIG layout of the group's GPUs (p4d, p4de, p5, p5e, p5en), applied by the gpu-operator's "
+            'mig-manager through the node label `nvidia.com/mig.config` (see "MIG"), instead of `timeSlicing` '
+            "and `mps`.",
+            type="`{layout, replicas?}`",
+            default="none (whole GPUs)",
         ),
     )
     ami_release_version: AmiReleaseVersion | None = Field(
@@ -360,18 +373,6 @@ class GpuNodeGroupSettings(_Model):
         """The settings key of the group's sharing profile (``mps`` or ``timeSlicing``)."""
         return "mps" if self.mps is not None else "timeSlicing"
 
-    @field_validator("mig_strategy")
-    @classmethod
-    def _no_mig(cls, value: str) -> str:
-        if value != "none":
-            mig = sorted({f.gpu_model for f in catalog.FAMILIES.values() if f.supports_mig})
-            without = sorted({f.gpu_model for f in catalog.FAMILIES.values() if not f.supports_mig})
-            raise ValueError(
-                "'none': the library does not partition GPUs with MIG (no mig-manager profiles): "
-                f"{', '.join(mig)} GPUs are used whole, and the {', '.join(without)} have no MIG"
-            )
-        return value
-
     @model_validator(mode="after")
     def _sharing_rules(self) -> GpuNodeGroupSettings:
         # One validator, so the family's rule, the mode's rules and coldStart's are reported together (the
@@ -383,6 +384,16 @@ class GpuNodeGroupSettings(_Model):
         # (g6f with mps: "at most 2" would suggest that 2 clients work).
         problems = family + [p for p in sharing_problems(self) if not (family and p[0] == family[0][0])]
         problems += cold_start_problems(self.cold_start, self.instance_types, self.disk_size_gib)
+        problems += mig_problems(
+            self.mig,
+            self.mig_strategy,
+            self.instance_types[0],
+            self.mps.model_dump(by_alias=True, exclude_none=True) if self.mps is not None else None,
+            self.time_slicing.model_dump(by_alias=True, exclude_none=True)
+            if "time_slicing" in self.model_fields_set
+            else None,
+            self.shared_devices_allocation_policy,
+        )
         if problems:
             raise KeyedProblems(problems)
         return self
@@ -419,8 +430,6 @@ def sharing_problems(group: GpuNodeGroupSettings) -> list[KeyedProblem]:
                 "api/config/v1/sharing.go SharingStrategy picks MPS and ignores timeSlicing)",
             )
         )
-    # Unreachable while migStrategy accepts only "none" (no MIG partitioning yet): kept so that
-    # allowing MIG cannot forget the plugin's rule.
     if group.mig_strategy == "mixed":
         problems.append(
             (

@@ -90,7 +90,10 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
         if dict(plans[j].device_plugin_config) != dict(p.device_plugin_config):
             problems.append(
                 (
-                    ("gpuNodeGroups", i, p.sharing_key, "profile"),
+                    # A MIG group's profile is its name (no timeSlicing key beside mig).
+                    ("gpuNodeGroups", i, "name")
+                    if p.mig_layout is not None
+                    else ("gpuNodeGroups", i, p.sharing_key, "profile"),
                     p.profile_name,
                     f"a profile name not used by gpuNodeGroups[{j}] ({plans[j].name}), whose "
                     + (
@@ -124,7 +127,7 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
         problems += [
             (
                 ("gpuNodeGroups", i, p.sharing_key, "replicas"),
-                p.replicas,
+                p.replicas_setting,
                 capacity_message(p, "at most") + " (the verification packs that many pods "
                 "on one node, so it could never succeed)",
             )
@@ -135,7 +138,8 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
 
 
 def capacity_message(plan: GroupPlan, prefix: str) -> str:
-    """Why a group advertises more slots per node than a node can run pods (``prefix`` the bound)."""
+    """Why a group advertises more slots per node than a node can run pods (``prefix`` the bound; a
+    MIG group's message asks for fewer slots, its bound being a layout and its replicas)."""
     slots = plan.usable_pod_slots
     # The type that sets the group's max pods, and whether EKS's managed-node-group cap set it.
     row = min((catalog.GPU_INSTANCE_TYPES[t] for t in plan.instance_types), key=lambda r: r.max_pods)
@@ -145,10 +149,17 @@ def capacity_message(plan: GroupPlan, prefix: str) -> str:
         if row.max_pods < row.eni_max_pods
         else f"{plan.max_pods} with the VPC CNI defaults"
     )
+    bound = f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods {why})"
+    if plan.mig_layout is not None:
+        per_gpu = plan.slots_per_node // plan.gpus_per_node
+        return (
+            f"fewer slots per GPU than {per_gpu} (slices x mig.replicas) for "
+            f"{', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x {per_gpu} = {plan.slots_per_node} "
+            f"advertised, but a node runs at most {bound}"
+        )
     return (
         f"{prefix} {slots // plan.gpus_per_node} for {', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x "
-        f"{plan.replicas} = {plan.slots_per_node} advertised, but a node runs at most "
-        f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods {why})"
+        f"{plan.replicas} = {plan.slots_per_node} advertised, but a node runs at most {bound}"
     )
 
 

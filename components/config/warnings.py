@@ -44,7 +44,7 @@ def _advertised_slots_exceed_pod_capacity(settings: GpuCapacitySettings) -> Iter
         if p.slots_per_node > p.usable_pod_slots:
             yield Problem(
                 key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].{p.sharing_key}.replicas",
-                received=p.replicas,
+                received=p.replicas_setting,
                 expected=capacity_message(p, "at most"),
             )
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..config.groups import Taint
 from ..config.sharing import allocation_policy_problems
 from ..nodegroups import placement
-from ..sharing import device_plugin
+from ..sharing import device_plugin, mig_parted
 from ..sharing.plan import GroupPlan
 from . import chart
 
@@ -207,6 +207,7 @@ def gpu_operator_values(
     mig = mig_strategy(plans)
     data = device_plugin.device_plugin_config_data(profile_configs(plans))
     dcgm = dcgm_exporter_values(plans, chart_version, exporter, namespace)
+    mig_manager = mig_parted.mig_manager_values(plans)
     values: dict[str, Any] = {
         # The EKS AL2023 NVIDIA AMI ships the driver and the container toolkit, and nodeadm makes
         # `nvidia` containerd's default runtime: the operator must not install either (AWS docs).
@@ -243,6 +244,8 @@ def gpu_operator_values(
             }
         },
         **({"dcgmExporter": dcgm} if dcgm else {}),
+        # The layouts of the MIG groups (sharing/mig_parted.py); none: the chart's own.
+        **({"migManager": mig_manager} if mig_manager else {}),
     }
     # MPS needs no value here: the chart never copies devicePlugin.mps into the ClusterPolicy
     # (templates/clusterpolicy.yaml, v25.3.1, v25.10.1, v26.7.0; checked with helm template), and the

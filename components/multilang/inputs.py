@@ -58,6 +58,17 @@ class Mps(TypedDict, total=False):
     """Sharing profile name, as `timeSlicing.profile` (keep the same name when switching a group between time-slicing and MPS, or its nodes are replaced). Type: label value. Default: the group's `name`."""
 
 
+class Mig(TypedDict, total=False):
+    """The MIG layout of every GPU of a group's nodes (mig-parted `mig-devices`), applied by the gpu-operator's mig-manager, optionally with time-slicing on the slices."""
+
+    layout: str
+    """A named layout of the gpu-operator's default mig-parted config (`all-1g.10gb`, `all-3g.40gb`, `all-balanced`, ...: the ones of the group's GPU, see "MIG"). Either `layout` or `migDevices`. Type: layout name. Default: none."""
+    mig_devices: dict[str, int]
+    """A custom layout, MIG profile to count on each GPU (mig-parted `mig-devices`: `{"1g.10gb": 5, "2g.20gb": 1}`), which must fit the GPU's 7 compute and 8 memory slices and their placements. Either `layout` or `migDevices`; with `migStrategy: single`, one profile. Type: map of profile to int ≥ 1. Default: none."""
+    replicas: dict[str, int]
+    """Time-slicing on slices: pods sharing each slice of a profile (`{"1g.10gb": 2}`), at least 2. Profiles of the layout only; the others stay whole. Type: map of profile to int ≥ 2. Default: `{}` (no sharing)."""
+
+
 class ColdStart(TypedDict, total=False):
     """The cold-start levers of one GPU node group (module docstring: each one's consumer)."""
 
@@ -95,7 +106,9 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     shared_devices_allocation_policy: str
     """Which GPU of a multi-GPU node serves the next shared slot (device plugin `flags.plugin.sharedDevicesAllocationPolicy`, gpu-operator v26.7.0 and newer only): `distributed` (the plugin's default) spreads pods over the GPUs, `packed` fills one GPU before the next. Only with sharing (replicas > 1). Type: `distributed` | `packed`. Default: the plugin's (`distributed`)."""
     mig_strategy: str
-    """Sets both the chart's `mig.strategy` and the profiles' `flags.migStrategy`. Anything else is an error: the library does not partition GPUs with MIG (the T4, A10G, L4 and L40S have no MIG). Type: `none`. Default: `none`."""
+    """How MIG slices are advertised: the chart's `mig.strategy` and the profiles' `flags.migStrategy`, one value for the whole cluster (the same in every group). `single`: every slice as `nvidia.com/gpu` (one profile per node); `mixed`: `nvidia.com/mig-<profile>` per profile. Needs `single` or `mixed` with `mig`; a group without `mig` uses its GPUs whole under any strategy. Type: `none` | `single` | `mixed`. Default: `none`."""
+    mig: Mig
+    """The MIG layout of the group's GPUs (p4d, p4de, p5, p5e, p5en), applied by the gpu-operator's mig-manager through the node label `nvidia.com/mig.config` (see "MIG"), instead of `timeSlicing` and `mps`. Type: `{layout, replicas?}`. Default: none (whole GPUs)."""
     ami_release_version: str
     """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). g6f/gr6f need `20250610` or later (the first AMI with their vGPU driver). Type: string. Default: latest."""
     cold_start: ColdStart

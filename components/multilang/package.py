@@ -78,11 +78,15 @@ class GpuNodeGroupOutputs(TypedDict):
     shared_slots_at_max_size: int
     """Shared GPU slots of the whole group at its maxSize."""
     sharing_mode: str
-    """How the group shares a GPU: timeSlicing, mps or exclusive."""
+    """How the group shares a GPU: timeSlicing, mps, exclusive or mig."""
     memory_per_slot_gi_b: float
     """GPU memory per slot in GiB (GPU memory / replicas): a limit under MPS, a fair share under time-slicing."""
     autoscaling_group_name: str
     """Name of the Auto Scaling group EKS created for the node group."""
+    mig_layout: NotRequired[dict[str, int]]
+    """MIG groups only: the MIG profile to count of slices on each GPU."""
+    advertised_resources: NotRequired[dict[str, int]]
+    """MIG groups only: every extended resource a node advertises, with its count per node."""
 
 
 class ObservabilityExporter(TypedDict):

@@ -67,10 +67,21 @@ def slot_shares(plans: Sequence[GroupPlan]) -> list[tuple[str, int]]:
     return [(p.name, p.memory_per_slot_mib) for p in plans]
 
 
+def _slots_per_gpu(plan: GroupPlan) -> str:
+    """A GPU's slots: its replicas, or on MIG its slices (profile x count, x replicas if shared)."""
+    if plan.mig_layout is None:
+        return str(plan.slots_per_node // plan.gpus_per_node)
+    shared = plan.settings.mig.replicas if plan.settings.mig is not None else {}
+    return " + ".join(
+        f"{n} {profile}" + (f" x {shared[profile]}" if profile in shared else "")
+        for profile, n in plan.mig_layout.items()
+    )
+
+
 def _slot_table(panel_id: int, plans: Sequence[GroupPlan], y: int) -> dict[str, Any]:
     lines = ["| group | instance types | GPUs x replicas | memory per slot |", "|---|---|---|---|"]
     lines += [
-        f"| {p.name} | {', '.join(p.instance_types)} | {p.gpus_per_node} x {p.slots_per_node // p.gpus_per_node} "
+        f"| {p.name} | {', '.join(p.instance_types)} | {p.gpus_per_node} x {_slots_per_gpu(p)} "
         f"| {p.memory_per_slot_mib} MiB |"
         for p in plans
     ]
@@ -91,6 +102,10 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
     """The dashboard model; the red line of the per-pod memory panel is the smallest slot share."""
     smallest_share = min(p.memory_per_slot_mib for p in plans)
     per_gpu = "{{node}} GPU {{gpu}}"
+    # With a MIG group, memory per slice (dcgm-exporter's GPU_I_ID, GPU_I_PROFILE: rules._SLICE).
+    mig = any(p.mig_layout is not None for p in plans)
+    memory_by = "node, gpu, GPU_I_ID, GPU_I_PROFILE" if mig else "node, gpu"
+    memory_legend = per_gpu + (" {{GPU_I_PROFILE}} {{GPU_I_ID}}" if mig else "")
     per_pod = "{{namespace}}/{{pod}} ({{node}} GPU {{gpu}})"
     panels = [
         _row(1, "Per node", 0),
@@ -105,9 +120,9 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         ),
         _panel(
             3,
-            "GPU memory used per GPU",
-            f'max by (node, gpu) (DCGM_FI_DEV_FB_USED{{pod_uid="", {_NODE}}})',
-            per_gpu,
+            "GPU memory used per GPU" + (" and MIG slice" if mig else ""),
+            f'max by ({memory_by}) (DCGM_FI_DEV_FB_USED{{pod_uid="", {_NODE}}})',
+            memory_legend,
             "decmbytes",
             _WIDTH,
             1,

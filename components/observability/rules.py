@@ -48,6 +48,12 @@ RUNBOOK = "README.md#observability"
 
 #: One GPU, whatever the pod a series was copied onto.
 _GPU = "node, UUID, gpu"
+#: One MIG slice: dcgm-exporter labels the series of a MIG instance with its profile and GPU
+#: instance id (its Prometheus text template, package rendermetrics ``gpuMetricsFormat``:
+#: ``{{if $metric.MigProfile}},GPU_I_PROFILE=...,GPU_I_ID=...{{end}}``); a whole GPU's series have
+#: neither (empty labels). The idle and contention alerts read DCGM_FI_DEV_GPU_UTIL per GPU: they
+#: are not made per slice here.
+_SLICE = f"{_GPU}, GPU_I_ID, GPU_I_PROFILE"
 
 
 def kube_state_metrics_name(name: str) -> str:
@@ -134,25 +140,36 @@ def _group_nodes(group_names: Sequence[str]) -> str:
 
 
 def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
-    """Nodes of ``plan``'s group that do not advertise exactly its GPUs x replicas of its resource.
+    """Nodes of ``plan``'s group that do not advertise exactly its GPUs x replicas of its resource
+    (a MIG group: each resource of ``advertised_resources``, one per profile under mixed).
     One rule per node group, not per profile: groups sharing a profile may have instance types with
     different GPU counts (g4dn.xlarge x4 = 4, g4dn.12xlarge x4 = 16), so each node is compared with
     its own group's count."""
-    resource = kube_state_metrics_name(plan.resource_name)
-    expr = (
-        f"{_group_nodes([plan.name])} unless on (node) "
-        f'(max by (node) (kube_node_status_capacity{{resource="{resource}"}}) == {plan.slots_per_node})'
+    expected = " and on (node) ".join(
+        f'(max by (node) (kube_node_status_capacity{{resource="{kube_state_metrics_name(r)}"}}) == {n})'
+        for r, n in plan.advertised_resources.items()
     )
+    if len(plan.advertised_resources) > 1:
+        # and/unless share a precedence and bind left to right: the conditions go in one group.
+        expected = f"({expected})"
+    counts = ", ".join(f"{n} {r}" for r, n in plan.advertised_resources.items())
+    if plan.mig_layout is not None:
+        layout = ", ".join(f"{p} x{n}" for p, n in plan.mig_layout.items())
+        what = f"MIG layout {plan.mig_config_name}: {plan.gpus_per_node} GPU(s) x {layout}"
+        cause = "the MIG layout or sharing config was not applied (mig-manager: node label nvidia.com/mig.config.state"
+        cause += " not success; device plugin or its config-manager not running)"
+    else:
+        what = f"sharing profile {plan.profile_name}: {plan.gpus_per_node} GPU(s) x {plan.sharing.replicas} replicas"
+        cause = "the sharing config was not applied (device plugin or its config-manager not running, the node "
+        cause += "label nvidia.com/device-plugin.config not matching a ConfigMap key)"
     return _alert(
         "GpuSlotsNotAdvertised",
-        expr,
+        f"{_group_nodes([plan.name])} unless on (node) {expected}",
         t.advertised_for,
         "warning",
-        f"Node {{{{ $labels.node }}}} does not advertise {plan.slots_per_node} {plan.resource_name}",
-        f"Nodes of GPU node group {plan.name} (sharing profile {plan.profile_name}: {plan.gpus_per_node} GPU(s) x "
-        f"{plan.sharing.replicas} replicas) should advertise {plan.slots_per_node} {plan.resource_name}; this one "
-        "does not: the sharing config was not applied (device plugin or its config-manager not running, the node "
-        "label nvidia.com/device-plugin.config not matching a ConfigMap key) or the GPU count is wrong.",
+        f"Node {{{{ $labels.node }}}} does not advertise {counts}",
+        f"Nodes of GPU node group {plan.name} ({what}) should advertise {counts}; this one does not: {cause} or the "
+        "GPU count is wrong.",
         "kubectl describe node <node> (Capacity, label nvidia.com/device-plugin.config); kubectl -n <operator "
         "namespace> logs the nvidia-device-plugin pod on the node (container config-manager); fix, then restart it",
         {"node_group": plan.name, "profile": plan.profile_name},
@@ -162,14 +179,21 @@ def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
 def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str, Any]]:
     """Every alert rule, in a fixed order."""
     app = application_xid_expr()
-    fb_used = f'max by ({_GPU}) (DCGM_FI_DEV_FB_USED{{pod_uid=""}})'
-    fb_free = f"max by ({_GPU}) (DCGM_FI_DEV_FB_FREE)"
-    fb_reserved = f"(max by ({_GPU}) (DCGM_FI_DEV_FB_RESERVED) or {fb_free} * 0)"
+    # With a MIG group the memory of each slice is its own: compared per slice (per GPU otherwise,
+    # the same expression as before MIG for clusters without it).
+    mig = any(p.mig_layout is not None for p in plans)
+    unit = _SLICE if mig else _GPU
+    fb_used = f'max by ({unit}) (DCGM_FI_DEV_FB_USED{{pod_uid=""}})'
+    fb_free = f"max by ({unit}) (DCGM_FI_DEV_FB_FREE)"
+    fb_reserved = f"(max by ({unit}) (DCGM_FI_DEV_FB_RESERVED) or {fb_free} * 0)"
+    where = "GPU {{ $labels.gpu }}"
+    if mig:
+        where += "{{ if $labels.GPU_I_PROFILE }} slice {{ $labels.GPU_I_PROFILE }} ({{ $labels.GPU_I_ID }}){{ end }}"
     util = f'max by ({_GPU}) (DCGM_FI_DEV_GPU_UTIL{{pod_uid=""}})'
     # One series per container holding a slot, each with its pod's value (kubernetes.go
     # createPerProcessMetrics, 4.5.3-4.8.2): one per pod first, then count the pods at work.
     busy_pods = f'count by ({_GPU}) (max by ({_GPU}, pod_uid) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!=""}}) > 0)'
-    resources = _regex(sorted({kube_state_metrics_name(p.resource_name) for p in plans}))
+    resources = _regex(sorted({kube_state_metrics_name(r) for p in plans for r in p.advertised_resources}))
     gpu_nodes = (
         f"({_group_nodes([p.name for p in plans])} or "
         f'max by (node) (kube_node_status_capacity{{resource=~"{resources}"}} > 0))'
@@ -207,7 +231,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             f"{fb_used} / ({fb_used} + {fb_free} + {fb_reserved}) * 100 >= {t.memory_used_percent}",
             t.memory_for,
             "warning",
-            "GPU {{ $labels.gpu }} of {{ $labels.node }} memory {{ $value | humanize }}% used",
+            where + " of {{ $labels.node }} memory {{ $value | humanize }}% used",
             "Time-slicing does not isolate GPU memory: when it is full, the next allocation of any pod sharing this "
             "GPU fails (CUDA out of memory), not only the pod that used it up.",
             "See which pod uses the memory (dashboard: memory per pod against the slot's share); lower its batch or "

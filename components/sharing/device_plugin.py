@@ -75,6 +75,28 @@ def device_plugin_config(
     return config
 
 
+def mig_device_plugin_config(
+    mig_strategy: str, shared: Mapping[str, int], allocation_policy: str | None = None
+) -> dict[str, Any]:
+    """The config file of a MIG group's profile: its strategy, and time-slicing of the slices
+    (``shared``: resource -> replicas; ``nvidia.com/mig-<profile>`` under mixed, ``nvidia.com/gpu``
+    under single: the resources the plugin time-slices, its README v0.17.2-v0.20.0), never
+    renamed, one slot per request. Without ``shared``, no ``sharing`` block: every slice once."""
+    flags: dict[str, Any] = {"migStrategy": mig_strategy}
+    if allocation_policy is not None:
+        flags["plugin"] = {"sharedDevicesAllocationPolicy": allocation_policy}
+    config: dict[str, Any] = {"version": "v1", "flags": flags}
+    if shared:
+        config["sharing"] = {
+            "timeSlicing": {
+                "renameByDefault": False,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": name, "replicas": n} for name, n in shared.items()],
+            }
+        }
+    return config
+
+
 def device_plugin_config_data(configs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """ConfigMap data: profile name → config file text (ConfigMap values are strings), from each
     profile's config file (``device_plugin_config``; a group plan's ``device_plugin_config``)."""

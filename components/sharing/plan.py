@@ -6,8 +6,8 @@ itself:
 
 * the node group (``nodegroups.component``): instance types, AMI type, the nodeadm user data that
   labels and taints its nodes;
-* the gpu-operator values (``gpu_operator.values``): the sharing profile and its device-plugin
-  config file, the taints to tolerate, the MIG strategy;
+* the gpu-operator values (``gpu_operator.values``, ``sharing.mig_parted``): the sharing profile
+  and its device-plugin config file, the taints to tolerate, the MIG strategy and layout;
 * the Cluster Autoscaler (``autoscaler.asg``, ``autoscaler.rules``): the node-template tags that let
   it build a template node of the group at zero nodes;
 * the verification (``verification.jobs``): the node selector, tolerations, resource name and how
@@ -28,8 +28,10 @@ from typing import Any
 
 from .. import catalog
 from ..autoscaler import asg
+from ..catalog import mig as mig_catalog
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
+from ..config.mig import gpu_layout
 from ..config.sharing import Mps
 from ..nodegroups import labels, placement, userdata
 from . import device_plugin
@@ -39,7 +41,44 @@ from . import device_plugin
 SHARED_GPU_RESOURCE = f"{device_plugin.GPU_RESOURCE}.shared"
 
 #: The sharing modes of a group (README, "Sharing modes").
-SHARING_MODES = ("timeSlicing", "mps", "exclusive")
+SHARING_MODES = ("timeSlicing", "mps", "exclusive", "mig")
+
+#: The node label mig-manager reads: the name of the mig-parted config to apply (gpu-operator
+#: ``assets/state-mig-manager/0600_daemonset.yaml`` at v25.3.1, v25.10.1, v26.7.0; NVIDIA/mig-parted
+#: cmd/nvidia-mig-manager ``--config-label``, default ``nvidia.com/mig.config``).
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+
+
+def mig_config_name(group: str) -> str:
+    """The mig-parted config of a group's layout (a key of the mig-parted ConfigMap and the value of
+    its nodes' ``nvidia.com/mig.config`` label): named after the group, never after the layout, so
+    a layout change is a ConfigMap change and never a change of the nodes' user data."""
+    return f"gpu-eks-{group}"
+
+
+def mig_resource(profile: str) -> str:
+    """The extended resource of a MIG profile under the mixed strategy (k8s-device-plugin README
+    "With CUDA Time-Slicing" and MIG_STRATEGY: ``nvidia.com/mig-<profile>``, v0.17.2-v0.20.0)."""
+    return f"nvidia.com/mig-{profile}"
+
+
+def advertised(
+    resource_name: str,
+    slots_per_node: int,
+    gpus: int,
+    strategy: str,
+    layout: Mapping[str, int] | None,
+    replicas: Mapping[str, int],
+) -> dict[str, int]:
+    """Every extended resource a node advertises, with its count: ``resource_name`` x
+    ``slots_per_node`` without MIG; with a MIG ``layout`` (profile -> slices per GPU), under single
+    every slice as ``nvidia.com/gpu``, under mixed one ``nvidia.com/mig-<profile>`` per profile,
+    each slice ``replicas[profile]`` times (time-slicing on slices)."""
+    if layout is None:
+        return {resource_name: slots_per_node}
+    if strategy == "single":
+        return {device_plugin.GPU_RESOURCE: sum(gpus * n * replicas.get(p, 1) for p, n in layout.items())}
+    return {mig_resource(p): gpus * n * replicas.get(p, 1) for p, n in layout.items()}
 
 
 @dataclass(frozen=True)
@@ -87,6 +126,8 @@ class GroupPlan:
     #: Cluster Autoscaler node-template tags of the group's ASG (labels, taints, resources),
     #: without the discovery tags (those name the cluster: ``autoscaler.asg.asg_tags``).
     node_template_tags: Mapping[str, str]
+    #: The MIG layout of each GPU (profile -> slices), None without ``mig``.
+    mig_layout: Mapping[str, int] | None = None
 
     @property
     def name(self) -> str:
@@ -99,34 +140,63 @@ class GroupPlan:
 
     @property
     def sharing_key(self) -> str:
-        """The settings key of the sharing profile: ``mps`` or ``timeSlicing``."""
-        return self.settings.sharing_key
+        """The settings key of the sharing: ``mig``, ``mps`` or ``timeSlicing``."""
+        return "mig" if self.settings.mig is not None else self.settings.sharing_key
+
+    @property
+    def replicas_setting(self) -> int | dict[str, int]:
+        """What ``<sharing_key>.replicas`` says: an int, or on MIG the profile-to-replicas map."""
+        return dict(self.settings.mig.replicas) if self.settings.mig is not None else self.sharing.replicas
 
     @property
     def sharing_mode(self) -> str:
-        """``mps``, ``timeSlicing`` (replicas > 1) or ``exclusive`` (time-slicing replicas 1)."""
+        """``mig`` (a MIG layout), ``mps``, ``timeSlicing`` (replicas > 1) or ``exclusive``
+        (time-slicing replicas 1)."""
+        if self.mig_layout is not None:
+            return "mig"
         if isinstance(self.sharing, Mps):
             return "mps"
         return "timeSlicing" if self.sharing.shared else "exclusive"
 
     @property
     def replicas(self) -> int:
-        """Slots per physical GPU."""
+        """Slots per physical GPU; on MIG, slots per slice (the most of ``mig.replicas``, else 1)."""
+        if self.settings.mig is not None:
+            return max(self.settings.mig.replicas.values(), default=1)
         return self.sharing.replicas
 
     @property
     def memory_per_slot_mib(self) -> int:
         """GPU memory per slot: a GPU's driver-reported memory divided by its replicas (MPS enforces
-        it; time-slicing does not)."""
+        it; time-slicing does not); on MIG, the smallest of a slice's nominal memory divided by its
+        replicas."""
+        if self.mig_layout is not None and self.settings.mig is not None:
+            gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[self.instance.family.name]]
+            shares = self.settings.mig.replicas
+            return min(gpu.profiles[p].memory_gb * 1024 // shares.get(p, 1) for p in self.mig_layout)
         return self.instance.memory_per_client_mib(self.replicas)
 
     @property
     def advertised_resources(self) -> Mapping[str, int]:
         """Every extended resource a node of the group advertises, with its count per node: what the
         autoscaler's node template, a capacity provider's overlay and a team's quota name. One
-        resource today (``resource_name``: ``slots_per_node``); a MIG layout advertises one per
-        profile."""
-        return MappingProxyType({self.resource_name: self.slots_per_node})
+        resource (``resource_name``: ``slots_per_node``), or a MIG layout's (``advertised``)."""
+        replicas = self.settings.mig.replicas if self.settings.mig is not None else {}
+        return MappingProxyType(
+            advertised(
+                self.resource_name,
+                self.slots_per_node,
+                self.gpus_per_node,
+                self.mig_strategy,
+                self.mig_layout,
+                replicas,
+            )
+        )
+
+    @property
+    def mig_config_name(self) -> str | None:
+        """The mig-parted config of the group's layout (``mig_config_name``), None without ``mig``."""
+        return mig_config_name(self.name) if self.mig_layout is not None else None
 
     @property
     def cold_start(self) -> ColdStart:
@@ -158,15 +228,36 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
     instance = catalog.GPU_INSTANCE_TYPES[group.instance_types[0]]
     sharing = group.sharing
     profile_name = sharing.profile or group.name
+    layout = dict(gpu_layout(group.mig, group.instance_types[0])) if group.mig is not None else None
+    replicas = group.mig.replicas if group.mig is not None else {}
     renamed = not isinstance(sharing, Mps) and sharing.shared and sharing.rename_by_default
     resource_name = SHARED_GPU_RESOURCE if renamed else device_plugin.GPU_RESOURCE
     slots_per_node = instance.gpus * sharing.replicas
+    resources = advertised(resource_name, slots_per_node, instance.gpus, group.mig_strategy, layout, replicas)
+    if layout is not None:
+        # A MIG group: its first resource (the layout's first profile) and every slot of the node.
+        resource_name, slots_per_node = next(iter(resources)), sum(resources.values())
+        shared = {
+            resource: replicas[profile]
+            for profile, resource in zip(layout, resources_per_profile(group.mig_strategy, layout), strict=True)
+            if profile in replicas
+        }
+        config = device_plugin.mig_device_plugin_config(
+            group.mig_strategy, shared, group.shared_devices_allocation_policy
+        )
+    else:
+        config = device_plugin.device_plugin_config(sharing, group.mig_strategy, group.shared_devices_allocation_policy)
     node_labels = {
         **group.labels,
-        **userdata.accelerator_labels(instance),
+        # CA's GPULabel: a node carrying it is "GPU not ready" until it advertises nvidia.com/gpu
+        # (cluster-autoscaler-1.35.2 processors/customresources/gpu_processor.go
+        # FilterOutNodesWithUnreadyResources, utils/gpu/gpu.go NodeHasGpuAllocatable), which a node of
+        # mixed MIG slices never does (kubernetes/autoscaler#8095): such nodes go without it.
+        **({} if layout is not None and group.mig_strategy == "mixed" else userdata.accelerator_labels(instance)),
         labels.GPU_COUNT_LABEL: str(instance.gpus),
         labels.DEVICE_PLUGIN_CONFIG_LABEL: profile_name,
         labels.NODE_GROUP_LABEL: group.name,
+        **({MIG_CONFIG_LABEL: mig_config_name(group.name)} if layout is not None else {}),
     }
     taints = tuple(group.taints)
     return GroupPlan(
@@ -175,9 +266,7 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
         ami_type=catalog.GPU_AMI_TYPES[instance.architecture],
         gpus_per_node=instance.gpus,
         profile_name=profile_name,
-        device_plugin_config=_frozen(
-            device_plugin.device_plugin_config(sharing, group.mig_strategy, group.shared_devices_allocation_policy)
-        ),
+        device_plugin_config=_frozen(config),
         resource_name=resource_name,
         slots_per_node=slots_per_node,
         slots_at_max_size=slots_per_node * group.scaling.max_size,
@@ -193,12 +282,17 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
             asg.node_template_tags(
                 node_labels,
                 taints,
-                resource_name,
-                slots_per_node,
+                resources,
                 [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],
             )
         ),
+        mig_layout=_frozen(layout) if layout is not None else None,
     )
+
+
+def resources_per_profile(strategy: str, layout: Mapping[str, int]) -> list[str]:
+    """The resource each profile of a MIG layout is advertised as, in the layout's order."""
+    return [device_plugin.GPU_RESOURCE if strategy == "single" else mig_resource(p) for p in layout]
 
 
 def plan_groups(groups: Iterable[GpuNodeGroupSettings], cloudwatch: bool = False) -> tuple[GroupPlan, ...]:

@@ -20,6 +20,7 @@ from .jobs import (
     job_name,
     warmup_job_spec,
 )
+from .mig import mig_job_specs
 from .podsecurity import DENY_ALL_NETWORK_POLICY_SPEC, NAMESPACE_LABELS
 
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
@@ -70,6 +71,9 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         #: Per exclusive group the one-pod-per-GPU Job (jobs.exclusive_job_spec), after the group's
         #: concurrent Job. (On MPS groups the concurrent Job's pods prove the memory limit.)
         self.mode_jobs: dict[str, k8s.batch.v1.Job] = {}
+        #: Per MIG group its Jobs, one per advertised resource (mig.mig_job_specs), instead of the
+        #: concurrent Job (``jobs`` holds the first).
+        self.mig_jobs: dict[str, list[k8s.batch.v1.Job]] = {}
         for plan in (g.plan for g in args.gpu_node_groups):
             if plan.settings.scaling.desired_size < 1 and not args.autoscaling:
                 # Nothing would ever bring a node; waiting would only time out.
@@ -85,6 +89,20 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 spec=warmup,
                 opts=pulumi.ResourceOptions(parent=self),
             )
+            if plan.sharing_mode == "mig":
+                # One Job per advertised resource, every pod of them on one node at once (mig.py).
+                mig_jobs = [
+                    k8s.batch.v1.Job(
+                        f"{name}-{plan.name}-{resource.rsplit('/', 1)[1]}",
+                        metadata=_job_metadata(job_name("mig-check", plan, spec), self.namespace, spec),
+                        spec=spec,
+                        opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[plan.name]]),
+                    )
+                    for resource, spec in mig_job_specs(plan, args.settings.probe_image).items()
+                ]
+                self.mig_jobs[plan.name] = mig_jobs
+                self.jobs[plan.name] = mig_jobs[0]
+                continue
             concurrent = concurrent_job_spec(plan, image, args.settings.probe_image)
             self.jobs[plan.name] = k8s.batch.v1.Job(
                 f"{name}-{plan.name}-concurrent",

@@ -164,9 +164,10 @@ def job_name(prefix: str, plan: GroupPlan, spec: dict[str, Any]) -> str:
     The hash covers the Job spec and the group's sharing settings and instance types: any change
     to what is verified is a new Job (Job pod templates are immutable anyway).
     """
+    sharing = plan.settings.mig if plan.settings.mig is not None else plan.sharing
     content = {
         "spec": spec,
-        plan.sharing_key: plan.sharing.model_dump(by_alias=True),
+        plan.sharing_key: sharing.model_dump(by_alias=True),
         "instanceTypes": list(plan.instance_types),
     }
     digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:8]

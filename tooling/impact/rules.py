@@ -297,6 +297,23 @@ RULES: tuple[Rule, ...] = (
         "NVIDIA/gpu-operator (device-plugin DaemonSet env MIG_STRATEGY)",
         chart="gpu-operator",
     ),
+    # A MIG layout change is a new mig-parted ConfigMap name (components/sharing/mig_parted.py):
+    # the operator re-points mig-manager at it, its DaemonSet rolls, and each mig-manager applies
+    # its node's layout on start; where the layout changed it stops the operator's GPU clients
+    # (device plugin, GFD, dcgm-exporter), re-partitions the GPUs, and starts them again.
+    Rule(
+        "kubernetes:helm.sh/v3:Release",
+        "values.migManager.config.name",
+        Effect.ROLL_DEVICE_PLUGIN,
+        "a MIG layout changed: mig-manager rolls and re-partitions the GPUs of the changed groups' nodes, stopping "
+        "and restarting the device plugin there; it does not evict workloads, and GPU pods still running on a slice "
+        "that goes away make the re-partition fail and retry (nvidia.com/mig.config.state=failed) until they end: "
+        "drain the group's GPU pods first (nodes are not replaced)",
+        "NVIDIA/mig-parted cmd/nvidia-mig-manager/main.go (start applies the label's config), "
+        "pkg/mig/reconfigure/reconfigure.go (shutdownKubernetesGPUClients, state label); v0.12.1, v0.13.1, v0.15.0; "
+        "gpu-operator assets/state-mig-manager/0600_daemonset.yaml (the ConfigMap mounted by name)",
+        chart="gpu-operator",
+    ),
     Rule(
         "kubernetes:helm.sh/v3:Release",
         "version",
