@@ -70,6 +70,7 @@ def test_every_nested_model_names_its_schema_type():
         "TaintSpec",
         "TimeSlicing",
         "Mps",
+        "TeamSettings",
         "VerificationSettings",
     }
 

@@ -46,6 +46,7 @@ from components.config.network import NetworkSettings
 from components.config.settings import Settings
 from components.config.sharing import Mps
 from components.config.system_group import SystemNodeGroupSettings
+from components.config.teams import TeamSettings
 from tests.support import ROOT, reference_path, run_python, simulate
 from tooling.simulation import run_program
 
@@ -148,6 +149,7 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "gpu-eks:index:Scaling",
         "gpu-eks:index:SystemNodeGroupSettings",
         "gpu-eks:index:TaintSpec",
+        "gpu-eks:index:TeamSettings",
         "gpu-eks:index:TimeSlicing",
         "gpu-eks:index:Toleration",
         "gpu-eks:index:VerificationSettings",
@@ -171,6 +173,7 @@ def test_schema_input_names_are_the_config_keys(schema):
         "preflight",
         "systemNodeGroup",
         "tags",
+        "teams",
         "verification",
         "verifyTimeSlicing",
     ]
@@ -257,6 +260,7 @@ PAIRS = [
     (AutoscalerSettings, multilang.AutoscalerSettings),
     (ObservabilitySettings, multilang.ObservabilitySettings),
     (AlertThresholds, multilang.AlertThresholds),
+    (TeamSettings, multilang.TeamSettings),
 ]
 
 

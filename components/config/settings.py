@@ -36,6 +36,7 @@ from .names import reserved_group_name_problem
 from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
 from .system_group import SystemNodeGroupSettings, system_service_pods
+from .teams import TeamSettings, settings_teams_problems
 
 #: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
 #: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").
@@ -203,6 +204,15 @@ class GpuCapacitySettings(_Model):
             'and a Grafana dashboard (see "Observability"). Off unless `enabled: true`.'
         ),
     )
+    teams: tuple[TeamSettings, ...] = Field(
+        (),
+        **doc(
+            "Teams sharing the GPUs: a namespace each, with GPU quotas, defaults, its node groups and principals (see "
+            '"Teams").',
+            type="list of teams",
+            default="`[]`",
+        ),
+    )
     tags: Tags = Field(
         {},
         **doc(
@@ -245,7 +255,7 @@ class GpuCapacitySettings(_Model):
 
     def _problems(self) -> list[KeyedProblem]:
         """The rules across keys (one list, so every problem is reported at once); ``Settings`` adds its own."""
-        problems = gpu_groups_problems(self.plans, self.verify_time_slicing)
+        problems = gpu_groups_problems(self.plans, self.verify_time_slicing) + settings_teams_problems(self)
         problems += allocation_policy_problems(
             [g.shared_devices_allocation_policy for g in self.gpu_node_groups], self.gpu_operator.chart_version
         )

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 
 from .. import catalog
 from ..autoscaler import asg
+from . import teams
 from .errors import CONFIG_NAMESPACE, Problem
 from .network import EKS_ADDRESSES_PER_SUBNET
 from .settings import GpuCapacitySettings, Settings, capacity_message
@@ -177,4 +178,31 @@ def _system_types_the_subnet_rule_does_not_know(settings: GpuCapacitySettings) -
             f"checked yourself: {', '.join(unknown)} counted at {catalog.MIN_NODE_ADDRESSES} addresses per node, but "
             "with the VPC CNI defaults a node holds 2 ENIs of addresses (ENIs x IPv4 per ENI in the EC2 instance "
             "type's network info; m6i.large 2 x 10 = 20)",
+        )
+
+
+@warning_rule
+def _groups_no_team_uses(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # A warning, not an error: the teams' policies bind their own namespaces only, so other
+    # namespaces (platform jobs, the verification) still run on a group no team names; it may be
+    # meant for them, or a team may be missing it.
+    for i, p in teams.unused_groups(settings.teams, settings.plans):
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].name",
+            received=p.name,
+            expected="a group some team's nodeGroups names: no team's GPU pods may run on it (pods of namespaces "
+            "without a team still may)",
+        )
+
+
+@warning_rule
+def _quotas_above_the_slots_at_max_size(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # A warning: oversubscribing quotas is a choice (teams rarely peak together), but past the slots
+    # their groups have at maxSize, pods within quota stay Pending (no node can come for them).
+    for i, resource, quota, slots, whose in teams.oversubscribed_quotas(settings.teams, settings.plans):
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:teams[{i}].quota.{resource}",
+            received=quota,
+            expected=f"at most {slots}, the {resource} slots of {whose} at maxSize, or an oversubscription "
+            "you chose: pods within the quota beyond those slots stay Pending",
         )

@@ -17,6 +17,7 @@ from .inputs import (
     Scaling,
     SystemNodeGroupSettings,
     TaintSpec,
+    TeamSettings,
     TimeSlicing,
     VerificationSettings,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "Scaling",
     "SystemNodeGroupSettings",
     "TaintSpec",
+    "TeamSettings",
     "TimeSlicing",
     "Toleration",
     "VerificationSettings",

@@ -1,0 +1,107 @@
+"""Teams: per team its Namespace, ResourceQuota, LimitRange, placement policy and binding (``objects``,
+``policy``), and the EKS access entries of its principals (``access``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from ..cluster.iam import cluster_access_policy_arn, partition_of
+from ..config.teams import TeamSettings
+from ..sharing.plan import GroupPlan
+from . import access, objects, policy
+
+TYPE_NAME = "gpu-eks:teams:Teams"
+
+
+@dataclass
+class TeamsArgs:
+    teams: Sequence[TeamSettings]
+    #: Every GPU group of the cluster (the policy's GPU resources and the taints of other groups).
+    plans: Sequence[GroupPlan]
+    cluster_name: pulumi.Input[str]
+    #: The cluster's authentication mode when not known to allow access entries (an existing
+    #: cluster's, looked up): checked before any entry is created. None: the cluster's is API.
+    authentication_mode: pulumi.Input[str] | None = None
+
+
+class Teams(pulumi.ComponentResource):
+    """The teams' namespaces and their objects (with the cluster's Kubernetes provider in
+    ``providers=``) and their principals' EKS access entries."""
+
+    def __init__(self, name: str, args: TeamsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(TYPE_NAME, name, None, opts)
+        self.namespaces: dict[str, k8s.core.v1.Namespace] = {}
+        self.access_entries: dict[str, aws.eks.AccessEntry] = {}
+        partition = partition_of(self) if any(t.principals for t in args.teams) else None
+        for team in args.teams:
+            prefix = f"{name}-{team.name}"
+            ns = objects.namespace(team)
+            namespace = k8s.core.v1.Namespace(
+                f"{prefix}-ns", metadata=ns["metadata"], opts=pulumi.ResourceOptions(parent=self)
+            )
+            self.namespaces[team.name] = namespace
+            in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
+            quota = objects.resource_quota(team)
+            if quota:
+                k8s.core.v1.ResourceQuota(
+                    f"{prefix}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=in_namespace
+                )
+            limits = objects.limit_range(team)
+            if limits:
+                k8s.core.v1.LimitRange(
+                    f"{prefix}-limits", metadata=limits["metadata"], spec=limits["spec"], opts=in_namespace
+                )
+            rule = policy.admission_policy(team, args.plans)
+            vap = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+                f"{prefix}-policy",
+                metadata=rule["metadata"],
+                spec=rule["spec"],
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            binding = policy.admission_binding(team)
+            k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+                f"{prefix}-binding",
+                metadata=binding["metadata"],
+                spec=binding["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[vap]),
+            )
+            for arn, key in access.principal_keys(team).items():
+                self.access_entries[arn] = self._access(f"{prefix}-{key}", team, arn, args, partition)
+        self.register_outputs({})
+
+    def _access(
+        self, name: str, team: TeamSettings, arn: str, args: TeamsArgs, partition: pulumi.Output[str] | None
+    ) -> aws.eks.AccessEntry:
+        principal: Any = arn
+        if args.authentication_mode is not None:
+            principal = pulumi.Output.from_input(args.authentication_mode).apply(lambda mode: _checked(mode, arn))
+        entry = aws.eks.AccessEntry(
+            name,
+            cluster_name=args.cluster_name,
+            principal_arn=principal,
+            type=access.ACCESS_ENTRY_TYPE,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        assert partition is not None
+        aws.eks.AccessPolicyAssociation(
+            f"{name}-admin",
+            cluster_name=entry.cluster_name,
+            principal_arn=entry.principal_arn,
+            policy_arn=partition.apply(lambda p: cluster_access_policy_arn(p, access.TEAM_ACCESS_POLICY)),
+            access_scope=access.access_scope(team),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return entry
+
+
+def _checked(mode: str | None, arn: str) -> str:
+    problem = access.authentication_mode_problem(mode)
+    if problem:
+        raise pulumi.RunError(f"teams: {arn}: expected {problem}")
+    return arn
