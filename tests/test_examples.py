@@ -40,6 +40,7 @@ def test_the_examples_are_the_ones_documented():
         "Pulumi.ampere-ada.yaml",
         "Pulumi.fractional.yaml",
         "Pulumi.graviton.yaml",
+        "Pulumi.teams.yaml",
     ]
 
 
