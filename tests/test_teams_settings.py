@@ -87,7 +87,8 @@ def test_every_problem_across_teams_at_once():
         'gpu-eks:teams[0].namespace: received "gpu-operator"; expected a namespace that is neither Kubernetes\' nor '
         "the library's (default, kube-system, kube-public, kube-node-lease, gpu-operator, gpu-timeslicing-check, "
         "amazon-cloudwatch): the library creates the team's namespace and binds its GPU policy to it",
-        'gpu-eks:teams[0].nodeGroups[1]: received "v100"; expected the name of a gpuNodeGroups entry (a10g, shared, t4)',
+        'gpu-eks:teams[0].nodeGroups[1]: received "v100"; expected the name of a gpuNodeGroups entry '
+        "(a10g, shared, t4)",
         'gpu-eks:teams[0].quota.nvidia.com/gpu.shared: received "nvidia.com/gpu.shared"; expected a resource the '
         "team's node groups advertise (nvidia.com/gpu): a pod asking for another never lands on them",
         f'gpu-eks:teams[0].principals[0]: received "{ADMIN}"; expected a principal that is not in adminPrincipalArns: '
@@ -178,8 +179,8 @@ def test_groups_no_team_names_are_a_warning_only_with_teams():
     assert [
         str(w) for w in settings_warnings(settings([{"name": "ml", "nodeGroups": ["t4"]}])) if "nodeGroups" in str(w)
     ] == [
-        "gpu-eks:gpuNodeGroups[1].name: received \"a10g\"; expected a group some team's nodeGroups names: no team's GPU "
-        "pods may run on it (pods of namespaces without a team still may)",
+        'gpu-eks:gpuNodeGroups[1].name: received "a10g"; expected a group some team\'s nodeGroups names: no '
+        "team's GPU pods may run on it (pods of namespaces without a team still may)",
         "gpu-eks:gpuNodeGroups[2].name: received \"shared\"; expected a group some team's nodeGroups names: no team's "
         "GPU pods may run on it (pods of namespaces without a team still may)",
     ]
