@@ -193,6 +193,7 @@ def declare_gpu_capacity(
                 tags=tags,
                 # The operator creates the namespace the rule and the dashboard default to.
                 wait_for=[gpu_operator.namespace],
+                teams=settings.teams,
             ),
             opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
         )
