@@ -247,3 +247,14 @@ def test_a_broken_pod_fails_kubernetes_validation_before_the_policy():
     obj["spec"]["nodeSelectors"] = obj["spec"].pop("nodeSelector")
     with pytest.raises(kubernetes_validate.ValidationError):
         admitted(obj)
+
+
+def test_every_kubernetes_version_the_library_knows_has_admission_policies_v1():
+    # ValidatingAdmissionPolicy is GA (admissionregistration.k8s.io/v1) from Kubernetes 1.30
+    # (Kubernetes docs, "Validating Admission Policy": "FEATURE STATE: Kubernetes v1.30 [stable]").
+    from components import catalog
+
+    assert min(int(v.split(".")[1]) for v in catalog.KUBERNETES_VERSIONS) >= 30
+    for version in catalog.KUBERNETES_VERSIONS:
+        kubernetes_validate.validate(POLICY, f"{version}.0", strict=True)
+        kubernetes_validate.validate(policy.admission_binding(ML), f"{version}.0", strict=True)

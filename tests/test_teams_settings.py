@@ -230,3 +230,14 @@ def test_gpu_capacity_settings_take_teams_with_the_same_rules():
     assert [str(p) for p in info.value.problems] == [
         'gpu-eks:teams[0].nodeGroups[0]: received "a10g"; expected the name of a gpuNodeGroups entry (t4)'
     ]
+
+
+def test_the_component_package_passes_whole_numbers_of_a_quota():
+    # Numbers cross the wire as floats (ComponentProvider.map_inputs, pulumi 3.272): a user map's
+    # values are made whole again, its keys (resource names) kept as data.
+    from components.multilang import settings_from_inputs
+
+    s = settings_from_inputs(
+        {"cluster_name": "c", "teams": [{"name": "ml", "quota": {"nvidia.com/gpu": 2.0}, "node_groups": ["gpu"]}]}
+    )
+    assert s.teams[0].quota == {"nvidia.com/gpu": 2}
