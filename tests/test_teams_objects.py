@@ -150,12 +150,18 @@ def test_the_authentication_modes_that_take_access_entries():
     assert EKS.shape_for("AuthenticationMode").enum == ["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"]
     assert access.authentication_mode_problem("API") is None
     assert access.authentication_mode_problem("API_AND_CONFIG_MAP") is None
+    arn = "arn:aws:iam::123456789012:role/MlEngineers"
+    assert _checked(arn, "gpu-eks:teams[0].principals[0]", "aws", None) == arn
+    assert _checked(arn, "gpu-eks:teams[0].principals[0]", "aws", "API_AND_CONFIG_MAP") == arn
     with pytest.raises(pulumi.RunError) as err:
-        _checked("CONFIG_MAP", "arn:aws:iam::123456789012:role/MlEngineers")
+        _checked(arn, "gpu-eks:teams[0].principals[0]", "aws-cn", "CONFIG_MAP")
     assert str(err.value) == (
-        "teams: arn:aws:iam::123456789012:role/MlEngineers: expected an EKS cluster whose authentication mode is API "
-        "or API_AND_CONFIG_MAP for teams[].principals (access entries): the cluster's is CONFIG_MAP; change it (aws "
-        "eks update-cluster-config --access-config authenticationMode=API_AND_CONFIG_MAP) or leave principals out"
+        "invalid stack configuration (2 problems):\n"
+        f'  gpu-eks:teams[0].principals[0]: received "{arn}"; expected an ARN of the provider\'s partition, '
+        "arn:aws-cn:...\n"
+        f'  gpu-eks:teams[0].principals[0]: received "{arn}"; expected an EKS cluster whose authentication mode is '
+        "API or API_AND_CONFIG_MAP for teams[].principals (access entries): the cluster's is CONFIG_MAP; change it "
+        "(aws eks update-cluster-config --access-config authenticationMode=API_AND_CONFIG_MAP) or leave principals out"
     )
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..cluster.iam import cluster_access_policy_arn, partition_of
+from ..cluster.iam import cluster_access_policy_arn, partition_of, principal_partition_problems
+from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem, deploy_time_error
 from ..config.teams import TeamSettings
 from ..sharing.plan import GroupPlan
 from . import access, objects, policy
@@ -39,7 +39,7 @@ class Teams(pulumi.ComponentResource):
         self.namespaces: dict[str, k8s.core.v1.Namespace] = {}
         self.access_entries: dict[str, aws.eks.AccessEntry] = {}
         partition = partition_of(self) if any(t.principals for t in args.teams) else None
-        for team in args.teams:
+        for i, team in enumerate(args.teams):
             prefix = f"{name}-{team.name}"
             ns = objects.namespace(team)
             namespace = k8s.core.v1.Namespace(
@@ -71,16 +71,26 @@ class Teams(pulumi.ComponentResource):
                 spec=binding["spec"],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[vap]),
             )
-            for arn, key in access.principal_keys(team).items():
-                self.access_entries[arn] = self._access(f"{prefix}-{key}", team, arn, args, partition)
+            for k, (arn, key) in enumerate(access.principal_keys(team).items()):
+                where = f"{CONFIG_NAMESPACE}:teams[{i}].principals[{k}]"
+                self.access_entries[arn] = self._access(f"{prefix}-{key}", team, arn, where, args, partition)
         self.register_outputs({})
 
     def _access(
-        self, name: str, team: TeamSettings, arn: str, args: TeamsArgs, partition: pulumi.Output[str] | None
+        self,
+        name: str,
+        team: TeamSettings,
+        arn: str,
+        where: str,
+        args: TeamsArgs,
+        partition: pulumi.Output[str] | None,
     ) -> aws.eks.AccessEntry:
-        principal: Any = arn
-        if args.authentication_mode is not None:
-            principal = pulumi.Output.from_input(args.authentication_mode).apply(lambda mode: _checked(mode, arn))
+        assert partition is not None
+        # Checked when known, before EKS is asked: the principal's partition is the cluster's, and
+        # the cluster takes access entries (an existing cluster's mode, looked up; GpuCluster's is API).
+        principal = pulumi.Output.all(partition, args.authentication_mode).apply(
+            lambda a: _checked(arn, where, a[0], a[1])
+        )
         entry = aws.eks.AccessEntry(
             name,
             cluster_name=args.cluster_name,
@@ -88,7 +98,6 @@ class Teams(pulumi.ComponentResource):
             type=access.ACCESS_ENTRY_TYPE,
             opts=pulumi.ResourceOptions(parent=self),
         )
-        assert partition is not None
         aws.eks.AccessPolicyAssociation(
             f"{name}-admin",
             cluster_name=entry.cluster_name,
@@ -100,8 +109,13 @@ class Teams(pulumi.ComponentResource):
         return entry
 
 
-def _checked(mode: str | None, arn: str) -> str:
-    problem = access.authentication_mode_problem(mode)
+def _checked(arn: str, where: str, partition: str, mode: str | None) -> str:
+    """``arn`` once its partition is the cluster's and the cluster's authentication ``mode`` (None:
+    API, the library's own cluster) takes access entries; else the deployment fails with its key."""
+    problems = [Problem(where, arn, p.expected) for p in principal_partition_problems([arn], partition)]
+    problem = access.authentication_mode_problem(mode or "API")
     if problem:
-        raise pulumi.RunError(f"teams: {arn}: expected {problem}")
+        problems.append(Problem(where, arn, problem))
+    if problems:
+        raise deploy_time_error(ConfigError(problems))
     return arn
