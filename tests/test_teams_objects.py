@@ -182,12 +182,21 @@ def test_the_example_declares_each_teams_objects(teams_example):
         ("AccessEntry", "gpu-eks-teams-ml-role-MlEngineers"),
         ("AccessPolicyAssociation", "gpu-eks-teams-cv-role-VisionEngineers-admin"),
         ("AccessPolicyAssociation", "gpu-eks-teams-ml-role-MlEngineers-admin"),
+        ("Job", "gpu-eks-teams-cv-check"),
+        ("Job", "gpu-eks-teams-ml-check"),
         ("LimitRange", "gpu-eks-teams-cv-limits"),
         ("LimitRange", "gpu-eks-teams-ml-limits"),
         ("Namespace", "gpu-eks-teams-cv-ns"),
         ("Namespace", "gpu-eks-teams-ml-ns"),
+        ("NetworkPolicy", "gpu-eks-teams-check-egress"),
         ("ResourceQuota", "gpu-eks-teams-cv-quota"),
         ("ResourceQuota", "gpu-eks-teams-ml-quota"),
+        ("Role", "gpu-eks-teams-cv-check"),
+        ("Role", "gpu-eks-teams-ml-check"),
+        ("RoleBinding", "gpu-eks-teams-cv-check"),
+        ("RoleBinding", "gpu-eks-teams-ml-check"),
+        ("ServiceAccount", "gpu-eks-teams-cv-check"),
+        ("ServiceAccount", "gpu-eks-teams-ml-check"),
         ("ValidatingAdmissionPolicy", "gpu-eks-teams-cv-policy"),
         ("ValidatingAdmissionPolicy", "gpu-eks-teams-ml-policy"),
         ("ValidatingAdmissionPolicyBinding", "gpu-eks-teams-cv-binding"),
@@ -227,8 +236,17 @@ def test_the_example_objects_validate(teams_example):
             "ValidatingAdmissionPolicyBinding",
         ),
     }
+    kinds.update(
+        {
+            "kubernetes:core/v1:ServiceAccount": ("v1", "ServiceAccount"),
+            "kubernetes:rbac.authorization.k8s.io/v1:Role": ("rbac.authorization.k8s.io/v1", "Role"),
+            "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+            "kubernetes:batch/v1:Job": ("batch/v1", "Job"),
+            "kubernetes:networking.k8s.io/v1:NetworkPolicy": ("networking.k8s.io/v1", "NetworkPolicy"),
+        }
+    )
     found = [r for r in teams_example.resources if r.type in kinds and "teams" in r.name]
-    assert len(found) == 10
+    assert len(found) == 19
     for r in found:
         api_version, kind = kinds[r.type]
         kubernetes_validate.validate({**r.inputs, "apiVersion": api_version, "kind": kind}, "1.35.0", strict=True)

@@ -28,7 +28,7 @@ from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..gpu_operator.values import ExporterOptions, per_pod_gpu_metrics
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
 from ..observability.component import GpuObservability, GpuObservabilityArgs
-from ..teams.component import Teams, TeamsArgs
+from ..teams.component import Teams, TeamsArgs, TeamsCheck
 from ..verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 
@@ -206,6 +206,10 @@ def declare_gpu_capacity(
                 plans=[g.plan for g in covered],
                 cluster_name=target.cluster_name,
                 authentication_mode=target.authentication_mode,
+                # With the verification, a Job per team proves its policy and quota (verification.teams).
+                check=TeamsCheck(namespace=check.namespace, image=settings.verification.probe_image)
+                if check is not None and settings.verification.teams
+                else None,
             ),
             opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
         )

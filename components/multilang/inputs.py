@@ -122,6 +122,8 @@ class VerificationSettings(TypedDict, total=False):
     """Image for the pods on arm64 groups (g5g), when `image` has no linux/arm64 variant. The default `image` is multi-arch (amd64 and arm64). Type: image reference. Default: `image`."""
     probe_image: str
     """Image with `python3` for the MPS memory-limit and exclusive-GPU probes (MPS and exclusive groups only; no CUDA needed: the NVIDIA runtime mounts the driver). Multi-arch when arm64 groups use MPS or exclusive GPUs; set it to a mirror where nodes cannot reach ECR Public. Type: image reference. Default: `public.ecr.aws/docker/library/python:3.12-slim`."""
+    teams: bool
+    """With `teams`, a Job per team proves on `pulumi up` that its placement policy refuses a GPU pod outside its groups and its quota a pod over it (server-side dry runs: nothing is created; its only right is `create` on pods in the team's namespace). See "Teams". Type: bool. Default: `true`."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 

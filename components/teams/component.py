@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -14,7 +15,8 @@ from ..cluster.iam import cluster_access_policy_arn, partition_of, principal_par
 from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem, deploy_time_error
 from ..config.teams import TeamSettings
 from ..sharing.plan import GroupPlan
-from . import access, objects, policy
+from ..verification.jobs import AWAIT_MARGIN_SECONDS
+from . import access, objects, policy, verification
 
 TYPE_NAME = "gpu-eks:teams:Teams"
 
@@ -28,6 +30,16 @@ class TeamsArgs:
     #: The cluster's authentication mode when not known to allow access entries (an existing
     #: cluster's, looked up): checked before any entry is created. None: the cluster's is API.
     authentication_mode: pulumi.Input[str] | None = None
+    #: Where the teams' check Jobs run (``verification``); None: no check.
+    check: TeamsCheck | None = None
+
+
+@dataclass
+class TeamsCheck:
+    #: The verification namespace (created by the verification component).
+    namespace: k8s.core.v1.Namespace
+    #: An image with python3 (``verification.probeImage``).
+    image: str
 
 
 class Teams(pulumi.ComponentResource):
@@ -39,6 +51,19 @@ class Teams(pulumi.ComponentResource):
         self.namespaces: dict[str, k8s.core.v1.Namespace] = {}
         self.access_entries: dict[str, aws.eks.AccessEntry] = {}
         partition = partition_of(self) if any(t.principals for t in args.teams) else None
+        # The check pods reach the API server through the verification namespace's deny-all.
+        self._egress: list[pulumi.Resource] = []
+        if args.check is not None:
+            self._egress.append(
+                k8s.networking.v1.NetworkPolicy(
+                    f"{name}-check-egress",
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        name="gpu-eks-team-check-api", namespace=args.check.namespace.metadata.name
+                    ),
+                    spec=verification.API_EGRESS_POLICY_SPEC,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
         for i, team in enumerate(args.teams):
             prefix = f"{name}-{team.name}"
             ns = objects.namespace(team)
@@ -47,15 +72,21 @@ class Teams(pulumi.ComponentResource):
             )
             self.namespaces[team.name] = namespace
             in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
+            # What the check proves: the namespace, its quota, LimitRange and policy binding.
+            enforced: list[pulumi.Resource] = [namespace]
             quota = objects.resource_quota(team)
             if quota:
-                k8s.core.v1.ResourceQuota(
-                    f"{prefix}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=in_namespace
+                enforced.append(
+                    k8s.core.v1.ResourceQuota(
+                        f"{prefix}-quota", metadata=quota["metadata"], spec=quota["spec"], opts=in_namespace
+                    )
                 )
             limits = objects.limit_range(team)
             if limits:
-                k8s.core.v1.LimitRange(
-                    f"{prefix}-limits", metadata=limits["metadata"], spec=limits["spec"], opts=in_namespace
+                enforced.append(
+                    k8s.core.v1.LimitRange(
+                        f"{prefix}-limits", metadata=limits["metadata"], spec=limits["spec"], opts=in_namespace
+                    )
                 )
             rule = policy.admission_policy(team, args.plans)
             vap = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
@@ -65,16 +96,60 @@ class Teams(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             binding = policy.admission_binding(team)
-            k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-                f"{prefix}-binding",
-                metadata=binding["metadata"],
-                spec=binding["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[vap]),
+            enforced.append(
+                k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+                    f"{prefix}-binding",
+                    metadata=binding["metadata"],
+                    spec=binding["spec"],
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[vap]),
+                )
             )
+            if args.check is not None:
+                self._check(prefix, team, args.plans, args.check, enforced)
             for k, (arn, key) in enumerate(access.principal_keys(team).items()):
                 where = f"{CONFIG_NAMESPACE}:teams[{i}].principals[{k}]"
                 self.access_entries[arn] = self._access(f"{prefix}-{key}", team, arn, where, args, partition)
         self.register_outputs({})
+
+    def _check(
+        self, prefix: str, team: TeamSettings, plans: Sequence[GroupPlan], check: TeamsCheck, after: list[Any]
+    ) -> None:
+        """The team's check Job (``verification``) with its ServiceAccount, Role and RoleBinding."""
+        ns = check.namespace.metadata.name
+        account = verification.service_account(team, ns)
+        sa = k8s.core.v1.ServiceAccount(
+            f"{prefix}-check",
+            metadata=account["metadata"],
+            automount_service_account_token=account["automountServiceAccountToken"],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        rules = verification.role(team)
+        role = k8s.rbac.v1.Role(
+            f"{prefix}-check",
+            metadata=rules["metadata"],
+            rules=rules["rules"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after[:1]),
+        )
+        bound = verification.role_binding(team, ns)
+        role_binding = k8s.rbac.v1.RoleBinding(
+            f"{prefix}-check",
+            metadata=bound["metadata"],
+            role_ref=bound["roleRef"],
+            subjects=bound["subjects"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[role, sa]),
+        )
+        spec = verification.job_spec(team, plans, check.image)
+        k8s.batch.v1.Job(
+            f"{prefix}-check",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=verification.check_name(team),
+                namespace=ns,
+                labels=dict(verification.CHECK_LABELS),
+                annotations={"pulumi.com/timeoutSeconds": str(verification.DEADLINE_SECONDS + AWAIT_MARGIN_SECONDS)},
+            ),
+            spec=spec,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, role_binding, *self._egress]),
+        )
 
     def _access(
         self,

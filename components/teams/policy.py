@@ -92,12 +92,17 @@ def tolerations_expression(foreign_keys: Sequence[str]) -> str:
     return f"!has(object.spec.tolerations) || !object.spec.tolerations.exists(t, ({everything}){foreign})"
 
 
+def placement_message(team: TeamSettings) -> str:
+    """The start of the placement refusal (plain characters: the API server's JSON escapes ``<``)."""
+    return f"team {team.name}: a GPU pod must select its node groups"
+
+
 def validations(team: TeamSettings, plans: Sequence[GroupPlan]) -> list[dict[str, str]]:
     groups = ", ".join(team.node_groups)
     return [
         {
             "expression": placement_expression(team),
-            "message": f"team {team.name}: a GPU pod must select its node groups ({groups}) with nodeSelector "
+            "message": f"{placement_message(team)} ({groups}) with nodeSelector "
             f"{NODE_GROUP_LABEL}: <group>, or with a required node affinity In on {NODE_GROUP_LABEL} in every term",
             "reason": "Forbidden",
         },
