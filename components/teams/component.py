@@ -44,7 +44,7 @@ class TeamsCheck:
 
 class Teams(pulumi.ComponentResource):
     """The teams' namespaces and their objects (with the cluster's Kubernetes provider in
-    ``providers=``) and their principals' EKS access entries."""
+    ``providers=``), their principals' EKS access entries and, with ``check``, a check Job per team."""
 
     def __init__(self, name: str, args: TeamsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)

@@ -6,8 +6,10 @@ step runs, nothing is stored) and fails unless
   (the control: the Job's rights and the namespace's Pod Security level let it create pods);
 * a GPU pod that does not select the team's groups is refused by the team's placement policy;
 * with a quota, a pod pinned to the team's group asking for one more than the quota (over as few
-  containers as ``maxPerContainer`` allows) is refused with "exceeded quota" (ResourceQuota
-  admission evaluates dry-run requests; it runs after the policy).
+  containers as ``maxPerContainer`` allows) is refused with "exceeded quota" (a dry run goes
+  through the whole admission chain, quota included, without storing or charging anything:
+  kubernetes/enhancements KEP-576 "Kubernetes Dry-run"; ResourceQuota runs after the policy; not
+  run against a cluster here).
 
 Least RBAC: a ServiceAccount in the verification namespace, bound by a Role in the team's namespace
 to ``create`` on ``pods`` and nothing else (a dry run needs the verb of the real request); no read
