@@ -228,9 +228,7 @@ def test_the_policy_and_binding_objects():
     spec = POLICY["spec"]
     assert spec["failurePolicy"] == "Fail"
     assert spec["matchConstraints"] == {
-        "resourceRules": [
-            {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}
-        ]
+        "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]
     }
     assert [v["message"] for v in spec["validations"]] == [
         "team ml: a GPU pod must select its node groups (t4, t4-b) with nodeSelector gpu-eks.io/node-group: <group>, "

@@ -2,7 +2,7 @@
 (admissionregistration.k8s.io/v1, GA since Kubernetes 1.30) that refuse the team's GPU pods that could
 land outside the team's node groups. The API server enforces it itself: no webhook, no controller.
 
-What it checks, for pods created or updated in the team's namespace (the binding's namespace
+What it checks, for pods created in the team's namespace (the binding's namespace
 selector, on the ``kubernetes.io/metadata.name`` label the API server sets on every namespace):
 
 * a *GPU pod* is one with a container or init container whose requests or limits name a GPU resource
@@ -129,7 +129,12 @@ def admission_policy(team: TeamSettings, plans: Sequence[GroupPlan]) -> dict[str
                     {
                         "apiGroups": [""],
                         "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
+                        # CREATE only: a pod's node selector and affinity cannot be loosened after
+                        # it is created (k8s.io/kubernetes validation.go ValidatePodUpdate; a pod
+                        # with scheduling gates may only narrow them, KEP-3838), and an
+                        # UPDATE check would block removing the finalizers of pods admitted before
+                        # the policy or a change of the team's groups (Jobs' job-tracking finalizer).
+                        "operations": ["CREATE"],
                         "resources": ["pods"],
                     }
                 ]
