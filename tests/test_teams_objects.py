@@ -5,6 +5,7 @@ access entries against botocore's eks model; rendered by the program from exampl
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import botocore.session
@@ -262,7 +263,7 @@ class _ConfigMapCluster(FakeCloud):
         return super()._answer(token)
 
 
-def _capacity_with_a_team(principals: list[str]):
+def _capacity_with_a_team(principals: list[str], **extra: Any):
     def program() -> None:
         from components import GpuCapacity, GpuCapacityArgs
 
@@ -271,8 +272,10 @@ def _capacity_with_a_team(principals: list[str]):
                 "kubernetesVersion": "1.35",
                 "gpuNodeGroups": [{"name": "t4"}],
                 "teams": [
-                    {"name": "ml", "quota": {"nvidia.com/gpu": 2}, "nodeGroups": ["t4"], "principals": principals}
+                    {"name": "ml", "quota": {"nvidia.com/gpu": 2}, "nodeGroups": ["t4"], "principals": principals},
+                    {"name": "ops", "nodeGroups": ["t4"]},
                 ],
+                **extra,
             }
         )
         GpuCapacity(
@@ -293,7 +296,12 @@ def test_gpu_capacity_declares_teams_and_checks_the_authentication_mode():
     sim = run_program(_capacity_with_a_team([arn]), {}, project="consumer", stack="test", timeout=60)
     assert sim.one("gpu-eks:teams:Teams").name == "ml-gpu-teams"
     assert sim.one("aws:eks/accessEntry:AccessEntry").inputs["principalArn"] == arn
+    # ops has no quota, default or maximum: no ResourceQuota or LimitRange of its own.
     assert sim.one("kubernetes:core/v1:ResourceQuota").inputs["spec"] == {"hard": {"requests.nvidia.com/gpu": "2"}}
+    assert sim.by_type("kubernetes:core/v1:LimitRange") == []
+    assert sim.one("kubernetes:core/v1:Namespace", "ml-gpu-teams-ops-ns").inputs["metadata"]["name"] == "ops"
+    # verifyTimeSlicing is off (GpuCapacity's default): no check Job.
+    assert [r.name for r in sim.by_type("kubernetes:batch/v1:Job")] == []
     with pytest.raises(pulumi.RunError) as err:
         run_program(
             _capacity_with_a_team([arn]), {}, project="consumer", stack="test", mocks=_ConfigMapCluster(), timeout=60
@@ -305,3 +313,32 @@ def test_gpu_capacity_declares_teams_and_checks_the_authentication_mode():
     )
     assert sim.by_type("aws:eks/accessEntry:AccessEntry") == []
     assert sim.one("kubernetes:core/v1:Namespace", "ml-gpu-teams-ml-ns").inputs["metadata"]["name"] == "ml"
+
+
+def test_the_team_check_follows_verification_teams():
+    on = run_program(_capacity_with_a_team([], verifyTimeSlicing=True), {}, project="consumer", stack="t", timeout=60)
+    assert sorted(r.name for r in on.by_type("kubernetes:batch/v1:Job") if "teams" in r.name) == [
+        "ml-gpu-teams-ml-check",
+        "ml-gpu-teams-ops-check",
+    ]
+    # ops has no quota: its check proves placement only.
+    cases = {
+        r.name: json.loads(
+            next(
+                e["value"] for e in r.inputs["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "CASES"
+            )
+        )
+        for r in on.by_type("kubernetes:batch/v1:Job")
+        if "teams" in r.name
+    }
+    assert [c["name"] for c in cases["ml-gpu-teams-ml-check"]] == ["admitted", "outside-groups", "over-quota"]
+    assert [c["name"] for c in cases["ml-gpu-teams-ops-check"]] == ["admitted", "outside-groups"]
+    off = run_program(
+        _capacity_with_a_team([], verifyTimeSlicing=True, verification={"teams": False}),
+        {},
+        project="consumer",
+        stack="t",
+        timeout=60,
+    )
+    assert [r.name for r in off.by_type("kubernetes:batch/v1:Job") if "teams" in r.name] == []
+    assert off.by_type("kubernetes:rbac.authorization.k8s.io/v1:Role") == []

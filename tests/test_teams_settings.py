@@ -241,3 +241,10 @@ def test_the_component_package_passes_whole_numbers_of_a_quota():
         {"cluster_name": "c", "teams": [{"name": "ml", "quota": {"nvidia.com/gpu": 2.0}, "node_groups": ["gpu"]}]}
     )
     assert s.teams[0].quota == {"nvidia.com/gpu": 2}
+
+
+def test_a_default_names_a_resource_of_the_teams_groups_too():
+    assert problems([{"name": "ml", "defaultPerContainer": {"nvidia.com/mig-1g.5gb": 1}, "nodeGroups": ["a10g"]}]) == [
+        'gpu-eks:teams[0].defaultPerContainer.nvidia.com/mig-1g.5gb: received "nvidia.com/mig-1g.5gb"; expected a '
+        "resource the team's node groups advertise (nvidia.com/gpu): a pod asking for another never lands on them"
+    ]
