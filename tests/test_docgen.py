@@ -72,6 +72,7 @@ def test_every_nested_model_names_its_schema_type():
         "TimeSlicing",
         "Mps",
         "Mig",
+        "TeamSettings",
         "VerificationSettings",
     }
 

@@ -1,5 +1,6 @@
 """The example stacks of examples/ (issue 15), rendered under mocks like the real stacks: a g5 and
-a g6/gr6 group mixing sizes, an arm64 g5g group, a fractional g6f group that scales from zero."""
+a g6/gr6 group mixing sizes, an arm64 g5g group, a fractional g6f group that scales from zero, two
+teams on two groups (issue 25)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import base64
 from pathlib import Path
 from typing import Any
 
+import cel
 import pytest
 import yaml
 
@@ -44,6 +46,7 @@ def test_the_examples_are_the_ones_documented():
         "Pulumi.graviton.yaml",
         "Pulumi.mig-a100.yaml",
         "Pulumi.mig-h100.yaml",
+        "Pulumi.teams.yaml",
     ]
 
 
@@ -284,3 +287,37 @@ def test_mig_groups_scale_from_zero_and_ca_sees_their_nodes_ready(name, group, i
         # Mixed: no whole GPU to offer (the instance's 8 would be a lie), and no GPU label.
         assert node["capacity"]["nvidia.com/gpu"] == 0
         assert "k8s.amazonaws.com/accelerator" not in node["labels"]
+
+
+def _admitted_by(sim: Simulation, team: str, pod_spec: dict[str, Any]) -> bool:
+    """The team's rendered ValidatingAdmissionPolicy, evaluated (CEL) on a pod of ``pod_spec``."""
+    spec = sim.one(
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy", f"gpu-eks-teams-{team}-policy"
+    )
+    ctx = {"object": {"spec": pod_spec}}
+    if not all(cel.evaluate(c["expression"], ctx) for c in spec.inputs["spec"]["matchConditions"]):
+        return True
+    return all(cel.evaluate(v["expression"], ctx) for v in spec.inputs["spec"]["validations"])
+
+
+def test_teams_each_team_runs_on_its_own_group_from_the_stack_outputs():
+    """Two teams on two groups: a GPU pod written from a group's stack outputs (nodeSelector,
+    tolerations, resourceName) is admitted by the policy of the team of that group and refused by the
+    other team's."""
+    sim = example("teams")
+    groups = sim.outputs["gpuNodeGroups"]
+
+    def pod(group: str) -> dict[str, Any]:
+        out = groups[group]
+        return {
+            "nodeSelector": out["nodeSelector"],
+            "tolerations": out["tolerations"],
+            "containers": [{"name": "main", "image": IMAGE, "resources": {"limits": {out["resourceName"]: "1"}}}],
+        }
+
+    assert _admitted_by(sim, "ml", pod("t4")) and not _admitted_by(sim, "ml", pod("a10g"))
+    assert _admitted_by(sim, "cv", pod("a10g")) and not _admitted_by(sim, "cv", pod("t4"))
+    namespaces = {
+        r.inputs["metadata"]["name"] for r in sim.by_type("kubernetes:core/v1:Namespace") if "teams" in r.name
+    }
+    assert namespaces == {"ml", "vision"}

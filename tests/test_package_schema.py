@@ -48,6 +48,7 @@ from components.config.network import NetworkSettings
 from components.config.settings import Settings
 from components.config.sharing import Mps
 from components.config.system_group import SystemNodeGroupSettings
+from components.config.teams import TeamSettings
 from tests.support import ROOT, reference_path, run_python, simulate
 from tooling.simulation import run_program
 
@@ -152,6 +153,7 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "gpu-eks:index:Scaling",
         "gpu-eks:index:SystemNodeGroupSettings",
         "gpu-eks:index:TaintSpec",
+        "gpu-eks:index:TeamSettings",
         "gpu-eks:index:TimeSlicing",
         "gpu-eks:index:Toleration",
         "gpu-eks:index:VerificationSettings",
@@ -175,6 +177,7 @@ def test_schema_input_names_are_the_config_keys(schema):
         "preflight",
         "systemNodeGroup",
         "tags",
+        "teams",
         "verification",
         "verifyTimeSlicing",
     ]
@@ -263,6 +266,7 @@ PAIRS = [
     (AutoscalerSettings, multilang.AutoscalerSettings),
     (ObservabilitySettings, multilang.ObservabilitySettings),
     (AlertThresholds, multilang.AlertThresholds),
+    (TeamSettings, multilang.TeamSettings),
 ]
 
 

@@ -68,4 +68,4 @@ def test_the_capacity_key_list_is_every_gpu_capacity_key_in_order():
     assert m, "README: the sentence listing load_capacity_settings' keys"
     listed = re.findall(r"`([A-Za-z]+)`", m.group(1))
     assert listed == [f.alias or name for name, f in GpuCapacitySettings.model_fields.items()]
-    assert listed[-2:] == ["observability", "tags"]
+    assert listed[-3:] == ["observability", "teams", "tags"]

@@ -318,6 +318,7 @@ def test_the_cluster_settings_are_capacity_settings_with_the_cluster_keys():
         "verifyTimeSlicing",
         "verification",
         "observability",
+        "teams",
         "tags",
     }
     cluster_keys = {f.alias or n for n, f in Settings.model_fields.items()} - capacity_keys

@@ -146,7 +146,15 @@ class FakeCloud(pulumi_mocks.Mocks):
                 "names": list(FAKE_ZONES),
                 "zoneIds": [f"usw2-az{i + 1}" for i in range(len(FAKE_ZONES))],
             }
+        if token == "aws:eks/getCluster:getCluster":
+            # An existing cluster (GpuCapacity reads its authentication mode for the teams' access entries).
+            return {"accessConfigs": [{"authenticationMode": FAKE_AUTHENTICATION_MODE}]}
         return {}
+
+
+#: The authentication mode of an existing cluster the simulation describes (EKS's default for new
+#: clusters since access entries: API_AND_CONFIG_MAP).
+FAKE_AUTHENTICATION_MODE = "API_AND_CONFIG_MAP"
 
 
 class FirstPreviewCloud(FakeCloud):

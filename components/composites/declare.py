@@ -22,12 +22,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
-from ..config.names import AUTOSCALER_CHILD, OBSERVABILITY_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD
+from ..config.names import AUTOSCALER_CHILD, OBSERVABILITY_CHILD, OPERATOR_CHILD, TEAMS_CHILD, VERIFICATION_CHILD
 from ..config.settings import GpuCapacitySettings
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..gpu_operator.values import ExporterOptions, per_pod_gpu_metrics
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
 from ..observability.component import GpuObservability, GpuObservabilityArgs
+from ..teams.component import Teams, TeamsArgs, TeamsCheck
 from ..verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 
@@ -46,6 +47,9 @@ class ClusterTarget:
     oidc_provider_url: pulumi.Input[str] | None = None
     #: What the operator waits for: an untainted node to run on (e.g. the system node group).
     ready: Sequence[pulumi.Resource] = ()
+    #: The cluster's EKS authentication mode, where it may not allow access entries (an existing
+    #: cluster's, looked up): the teams' access entries check it first. None: API (GpuCluster's).
+    authentication_mode: pulumi.Input[str] | None = None
 
 
 @dataclass
@@ -55,6 +59,7 @@ class GpuCapacityParts:
     autoscaler: ClusterAutoscaler | None
     verification: TimeSlicingVerification | None
     observability: GpuObservability | None = None
+    teams: Teams | None = None
 
 
 def declare_gpu_capacity(
@@ -70,7 +75,7 @@ def declare_gpu_capacity(
     """Declare ``{name}-<group>`` per group of ``settings``, ``{name}-gpu-operator``, with the
     autoscaler enabled ``{name}-autoscaler`` (and the groups' ASG tags), and with
     ``verifyTimeSlicing`` ``{name}-verify``, with ``observability.enabled`` ``{name}-observability``,
-    all children of ``parent``.
+    with ``teams`` ``{name}-teams``, all children of ``parent``.
 
     ``settings`` is a ``GpuCapacitySettings`` or a ``Settings`` (which extends it).
     ``autoscaler_cluster_name`` is the cluster's plain name as the Cluster Autoscaler knows it (its
@@ -188,6 +193,23 @@ def declare_gpu_capacity(
                 tags=tags,
                 # The operator creates the namespace the rule and the dashboard default to.
                 wait_for=[gpu_operator.namespace],
+                teams=settings.teams,
+            ),
+            opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
+        )
+    teams = None
+    if settings.teams:
+        teams = Teams(
+            f"{name}-{TEAMS_CHILD}",
+            TeamsArgs(
+                teams=settings.teams,
+                plans=[g.plan for g in covered],
+                cluster_name=target.cluster_name,
+                authentication_mode=target.authentication_mode,
+                # With the verification, a Job per team proves its policy and quota (verification.teams).
+                check=TeamsCheck(namespace=check.namespace, image=settings.verification.probe_image)
+                if check is not None and settings.verification.teams
+                else None,
             ),
             opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
         )
@@ -197,6 +219,7 @@ def declare_gpu_capacity(
         autoscaler=cluster_autoscaler,
         verification=check,
         observability=observability,
+        teams=teams,
     )
 
 

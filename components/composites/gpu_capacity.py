@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler
@@ -116,6 +117,7 @@ class GpuCapacity(pulumi.ComponentResource):
                 oidc_provider_arn=args.oidc_provider_arn,
                 oidc_provider_url=args.oidc_provider_url,
                 ready=args.wait_for,
+                authentication_mode=_authentication_mode(self, cluster_name, s),
             ),
             settings=s,
             tags=tags,
@@ -128,6 +130,7 @@ class GpuCapacity(pulumi.ComponentResource):
         self.autoscaler = parts.autoscaler
         self.verification = parts.verification
         self.observability = parts.observability
+        self.teams = parts.teams
         all_groups = {**self.gpu_node_groups, **{g.settings.name: g for g in args.node_groups}}
         self.register_outputs(
             {
@@ -136,6 +139,15 @@ class GpuCapacity(pulumi.ComponentResource):
                 **({"observability": self.observability.outputs} if self.observability else {}),
             }
         )
+
+
+def _authentication_mode(parent: pulumi.Resource, cluster_name: Any, s: GpuCapacitySettings) -> Any:
+    """The existing cluster's EKS authentication mode (eks:DescribeCluster ``accessConfig``), read
+    only when a team has principals: their access entries need API or API_AND_CONFIG_MAP."""
+    if not any(t.principals for t in s.teams):
+        return None
+    cluster = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOutputOptions(parent=parent))
+    return cluster.access_configs.apply(lambda configs: configs[0].authentication_mode if configs else None)
 
 
 def _settings_of(name: str, settings: Any) -> GpuCapacitySettings:

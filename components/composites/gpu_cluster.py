@@ -21,6 +21,7 @@ from ..config.settings import Settings
 from ..gpu_operator.component import GpuOperator
 from ..nodegroups.component import GpuNodeGroup
 from ..observability.component import GpuObservability
+from ..teams.component import Teams
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 from .resolve import checked_setting_tags
@@ -86,6 +87,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.autoscaler: ClusterAutoscaler | None = parts.autoscaler
         self.verification: TimeSlicingVerification | None = parts.verification
         self.observability: GpuObservability | None = parts.observability
+        self.teams: Teams | None = parts.teams
 
         self.register_outputs(self.stack_outputs())
 

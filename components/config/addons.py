@@ -167,6 +167,16 @@ class VerificationSettings(_Model):
             default="`public.ecr.aws/docker/library/python:3.12-slim`",
         ),
     )
+    teams: bool = Field(
+        True,
+        **doc(
+            "With `teams`, a Job per team proves on `pulumi up` that its placement policy refuses a GPU pod outside "
+            "its groups and its quota a pod over it (server-side dry runs: nothing is created; its only right is "
+            '`create` on pods in the team\'s namespace). See "Teams".',
+            type="bool",
+            default="`true`",
+        ),
+    )
     namespace: OwnNamespace = Field(
         "gpu-timeslicing-check",
         **doc(

@@ -9,6 +9,10 @@ OPERATOR_CHILD = "gpu-operator"
 VERIFICATION_CHILD = "verify"
 AUTOSCALER_CHILD = "autoscaler"
 OBSERVABILITY_CHILD = "observability"
+#: ``<name>-teams``: not reserved for group names (that would refuse groups accepted before teams
+#: existed): its children are Kubernetes namespace objects, admission policies and EKS access entries,
+#: types no node group declares, so their URNs never collide with a group's.
+TEAMS_CHILD = "teams"
 SYSTEM_SIDE_CHILDREN = (CLUSTER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD, AUTOSCALER_CHILD, OBSERVABILITY_CHILD)
 #: A node group ``<n>`` declares its launch template as ``<n>-lt`` (nodegroup.py).
 LAUNCH_TEMPLATE_SUFFIX = "lt"

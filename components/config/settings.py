@@ -4,8 +4,6 @@ their keys.
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Sequence
 from functools import cached_property
 from typing import Annotated
 
@@ -30,24 +28,13 @@ from .fields import (
     doc,
     kubernetes_version_problem,
 )
+from .group_rules import gpu_groups_problems
 from .groups import GpuNodeGroupSettings
 from .instance_types import ami_release_problem
-from .names import reserved_group_name_problem
 from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
 from .system_group import SystemNodeGroupSettings, system_service_pods
-
-#: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
-#: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").
-#: EKS merges its own NodeConfig part into a managed node group's user data ("the default NodeConfig
-#: is being added by EKS MNG under the hood, appended directly to the EC2's userdata": eksctl User
-#: Guide, "Node bootstrapping"): the cluster's name, API server endpoint, base64 CA certificate
-#: (about 1.5 KiB alone) and service CIDR, in a MIME part of its own (awslabs.github.io/amazon-eks-ami
-#: nodeadm: the minimum NodeConfig). So the group's own part may take at most
-#: USER_DATA_OWN_MAX_BYTES: 4 KiB is left for EKS's part.
-USER_DATA_MAX_BYTES = 16 * 1024
-USER_DATA_EKS_RESERVE_BYTES = 4 * 1024
-USER_DATA_OWN_MAX_BYTES = USER_DATA_MAX_BYTES - USER_DATA_EKS_RESERVE_BYTES
+from .teams import TeamSettings, settings_teams_problems
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -58,109 +45,6 @@ def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSe
 
 def _default_gpu_groups() -> tuple[GpuNodeGroupSettings, ...]:
     return (GpuNodeGroupSettings(name="gpu"),)
-
-
-def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = False) -> list[KeyedProblem]:
-    """Why GPU node groups (their plans) cannot share one cluster (one gpu-operator): keyed
-    problems, or [].
-
-    * Names are unique (resource names, the node-group label).
-    * One profile name means one device-plugin config file (timeSlicing or mps): one key of the device-plugin
-      ConfigMap and the value of the node label the config-manager reads.
-    * One migStrategy: the chart's ``mig.strategy`` is one value for the whole cluster.
-    * With the verification on, a node can run the pods its advertised shares ask for.
-
-    Used by Settings, GpuCapacitySettings and GpuOperator (which may cover groups declared elsewhere).
-    """
-    problems: list[KeyedProblem] = []
-    first_of: dict[str, int] = {}
-    for i, p in enumerate(plans):
-        if p.name in first_of:
-            problems.append(
-                (("gpuNodeGroups", i, "name"), p.name, f"a name of its own (gpuNodeGroups[{first_of[p.name]}] has it)")
-            )
-        first_of.setdefault(p.name, i)
-        reserved = reserved_group_name_problem(p.name)
-        if reserved:
-            problems.append((("gpuNodeGroups", i, "name"), p.name, reserved))
-    first: dict[str, int] = {}
-    for i, p in enumerate(plans):
-        j = first.setdefault(p.profile_name, i)
-        # One profile name is one key of the device-plugin ConfigMap: one config file.
-        if dict(plans[j].device_plugin_config) != dict(p.device_plugin_config):
-            problems.append(
-                (
-                    # A MIG group's profile is its name (no timeSlicing key beside mig).
-                    ("gpuNodeGroups", i, "name")
-                    if p.mig_layout is not None
-                    else ("gpuNodeGroups", i, p.sharing_key, "profile"),
-                    p.profile_name,
-                    f"a profile name not used by gpuNodeGroups[{j}] ({plans[j].name}), whose "
-                    + (
-                        f"{p.sharing_key} settings differ"
-                        if plans[j].sharing_key == p.sharing_key
-                        else "sharing mode differs"
-                    )
-                    + ": one set of settings per profile name (it is "
-                    "one key of the device-plugin ConfigMap)",
-                )
-            )
-    for i, p in enumerate(plans):
-        size = len(base64.b64decode(p.user_data))
-        if size > USER_DATA_OWN_MAX_BYTES:
-            problems.append(
-                (
-                    ("gpuNodeGroups", i, "labels"),
-                    len(p.settings.labels),
-                    f"fewer or shorter labels and taints: the group's user data (its nodeadm NodeConfig) would be "
-                    f"{size} bytes; at most {USER_DATA_OWN_MAX_BYTES}, since EC2 takes {USER_DATA_MAX_BYTES} in all "
-                    f"and EKS merges its own NodeConfig part (cluster endpoint and CA) into it",
-                )
-            )
-    strategies = {p.mig_strategy for p in plans}
-    if len(strategies) > 1:  # the chart's mig.strategy is one value for the whole cluster
-        problems += [
-            (("gpuNodeGroups", i, "migStrategy"), p.mig_strategy, "the same migStrategy in every GPU node group")
-            for i, p in enumerate(plans)
-        ]
-    if verify_time_slicing:
-        problems += [
-            (
-                ("gpuNodeGroups", i, p.sharing_key, "replicas"),
-                p.replicas_setting,
-                capacity_message(p, "at most") + " (the verification packs that many pods "
-                "on one node, so it could never succeed)",
-            )
-            for i, p in enumerate(plans)
-            if p.slots_per_node > p.usable_pod_slots
-        ]
-    return problems
-
-
-def capacity_message(plan: GroupPlan, prefix: str) -> str:
-    """Why a group advertises more slots per node than a node can run pods (``prefix`` the bound; a
-    MIG group's message asks for fewer slots, its bound being a layout and its replicas)."""
-    slots = plan.usable_pod_slots
-    # The type that sets the group's max pods, and whether EKS's managed-node-group cap set it.
-    row = min((catalog.GPU_INSTANCE_TYPES[t] for t in plan.instance_types), key=lambda r: r.max_pods)
-    why = (
-        f"{row.eni_max_pods} with the VPC CNI defaults, capped at {row.max_pods} by EKS managed node groups "
-        f"({row.vcpus} vCPUs: 110 below 30, 250 from 30)"
-        if row.max_pods < row.eni_max_pods
-        else f"{plan.max_pods} with the VPC CNI defaults"
-    )
-    bound = f"{slots} pods besides its {plan.max_pods - slots} DaemonSet pods (max pods {why})"
-    if plan.mig_layout is not None:
-        per_gpu = plan.slots_per_node // plan.gpus_per_node
-        return (
-            f"fewer slots per GPU than {per_gpu} (slices x mig.replicas) for "
-            f"{', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x {per_gpu} = {plan.slots_per_node} "
-            f"advertised, but a node runs at most {bound}"
-        )
-    return (
-        f"{prefix} {slots // plan.gpus_per_node} for {', '.join(plan.instance_types)}: {plan.gpus_per_node} GPU(s) x "
-        f"{plan.replicas} = {plan.slots_per_node} advertised, but a node runs at most {bound}"
-    )
 
 
 class GpuCapacitySettings(_Model):
@@ -214,6 +98,15 @@ class GpuCapacitySettings(_Model):
             'and a Grafana dashboard (see "Observability"). Off unless `enabled: true`.'
         ),
     )
+    teams: tuple[TeamSettings, ...] = Field(
+        (),
+        **doc(
+            "Teams sharing the GPUs: a namespace each, with GPU quotas, defaults, its node groups and principals (see "
+            '"Teams").',
+            type="list of teams",
+            default="`[]`",
+        ),
+    )
     tags: Tags = Field(
         {},
         **doc(
@@ -256,7 +149,7 @@ class GpuCapacitySettings(_Model):
 
     def _problems(self) -> list[KeyedProblem]:
         """The rules across keys (one list, so every problem is reported at once); ``Settings`` adds its own."""
-        problems = gpu_groups_problems(self.plans, self.verify_time_slicing)
+        problems = gpu_groups_problems(self.plans, self.verify_time_slicing) + settings_teams_problems(self)
         problems += allocation_policy_problems(
             [g.shared_devices_allocation_policy for g in self.gpu_node_groups], self.gpu_operator.chart_version
         )

@@ -10,10 +10,12 @@ from collections.abc import Callable, Iterable
 from .. import catalog
 from ..autoscaler import asg
 from ..catalog.storage import INSTANCE_IO
+from . import teams
 from .coldstart import FAST_IMAGE_PULL_MIN_MEMORY_GIB, FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS, FAST_IMAGE_PULL_MIN_VCPUS
 from .errors import CONFIG_NAMESPACE, Problem
+from .group_rules import capacity_message
 from .network import EKS_ADDRESSES_PER_SUBNET
-from .settings import GpuCapacitySettings, Settings, capacity_message
+from .settings import GpuCapacitySettings, Settings
 
 #: A rule returns one Problem per risky value it finds (same key/received/expected form as errors).
 #: Rules take the GPU keys (``GpuCapacitySettings``, which ``Settings`` extends): ``GpuCapacity``
@@ -229,3 +231,30 @@ def _cold_start_levers_that_give_less(settings: GpuCapacitySettings) -> Iterable
                 f"coldStart.localStorage: the root volume gives {cold.root_throughput_mibps} MiB/s, and nodeadm "
                 "warns that below 600 MiB/s a fast pull may be slower (nodeadm/doc/examples.md, v20260724)",
             )
+
+
+@warning_rule
+def _groups_no_team_uses(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # A warning, not an error: the teams' policies bind their own namespaces only, so other
+    # namespaces (platform jobs, the verification) still run on a group no team names; it may be
+    # meant for them, or a team may be missing it.
+    for i, p in teams.unused_groups(settings.teams, settings.plans):
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].name",
+            received=p.name,
+            expected="a group some team's nodeGroups names: no team's GPU pods may run on it (pods of namespaces "
+            "without a team still may)",
+        )
+
+
+@warning_rule
+def _quotas_above_the_slots_at_max_size(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # A warning: oversubscribing quotas is a choice (teams rarely peak together), but past the slots
+    # their groups have at maxSize, pods within quota stay Pending (no node can come for them).
+    for i, resource, quota, slots, whose in teams.oversubscribed_quotas(settings.teams, settings.plans):
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:teams[{i}].quota.{resource}",
+            received=quota,
+            expected=f"at most {slots}, the {resource} slots of {whose} at maxSize, or an oversubscription "
+            "you chose: pods within the quota beyond those slots stay Pending",
+        )

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 from ..config import charts
 from ..config.addons import GpuOperatorSettings
 from ..config.errors import describe_problems
-from ..config.settings import gpu_groups_problems
+from ..config.group_rules import gpu_groups_problems
 from ..nodegroups.component import GpuNodeGroup
 from . import chart, coverage, values
 

@@ -19,6 +19,7 @@ from .inputs import (
     Scaling,
     SystemNodeGroupSettings,
     TaintSpec,
+    TeamSettings,
     TimeSlicing,
     VerificationSettings,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "Scaling",
     "SystemNodeGroupSettings",
     "TaintSpec",
+    "TeamSettings",
     "TimeSlicing",
     "Toleration",
     "VerificationSettings",

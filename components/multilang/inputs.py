@@ -150,6 +150,8 @@ class VerificationSettings(TypedDict, total=False):
     """Image for the pods on arm64 groups (g5g), when `image` has no linux/arm64 variant. The default `image` is multi-arch (amd64 and arm64). Type: image reference. Default: `image`."""
     probe_image: str
     """Image with `python3` for the MPS memory-limit and exclusive-GPU probes (MPS and exclusive groups only; no CUDA needed: the NVIDIA runtime mounts the driver). Multi-arch when arm64 groups use MPS or exclusive GPUs; set it to a mirror where nodes cannot reach ECR Public. Type: image reference. Default: `public.ecr.aws/docker/library/python:3.12-slim`."""
+    teams: bool
+    """With `teams`, a Job per team proves on `pulumi up` that its placement policy refuses a GPU pod outside its groups and its quota a pod over it (server-side dry runs: nothing is created; its only right is `create` on pods in the team's namespace). See "Teams". Type: bool. Default: `true`."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 
@@ -190,6 +192,27 @@ class ObservabilitySettings(TypedDict, total=False):
     """Attribute GPU utilisation and memory to the pods sharing a GPU (dcgm-exporter `KUBERNETES_VIRTUAL_GPUS`, with `hostPID`), on groups that share GPUs, at chart versions whose exporter has it (v26.7.0; older ones report per GPU only), and only with `pipeline` `prometheus` or `both`: the `cloudwatch` add-on runs and reads its own exporter, so the operator's would get `hostPID` for nobody. Type: bool. Default: `true`."""
     alerts: AlertThresholds
     """When the shared-GPU alerts fire."""
+
+
+class TeamSettings(TypedDict, total=False):
+    """One team: its namespace, GPU quota, defaults, node groups and principals."""
+
+    name: Required[str]
+    """The team's name (1–40 lower-case alphanumerics or `-`): names its objects (`gpu-eks-team-<name>`). Changing it replaces them. Type: string. Required."""
+    namespace: str
+    """The team's namespace, created by the library (a DNS label); one team per namespace, not one the library uses (`gpuOperator.namespace`, `verification.namespace`, `observability.namespace`, `amazon-cloudwatch`) nor one Kubernetes creates (`default`, `kube-system`, `kube-public`, `kube-node-lease`). Type: string. Default: the team's `name`."""
+    pod_security: str
+    """The namespace's Pod Security Standard, enforced (and warned and audited) by the API server's Pod Security admission: `privileged`, `baseline` or `restricted`. `baseline` by default: most CUDA images run as root, which `restricted` refuses. Type: `privileged` | `baseline` | `restricted`. Default: `baseline`."""
+    quota: dict[str, int]
+    """GPU quota of the namespace per extended resource (`nvidia.com/gpu`, `nvidia.com/gpu.shared`, MIG resources): the sum of the requests of the namespace's pods (a ResourceQuota `requests.<resource>`). Each resource must be one a node group of the team advertises (`gpuNodeGroups` stack output `resourceName`). Above the slots the team's groups have at their maxSize is a warning. A resource left out is not limited. Type: map of resource name: int ≥ 0. Default: `{}` (no quota)."""
+    default_per_container: dict[str, int]
+    """GPU request (= limit) the LimitRange gives each container of the namespace that asks for none of the resource, per resource. Every container gets it, sidecars and init containers included: set it only where the namespace runs GPU pods alone. Each resource as for `quota`. Type: map of resource name: int ≥ 0. Default: `{}` (none)."""
+    max_per_container: dict[str, int]
+    """Most of a resource one container may request (a LimitRange `max`). A container that asks for none gets `defaultPerContainer` or 0 (written out: the API server would otherwise default it to the max, giving every container GPUs). Each resource as for `quota`; at least `defaultPerContainer`. Type: map of resource name: int ≥ 1. Default: `{}` (no maximum)."""
+    node_groups: Required[list[str]]
+    """Names of the `gpuNodeGroups` the team's GPU pods may run on (each once): a ValidatingAdmissionPolicy refuses the namespace's GPU pods that do not select them by `gpu-eks.io/node-group`. Type: list of group names. Required."""
+    principals: list[str]
+    """IAM roles or users that administer the namespace: an EKS access entry each, with `AmazonEKSAdminPolicy` scoped to the namespace (Kubernetes `admin` there: no quota, LimitRange or namespace changes). The rules of `adminPrincipalArns`; a principal in one team only, and not an `adminPrincipalArns` one (EKS keeps one access entry per principal). Type: list of IAM role/user ARNs. Default: `[]`."""
 
 
 class NetworkSettings(TypedDict, total=False):
@@ -239,6 +262,8 @@ class GpuClusterInputs(TypedDict, total=False):
     """The time-slicing verification Jobs (`verifyTimeSlicing: true`)."""
     observability: ObservabilitySettings
     """GPU metrics per pod on shared GPUs, a metrics pipeline (CloudWatch or your Prometheus), shared-GPU alerts and a Grafana dashboard (see "Observability"). Off unless `enabled: true`."""
+    teams: list[TeamSettings]
+    """Teams sharing the GPUs: a namespace each, with GPU quotas, defaults, its node groups and principals (see "Teams"). Type: list of teams. Default: `[]`."""
     tags: dict[str, str]
     """AWS tags on everything taggable (plus `gpu-eks/cluster`). At most 40: AWS allows 50 per resource and 10 are kept for the library's own (`gpu-eks/cluster`, `gpu-eks/node-group`, `Name`, Cluster Autoscaler tags). Keys 1–128 characters, not starting with `aws:`; values up to 256; letters, digits, spaces and `_ . : / = + - @` only (IAM's rule: the node role is tagged). From Python, values may be Outputs. Type: map. Default: `{}`."""
     cluster_name: Required[str]

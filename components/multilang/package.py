@@ -171,6 +171,8 @@ def to_config(value: Any, typ: Any) -> Any:
     origin, args = typing.get_origin(typ), typing.get_args(typ)
     if origin is list and isinstance(value, list):
         return [to_config(v, args[0]) for v in value]
+    if origin is dict and isinstance(value, dict):  # a user map (a team's quota): its keys are data
+        return {k: to_config(v, args[1]) for k, v in value.items()}
     return value
 
 

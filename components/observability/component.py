@@ -24,8 +24,10 @@ import pulumi_kubernetes as k8s
 
 from ..cluster.iam import managed_policy_arn, partition_of
 from ..config.addons import ObservabilitySettings
+from ..config.teams import TeamSettings
 from ..sharing.plan import GroupPlan
 from . import dashboard, rules, values
+from . import teams as team_usage
 
 TYPE_NAME = "gpu-eks:observability:GpuObservability"
 
@@ -46,6 +48,8 @@ class GpuObservabilityArgs:
     tags: Mapping[str, pulumi.Input[str]] | None = None
     #: What the objects wait for (e.g. the operator: the namespace it creates).
     wait_for: Sequence[pulumi.Resource] = ()
+    #: The teams (``teams``): their alert and the dashboard's "Per team" row.
+    teams: Sequence[TeamSettings] = ()
 
 
 class GpuObservability(pulumi.ComponentResource):
@@ -71,7 +75,7 @@ class GpuObservability(pulumi.ComponentResource):
                 metadata=k8s.meta.v1.ObjectMetaArgs(
                     name=values.DASHBOARD_CONFIG_MAP, namespace=namespace, labels=dict(dashboard.SIDECAR_LABEL)
                 ),
-                data={dashboard.FILE_NAME: dashboard.dashboard_json(args.plans)},
+                data={dashboard.FILE_NAME: dashboard.dashboard_json(args.plans, args.teams)},
                 opts=after,
             )
             self.rule = k8s.apiextensions.CustomResource(
@@ -81,7 +85,7 @@ class GpuObservability(pulumi.ComponentResource):
                 metadata=k8s.meta.v1.ObjectMetaArgs(
                     name=values.RULE_NAME, namespace=namespace, labels=dict(s.prometheus_labels)
                 ),
-                spec=rules.rule_spec(args.plans, s.alerts),
+                spec=rules.rule_spec(args.plans, s.alerts, team_usage.rule_group(args.teams)),
                 opts=after,
             )
         out = values.outputs(s, args.operator_namespace, args.per_pod_metrics)

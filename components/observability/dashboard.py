@@ -11,7 +11,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..config.teams import TeamSettings
 from ..sharing.plan import GroupPlan
+from . import teams as team_usage
 
 #: The dashboard's uid and title (stable: Grafana links use the uid).
 UID = "gpu-eks-shared-gpus"
@@ -98,8 +100,28 @@ def _slot_table(panel_id: int, plans: Sequence[GroupPlan], y: int) -> dict[str, 
     }
 
 
-def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
-    """The dashboard model; the red line of the per-pod memory panel is the smallest slot share."""
+def _team_panels(teams: Sequence[TeamSettings], y: int) -> list[dict[str, Any]]:
+    """The "Per team" row (only with teams): GPU quota used against hard, GPU use per team."""
+    quota = "{{namespace}} {{resource}}"
+    return [
+        _row(11, "Per team", y),
+        _panel(12, "GPU quota used per team", team_usage.used_expr(teams, "used"), quota, "none", 0, y + 1),
+        _panel(13, "GPU quota per team (hard)", team_usage.used_expr(teams, "hard"), quota, "none", _WIDTH, y + 1),
+        _panel(
+            14,
+            "GPU utilisation per team (sum over its pods)",
+            team_usage.gpu_use_expr(teams),
+            "{{namespace}}",
+            "percent",
+            0,
+            y + 1 + _HEIGHT,
+        ),
+    ]
+
+
+def dashboard(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) -> dict[str, Any]:
+    """The dashboard model; the red line of the per-pod memory panel is the smallest slot share.
+    With ``teams``, a "Per team" row below the others."""
     smallest_share = min(p.memory_per_slot_mib for p in plans)
     per_gpu = "{{node}} GPU {{gpu}}"
     # With a MIG group, memory per slice (dcgm-exporter's GPU_I_ID, GPU_I_PROFILE: rules._SLICE).
@@ -177,6 +199,8 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
         ),
         _slot_table(10, plans, 2 + 3 * _HEIGHT),
     ]
+    if teams:
+        panels += _team_panels(teams, 2 + 4 * _HEIGHT)
     return {
         "uid": UID,
         "title": TITLE,
@@ -208,6 +232,6 @@ def dashboard(plans: Sequence[GroupPlan]) -> dict[str, Any]:
     }
 
 
-def dashboard_json(plans: Sequence[GroupPlan]) -> str:
+def dashboard_json(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) -> str:
     """The dashboard as the ConfigMap carries it (stable key order)."""
-    return json.dumps(dashboard(plans), sort_keys=True)
+    return json.dumps(dashboard(plans, teams), sort_keys=True)

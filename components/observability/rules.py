@@ -273,6 +273,7 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
     ]
 
 
-def rule_spec(plans: Sequence[GroupPlan], t: AlertThresholds) -> dict[str, Any]:
-    """The PrometheusRule ``spec``; the same mapping is a promtool rule file."""
-    return {"groups": [{"name": GROUP_NAME, "rules": alert_rules(plans, t)}]}
+def rule_spec(plans: Sequence[GroupPlan], t: AlertThresholds, team_groups: Sequence[Any] = ()) -> dict[str, Any]:
+    """The PrometheusRule ``spec``; the same mapping is a promtool rule file. ``team_groups``: the
+    teams' rule group, when there are teams (``observability.teams.rule_group``)."""
+    return {"groups": [{"name": GROUP_NAME, "rules": alert_rules(plans, t)}, *team_groups]}

@@ -1,0 +1,220 @@
+"""The teams' verification, as plain dicts (no Pulumi): per team a Job in the verification namespace
+that asks the API server to create pods in the team's namespace with ``dryRun=All`` (every admission
+step runs, nothing is stored) and fails unless
+
+* a pod pinned to the team's group and asking for no GPU is not refused by the placement policy
+  (the control: the Job's rights and the namespace's Pod Security level let it create pods);
+* a GPU pod that does not select the team's groups is refused by the team's placement policy;
+* with a quota, a pod pinned to the team's group asking for one more than the quota (over as few
+  containers as ``maxPerContainer`` allows) is refused with "exceeded quota" (a dry run goes
+  through the whole admission chain, quota included, without storing or charging anything:
+  kubernetes/enhancements KEP-576 "Kubernetes Dry-run"; ResourceQuota runs after the policy; not
+  run against a cluster here).
+
+Least RBAC: a ServiceAccount in the verification namespace, bound by a Role in the team's namespace
+to ``create`` on ``pods`` and nothing else (a dry run needs the verb of the real request); no read
+access. A NetworkPolicy lets the check pods reach the API server (TCP 443), the verification
+namespace's deny-all keeps everything else. Every pod meets the restricted Pod Security Standard
+(``verification.podsecurity``); the Job's pod mounts its token, the probe pods do not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..config.teams import TeamSettings
+from ..nodegroups.labels import NODE_GROUP_LABEL
+from ..sharing.plan import GroupPlan
+from ..verification.podsecurity import restricted_pod_spec
+from .objects import team_labels
+from .policy import placement_message
+
+#: The label of the check pods (the NetworkPolicy that lets them reach the API server selects it).
+CHECK_LABELS = {"app.kubernetes.io/managed-by": "gpu-eks", "app.kubernetes.io/component": "team-check"}
+#: How long the Job may take: the policy reaches the API server's admission within seconds of its
+#: creation; the script retries for up to RETRY_SECONDS.
+DEADLINE_SECONDS = 300
+RETRY_SECONDS = 180
+#: Above this many containers (quota + 1 over maxPerContainer each) the over-quota pod is not tried.
+MAX_PROBE_CONTAINERS = 20
+
+SCRIPT = """
+import json, os, ssl, sys, time, urllib.error, urllib.request
+sa = "/var/run/secrets/kubernetes.io/serviceaccount"
+url = "https://%s:%s/api/v1/namespaces/%s/pods?dryRun=All" % (
+    os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"], os.environ["TEAM_NAMESPACE"])
+token = open(sa + "/token").read()
+ctx = ssl.create_default_context(cafile=sa + "/ca.crt")
+
+def create(pod):
+    req = urllib.request.Request(url, data=json.dumps(pod).encode(), method="POST", headers={
+        "Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(req, context=ctx, timeout=30)
+        return 201, ""
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+failed = False
+for case in json.loads(os.environ["CASES"]):
+    end = time.time() + int(os.environ["RETRY_SECONDS"])
+    while True:
+        code, body = create(case["pod"])
+        refused = code in (403, 422) and case["refusedWith"] and case["refusedWith"] in body
+        ok = refused if case["refusedWith"] else (code == 201 or case["notRefusedWith"] not in body)
+        if ok or time.time() > end:
+            break
+        time.sleep(5)
+    print(("OK  " if ok else "FAIL") + " %s: HTTP %s %s" % (case["name"], code, body[:400]), flush=True)
+    failed = failed or not ok
+sys.exit(1 if failed else 0)
+"""
+
+
+def check_name(team: TeamSettings) -> str:
+    return f"gpu-eks-team-check-{team.name}"
+
+
+def service_account(team: TeamSettings, namespace: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": check_name(team), "namespace": namespace, "labels": team_labels(team)},
+        "automountServiceAccountToken": False,
+    }
+
+
+def role(team: TeamSettings) -> dict[str, Any]:
+    """The only right of the check: create (dry-run) pods in the team's namespace."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": check_name(team), "namespace": team.namespace_name, "labels": team_labels(team)},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}],
+    }
+
+
+def role_binding(team: TeamSettings, namespace: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": check_name(team), "namespace": team.namespace_name, "labels": team_labels(team)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": check_name(team)},
+        "subjects": [{"kind": "ServiceAccount", "name": check_name(team), "namespace": namespace}],
+    }
+
+
+#: Egress to the API server for the check pods only (TCP 443; its address is the cluster's, not known here).
+API_EGRESS_POLICY_SPEC: dict[str, Any] = {
+    "podSelector": {"matchLabels": CHECK_LABELS},
+    "policyTypes": ["Egress"],
+    "egress": [{"ports": [{"protocol": "TCP", "port": 443}]}],
+}
+
+
+def _probe(
+    team: TeamSettings,
+    name: str,
+    image: str,
+    limits: Sequence[dict[str, int]],
+    plan: GroupPlan | None,
+    foreign: GroupPlan | None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [
+            {
+                "name": f"c{i}",
+                "image": image,
+                "command": ["sleep", "1"],
+                **({"resources": {"limits": dict(lim)}} if lim else {}),
+            }
+            for i, lim in enumerate(limits)
+        ],
+    }
+    target = plan or foreign
+    if target is not None:
+        spec["nodeSelector"] = {NODE_GROUP_LABEL: target.name}
+        spec["tolerations"] = [dict(t) for t in target.tolerations]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{check_name(team)}-{name}",
+            "namespace": team.namespace_name,
+            "labels": dict(CHECK_LABELS),
+        },
+        "spec": restricted_pod_spec(spec),
+    }
+
+
+def cases(team: TeamSettings, plans: Sequence[GroupPlan], image: str) -> list[dict[str, Any]]:
+    """The pods the check asks for, each with the refusal it expects (or the one it must not get)."""
+    mine = [p for p in plans if p.name in team.node_groups]
+    foreign = next((p for p in plans if p.name not in team.node_groups), None)
+    home = mine[0]
+    resource = sorted(home.advertised_resources)[0]
+    placement = placement_message(team)
+    out = [
+        {
+            "name": "admitted",
+            "pod": _probe(team, "admitted", image, [{}], home, None),
+            "refusedWith": "",
+            "notRefusedWith": placement,
+        },
+        {
+            "name": "outside-groups",
+            "pod": _probe(team, "outside", image, [{resource: 1}], None, foreign),
+            "refusedWith": placement,
+            "notRefusedWith": "",
+        },
+    ]
+    quota_resource = next((r for r in sorted(team.quota) if any(r in p.advertised_resources for p in mine)), None)
+    if quota_resource is not None:
+        over = team.quota[quota_resource] + 1
+        per_container = team.max_per_container.get(quota_resource, over)
+        count = math.ceil(over / per_container)
+        if count <= MAX_PROBE_CONTAINERS:
+            limits = [{quota_resource: min(per_container, over - i * per_container)} for i in range(count)]
+            group = next(p for p in mine if quota_resource in p.advertised_resources)
+            out.append(
+                {
+                    "name": "over-quota",
+                    "pod": _probe(team, "over-quota", image, limits, group, None),
+                    "refusedWith": "exceeded quota",
+                    "notRefusedWith": "",
+                }
+            )
+    return out
+
+
+def job_spec(team: TeamSettings, plans: Sequence[GroupPlan], image: str) -> dict[str, Any]:
+    """The team's check Job: one pod running ``SCRIPT`` with the team's cases."""
+    pod = restricted_pod_spec(
+        {
+            "restartPolicy": "Never",
+            "serviceAccountName": check_name(team),
+            "containers": [
+                {
+                    "name": "check",
+                    "image": image,
+                    "command": ["python3", "-c", SCRIPT],
+                    "env": [
+                        {"name": "TEAM_NAMESPACE", "value": team.namespace_name},
+                        {"name": "RETRY_SECONDS", "value": str(RETRY_SECONDS)},
+                        {"name": "CASES", "value": json.dumps(cases(team, plans, image), sort_keys=True)},
+                    ],
+                }
+            ],
+        }
+    )
+    # The check talks to the API server with its own token (and nothing else: its Role).
+    pod["automountServiceAccountToken"] = True
+    return {
+        "backoffLimit": 0,
+        "activeDeadlineSeconds": DEADLINE_SECONDS,
+        "template": {"metadata": {"labels": dict(CHECK_LABELS)}, "spec": pod},
+    }

@@ -1,0 +1,263 @@
+"""The teams' check Job (components/teams/verification.py), RUN: its script talks HTTPS to a stand-in API
+server that admits pods as the real one would with the team's objects (the placement policy's CEL
+evaluated by a CEL implementation, the ResourceQuota's sum of requests), so the check passes against
+enforcing objects and fails against a server that admits everything. Also: its RBAC is one verb, its
+objects validate, every pod meets the restricted Pod Security Standard.
+
+What the stand-in does not do: LimitRange defaulting, Pod Security admission, authentication beyond
+the bearer token. The refusal texts are the API server's: ValidatingAdmissionPolicy "... denied
+request: <message>" (k8s.io/apiserver pkg/admission/plugin/policy/validating dispatcher.go), quota
+"exceeded quota: <name>, requested: ..., used: ..., limited: ..." (k8s.io/apiserver
+pkg/admission/plugin/resourcequota controller.go), as JSON with Go's HTML escaping of < and >.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import cel
+import kubernetes_validate
+import pytest
+import yaml
+
+from components.config.loading import load_settings
+from components.teams import objects, policy, verification
+from components.verification.podsecurity import DENY_ALL_NETWORK_POLICY_SPEC
+from tests.test_pod_security import SKIPPED_CHECKS, failures, scan
+
+SCALING = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+SETTINGS = load_settings(
+    {
+        "clusterName": "c",
+        "autoscaler": {"enabled": False},
+        "gpuNodeGroups": [
+            {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "scaling": SCALING},
+            {"name": "a10g", "instanceTypes": ["g5.xlarge"], "scaling": SCALING, "timeSlicing": {"replicas": 1}},
+        ],
+        "teams": [
+            {
+                "name": "ml",
+                "quota": {"nvidia.com/gpu": 5},
+                "maxPerContainer": {"nvidia.com/gpu": 2},
+                "nodeGroups": ["t4"],
+            },
+            {"name": "cv", "namespace": "vision", "nodeGroups": ["a10g"]},
+        ],
+    }
+)
+ML, CV = SETTINGS.teams
+TOKEN = "test-token"
+
+
+class _ApiServer(BaseHTTPRequestHandler):
+    team = ML
+    enforce = True
+    requests: list[dict[str, Any]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _answer(self, code: int, body: dict[str, Any]) -> None:
+        # Go's encoding/json escapes <, > and & (HTML-safe), as the API server's responses do.
+        raw = json.dumps(body).replace("<", "\\u003c").replace(">", "\\u003e").encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def do_POST(self) -> None:
+        pod = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"path": self.path, "pod": pod})
+        ns = self.team.namespace_name
+        if (
+            self.path != f"/api/v1/namespaces/{ns}/pods?dryRun=All"
+            or self.headers["Authorization"] != f"Bearer {TOKEN}"
+        ):
+            return self._answer(400, {"message": f"unexpected request {self.path}"})
+        kubernetes_validate.validate(pod, "1.35.0", strict=True)
+        name = pod["metadata"]["name"]
+        if self.enforce:
+            rule = policy.admission_policy(self.team, SETTINGS.plans)
+            ctx = {"object": pod}
+            if all(cel.evaluate(c["expression"], ctx) for c in rule["spec"]["matchConditions"]):
+                for v in rule["spec"]["validations"]:
+                    if not cel.evaluate(v["expression"], ctx):
+                        message = (
+                            f"pods \"{name}\" is forbidden: ValidatingAdmissionPolicy 'gpu-eks-team-{self.team.name}' "
+                            f"with binding 'gpu-eks-team-{self.team.name}' denied request: {v['message']}"
+                        )
+                        return self._answer(403, {"kind": "Status", "message": message, "reason": "Forbidden"})
+            for resource, hard in self.team.quota.items():
+                asked = sum(int(c["resources"]["limits"].get(resource, 0)) for c in pod["spec"]["containers"])
+                if asked > hard:
+                    message = (
+                        f'pods "{name}" is forbidden: exceeded quota: gpu-eks-team-{self.team.name}, requested: '
+                        f"requests.{resource}={asked}, used: requests.{resource}=0, limited: requests.{resource}={hard}"
+                    )
+                    return self._answer(403, {"kind": "Status", "message": message, "reason": "Forbidden"})
+        return self._answer(201, pod)
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory) -> Path:
+    where = tmp_path_factory.mktemp("sa")
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"),
+            *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(where / "key"), "-out", str(where / "ca.crt")),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (where / "token").write_text(TOKEN)
+    return where
+
+
+def run_check(tls: Path, team, enforce: bool) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    handler = type("Handler", (_ApiServer,), {"team": team, "enforce": enforce, "requests": []})
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls / "ca.crt", tls / "key")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        spec = verification.job_spec(team, SETTINGS.plans, "python:3.12-slim")
+        container = spec["template"]["spec"]["containers"][0]
+        env = {e["name"]: e["value"] for e in container["env"]}
+        env.update(
+            KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(server.server_port), RETRY_SECONDS="0"
+        )
+        script = container["command"][2].replace("/var/run/secrets/kubernetes.io/serviceaccount", str(tls))
+        done = subprocess.run(
+            [sys.executable, "-c", script], env={**os.environ, **env}, capture_output=True, text=True, timeout=60
+        )
+    finally:
+        server.shutdown()
+    return done, handler.requests
+
+
+def test_the_check_passes_against_the_teams_objects(tls):
+    done, requests = run_check(tls, ML, enforce=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [line.split(":")[0] for line in done.stdout.splitlines()] == [
+        "OK   admitted",
+        "OK   outside-groups",
+        "OK   over-quota",
+    ]
+    # One request per case, all dry runs: nothing is created.
+    assert len(requests) == 3
+    over = requests[2]["pod"]["spec"]["containers"]
+    assert [c["resources"]["limits"]["nvidia.com/gpu"] for c in over] == [2, 2, 2]  # 6 = quota 5 + 1, max 2 each
+
+
+def test_the_check_fails_against_a_server_that_admits_everything(tls):
+    done, _ = run_check(tls, ML, enforce=False)
+    assert done.returncode == 1
+    assert [line.split(":")[0] for line in done.stdout.splitlines()] == [
+        "OK   admitted",
+        "FAIL outside-groups",
+        "FAIL over-quota",
+    ]
+
+
+def test_a_team_without_quota_checks_placement_only(tls):
+    done, requests = run_check(tls, CV, enforce=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r["pod"]["metadata"]["name"] for r in requests] == [
+        "gpu-eks-team-check-cv-admitted",
+        "gpu-eks-team-check-cv-outside",
+    ]
+    # The pod outside selects the other group (t4).
+    assert requests[1]["pod"]["spec"]["nodeSelector"] == {"gpu-eks.io/node-group": "t4"}
+
+
+def test_the_checks_rbac_is_create_pods_in_the_teams_namespace_only():
+    assert verification.role(ML)["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}]
+    assert verification.role(CV)["metadata"]["namespace"] == "vision"
+    binding = verification.role_binding(CV, "gpu-timeslicing-check")
+    assert binding["metadata"]["namespace"] == "vision"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "gpu-eks-team-check-cv", "namespace": "gpu-timeslicing-check"}
+    ]
+    assert verification.API_EGRESS_POLICY_SPEC == {
+        "podSelector": {
+            "matchLabels": {"app.kubernetes.io/managed-by": "gpu-eks", "app.kubernetes.io/component": "team-check"}
+        },
+        "policyTypes": ["Egress"],
+        "egress": [{"ports": [{"protocol": "TCP", "port": 443}]}],
+    }
+
+
+def test_the_check_objects_validate_and_meet_restricted():
+    objects = [
+        verification.service_account(ML, "gpu-timeslicing-check"),
+        verification.role(ML),
+        verification.role_binding(ML, "gpu-timeslicing-check"),
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "gpu-eks-team-check-ml", "namespace": "gpu-timeslicing-check"},
+            "spec": verification.job_spec(ML, SETTINGS.plans, "python:3.12-slim"),
+        },
+    ]
+    for obj in objects:
+        kubernetes_validate.validate(obj, "1.35.0", strict=True)
+    pods = [objects[3]["spec"]["template"]["spec"]] + [
+        c["pod"]["spec"] for c in verification.cases(ML, SETTINGS.plans, "python:3.12-slim")
+    ]
+    for spec in pods:
+        assert spec["securityContext"]["runAsNonRoot"] is True
+        assert all(c["securityContext"]["capabilities"] == {"drop": ["ALL"]} for c in spec["containers"])
+    # Only the check's own pod carries a token; the probes it asks for do not.
+    assert [p["automountServiceAccountToken"] for p in pods] == [True, False, False, False]
+
+
+def test_the_teams_objects_pass_checkov(tmp_path):
+    """The project's checkov checks (tests/test_pod_security.py) on a team's objects and its check;
+    one failure, by design: the check Job mounts its service-account token (CKV_K8S_38), the one
+    thing it needs to ask the API server."""
+    ns = "gpu-timeslicing-check"
+    found = [
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": "deny-all", "namespace": ns},
+            "spec": DENY_ALL_NETWORK_POLICY_SPEC,
+        },
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": "gpu-eks-team-check-api", "namespace": ns},
+            "spec": verification.API_EGRESS_POLICY_SPEC,
+        },
+        verification.service_account(ML, ns),
+        verification.role(ML),
+        verification.role_binding(ML, ns),
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "gpu-eks-team-check-ml", "namespace": ns},
+            "spec": verification.job_spec(ML, SETTINGS.plans, "public.ecr.aws/docker/library/python:3.12-slim"),
+        },
+        objects.namespace(ML),
+        objects.resource_quota(ML),
+        objects.limit_range(ML),
+        policy.admission_policy(ML, SETTINGS.plans),
+        policy.admission_binding(ML),
+    ]
+    (tmp_path / "teams.yaml").write_text(yaml.safe_dump_all(found, sort_keys=True))
+    report = scan(tmp_path, "kubernetes", SKIPPED_CHECKS)
+    assert failures(report) == [("CKV_K8S_38", "Job.gpu-timeslicing-check.gpu-eks-team-check-ml")]
+    passed = {(c["check_id"], c["resource"]) for c in report["results"]["passed_checks"]}
+    for check in ("CKV_K8S_23", "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_28", "CKV_K8S_31", "CKV_K8S_37", "CKV_K8S_13"):
+        assert (check, "Job.gpu-timeslicing-check.gpu-eks-team-check-ml") in passed, check
