@@ -151,9 +151,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
+    import importlib.metadata
+
     from components.version import package_version
 
-    return package_version()
+    try:
+        return package_version()
+    except importlib.metadata.PackageNotFoundError:  # imported from a folder that is no checkout
+        return "(not installed)"
 
 
 def _run_render(args: argparse.Namespace) -> int:
