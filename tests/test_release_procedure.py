@@ -207,3 +207,26 @@ def test_the_github_release_gets_the_changelog_section(workflow: dict[str, Any])
     (step,) = [s for s in workflow["jobs"]["github-release"]["steps"] if "run" in s]
     assert step["run"].startswith('gh release create "$TAG" --verify-tag')
     assert "--notes-file release-notes.md dist/*" in step["run"]
+
+
+# --- UPGRADING's commands name refs that exist ----------------------------------------------------
+
+
+def test_upgrading_names_the_last_0_1_0_commit_as_the_base():
+    """0.1.0 was never tagged: UPGRADING's `--base 19061e2^` is its last commit (the next one set 0.2.0)."""
+    text = (ROOT / "UPGRADING.md").read_text()
+    assert "`python -m tooling diff --base 19061e2^`" in text and "--base v0.1.0" not in text
+    shallow = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"], capture_output=True, text=True, check=False
+    )
+    if shallow.stdout.strip() != "false":
+        pytest.skip("a shallow clone (CI's default checkout) lacks the history")
+
+    def version_at(ref: str) -> str:
+        shown = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{ref}:pyproject.toml"], capture_output=True, text=True, check=True
+        )
+        return re.search(r'^version = "(.+)"$', shown.stdout, re.M).group(1)  # type: ignore[union-attr]
+
+    assert version_at("19061e2^") == "0.1.0"
+    assert version_at("19061e2") == "0.2.0"
