@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +231,33 @@ def test_upgrading_names_the_last_0_1_0_commit_as_the_base():
 
     assert version_at("19061e2^") == "0.1.0"
     assert version_at("19061e2") == "0.2.0"
+
+
+def test_the_workflows_build_step_makes_the_sdist_and_the_wheel(workflow: dict[str, Any], tmp_path: Path):
+    """The build step's command on the tracked files (offline: --no-isolation uses this venv's
+    setuptools, which requirements-dev.txt pins; the workflow builds in an isolated env)."""
+    (step,) = [s for s in workflow["jobs"]["build"]["steps"] if "python -m build" in s.get("run", "")]
+    assert "python -m pip install build==1.2.2.post1\n" in step["run"]
+    source = tmp_path / "src"
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True)
+    for name in files.stdout.splitlines():
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).write_bytes((ROOT / name).read_bytes())
+    dist = tmp_path / "dist"
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    version = release.version(ROOT)
+    assert sorted(p.name for p in dist.iterdir()) == [
+        f"gpu_eks_components-{version}-py3-none-any.whl",
+        f"gpu_eks_components-{version}.tar.gz",
+    ]
+    with tarfile.open(dist / f"gpu_eks_components-{version}.tar.gz") as sdist:
+        names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    assert {"pyproject.toml", "README.md", "components/review/cli.py", "components/version.py"} <= names
+    assert not [n for n in names if n.startswith(("tooling/", "stacks/", "plugin/", ".github/"))]
