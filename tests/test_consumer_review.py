@@ -46,6 +46,10 @@ def test_render_runs_the_consumers_own_program(consumer: Path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "# Desired state of stack 'dev': `gpu-eks-review render --stack dev`."
+    assert lines[1] == (
+        "# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see the gpu-eks-components "
+        'README, "Reviewing your own stacks").'
+    )
     assert "project: vision-gpu" in lines and "stack: dev" in lines
     # Its own resources, the components' children and its own node group, named as it named them.
     for name in ("own-vpc", "research-cluster-eks", "vision-t4x4", "platform-gpu-gpu-operator-release"):

@@ -33,6 +33,8 @@ from . import values as render_values
 
 PROG = "gpu-eks-review"
 RENDER_COMMAND = f"{PROG} render"
+#: Where a consumer reads the render's conventions.
+DOCS = 'the gpu-eks-components README, "Reviewing your own stacks"'
 BASE_RENDER_TIMEOUT_SECONDS = 300
 
 
@@ -55,7 +57,7 @@ def render_here(stack: str, root: Path, fmt: str = "yaml") -> str:
     document, notes = render.render_project_document(stack, root)
     if fmt == "json":
         return render_values.dump_json({**document, "notes": list(notes)})
-    return render.render_text(document, notes, RENDER_COMMAND)
+    return render.render_text(document, notes, RENDER_COMMAND, DOCS)
 
 
 def render_base(stack: str, base_root: Path, ref: str, python: str | None = None) -> str:

@@ -134,11 +134,15 @@ def render_document(
     }
 
 
-def header(stack: str, notes: Sequence[str] = (), command: str = "python -m tooling render") -> str:
+#: Where a render's conventions are explained: this repository's docs, or for a consumer the README.
+DOCS = "docs/render.md"
+
+
+def header(stack: str, notes: Sequence[str] = (), command: str = "python -m tooling render", docs: str = DOCS) -> str:
     """The comment lines that open a render: how to make it again (``command``) and its conventions."""
     lines = [
         f"# Desired state of stack {stack!r}: `{command} --stack {stack}`.",
-        "# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see docs/render.md).",
+        f"# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see {docs}).",
         f'# "{render_values.UNKNOWN}": computed by the cloud during deployment. "{render_values.SECRET}": a secret.',
         "# Tags: !base64-mime / !yaml / !json mark strings shown decoded. remote: children not rendered.",
         *(f"# {note}" for note in notes),
@@ -147,9 +151,9 @@ def header(stack: str, notes: Sequence[str] = (), command: str = "python -m tool
 
 
 def render_text(
-    document: Mapping[str, Any], notes: Sequence[str] = (), command: str = "python -m tooling render"
+    document: Mapping[str, Any], notes: Sequence[str] = (), command: str = "python -m tooling render", docs: str = DOCS
 ) -> str:
-    return header(str(document["stack"]), notes, command) + render_values.dump(dict(document))
+    return header(str(document["stack"]), notes, command, docs) + render_values.dump(dict(document))
 
 
 # ---------------------------------------------------------------------------------------------
