@@ -143,3 +143,22 @@ def test_the_consumer_workflow_example_is_clean_under_zizmor():
     assert workflow["permissions"] == {} and job["permissions"] == {"contents": "read", "pull-requests": "write"}
     run = next(s["run"] for s in job["steps"] if s.get("id") == "review")
     assert 'gpu-eks-review diff --project "$PROJECT_DIR" --base "origin/${BASE_REF}" --comment review.md' in run
+
+
+def test_the_stack_config_reaches_the_program_as_the_cli_passes_it(tmp_path: Path):
+    from components.review.render import project_config
+
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  replicas: 4\n  gpu-eks:preflight: true\n  team:tags: {a: b}\n"
+    )
+    config, project, notes = project_config("dev", tmp_path)
+    assert project == "team"
+    # Unqualified keys are the project's; values as strings (JSON beyond); the preflight (AWS) is off.
+    assert config == {
+        "aws:region": "us-east-1",
+        "team:replicas": "4",
+        "gpu-eks:preflight": "false",
+        "team:tags": '{"a": "b"}',
+    }
+    assert notes == ["preflight: true in the stack is skipped by render."]

@@ -175,6 +175,8 @@ def project_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[st
         ) from None
     except (ValueError, KeyError, OSError, yaml.YAMLError) as err:  # no Pulumi.yaml, unreadable YAML
         raise RenderError(f"error: cannot read the configuration of stack {stack!r}: {err}", 2) from None
+    # As the Pulumi CLI reads a stack file: a key without a namespace is the project's own.
+    config = {key if ":" in key else f"{project}:{key}": value for key, value in config.items()}
     notes = skip_preflight(config)
     return stackfile.cli_config(config), project, notes
 
