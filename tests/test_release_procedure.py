@@ -37,6 +37,9 @@ Intro.
 ### Added
 
 - Old things.
+
+[Unreleased]: https://github.com/<org>/<this-repo>/compare/v0.2.0...HEAD
+[0.2.0]: https://github.com/<org>/<this-repo>/compare/v0.1.0...v0.2.0
 """
 
 
@@ -98,6 +101,11 @@ def test_prepare_moves_version_changelog_and_install_lines(tmp_path: Path):
     text = (root / "CHANGELOG.md").read_text()
     released = "## [0.3.0] - 2026-12-01\n\n### Added\n\n- A new thing.\n\n## [0.2.0] - 2026-11-24"
     assert f"## [Unreleased]\n\n{released}" in text
+    assert text.endswith(
+        "[Unreleased]: https://github.com/<org>/<this-repo>/compare/v0.3.0...HEAD\n"
+        "[0.3.0]: https://github.com/<org>/<this-repo>/compare/v0.2.0...v0.3.0\n"
+        "[0.2.0]: https://github.com/<org>/<this-repo>/compare/v0.1.0...v0.2.0\n"
+    )
     assert (root / "README.md").read_text() == (
         "`gpu-eks-components @ git+https://github.com/<org>/<this-repo>.git@v0.3.0`\n"
         "pulumi package add https://github.com/<org>/<this-repo>.git/plugin@v0.3.0\n"

@@ -42,6 +42,9 @@ README_PINS = (
     re.compile(r"(gpu-eks-components==)(\d+\.\d+\.\d+)"),
 )
 GOLDEN_SCHEMA = Path("tests") / "golden" / "schema.json"
+LINK_REFERENCE = re.compile(r"^\[[^\]]+\]: \S+$", re.M)
+#: The CHANGELOG's link reference of "Unreleased": ``[Unreleased]: <repo>/compare/vX.Y.Z...HEAD``.
+UNRELEASED_LINK = re.compile(r"^\[Unreleased\]: (?P<repo>\S+)/compare/v(?P<old>\d+\.\d+\.\d+)\.\.\.HEAD$", re.M)
 
 
 class ReleaseError(Exception):
@@ -55,7 +58,9 @@ def version(root: Path) -> str:
 def changelog_sections(text: str) -> dict[str, tuple[str | None, str]]:
     """``{version: (date, body)}`` of every ``## [...]`` section (``Unreleased`` included)."""
     heads = list(SECTION.finditer(text))
-    ends = [h.start() for h in heads[1:]] + [len(text)]
+    # The last section ends where the link references start (``[0.2.0]: https://…``).
+    links = LINK_REFERENCE.search(text, heads[-1].end()) if heads else None
+    ends = [h.start() for h in heads[1:]] + [links.start() if links else len(text)]
     return {h["version"]: (h["date"], text[h.end() : end].strip("\n")) for h, end in zip(heads, ends, strict=True)}
 
 
@@ -96,7 +101,13 @@ def _changelog_with_release(text: str, new: str, date: dt.date) -> str:
         raise ReleaseError(f"CHANGELOG.md already has a section [{new}]")
     if not sections.get("Unreleased", (None, ""))[1].strip():
         raise ReleaseError("CHANGELOG.md: the 'Unreleased' section is empty: nothing to release")
-    return text.replace(UNRELEASED, f"{UNRELEASED}\n\n## [{new}] - {date.isoformat()}", 1)
+    text = text.replace(UNRELEASED, f"{UNRELEASED}\n\n## [{new}] - {date.isoformat()}", 1)
+    # The link references at the end (Keep a Changelog): Unreleased compares from the new tag.
+    return UNRELEASED_LINK.sub(
+        lambda m: f"[Unreleased]: {m['repo']}/compare/v{new}...HEAD\n[{new}]: {m['repo']}/compare/v{m['old']}...v{new}",
+        text,
+        count=1,
+    )
 
 
 def prepare(root: Path, new: str, date: dt.date) -> list[Path]:
