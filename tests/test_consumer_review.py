@@ -162,3 +162,15 @@ def test_the_stack_config_reaches_the_program_as_the_cli_passes_it(tmp_path: Pat
         "team:tags": '{"a": "b"}',
     }
     assert notes == ["preflight: true in the stack is skipped by render."]
+
+
+def test_another_pulumi_version_is_noted():
+    from components.review.cli import TESTED_PULUMI, pulumi_note
+
+    pins = dict(line.split("==") for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line)
+    assert TESTED_PULUMI == pins["pulumi"] == "3.272.0"
+    assert pulumi_note("3.272.0") is None
+    assert pulumi_note("3.300.1") == (
+        "note: gpu-eks-review is tested with pulumi 3.272.0; this Python has 3.300.1 (the render drives the SDK's "
+        "mocks, not a stable API): if a render fails or differs, review with pulumi==3.272.0"
+    )

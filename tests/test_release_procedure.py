@@ -269,3 +269,17 @@ def test_the_workflows_build_step_makes_the_sdist_and_the_wheel(workflow: dict[s
         names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
     assert {"pyproject.toml", "README.md", "components/review/cli.py", "components/version.py"} <= names
     assert not [n for n in names if n.startswith(("tooling/", "stacks/", "plugin/", ".github/"))]
+
+
+def test_prepare_moves_every_version_pin_of_this_readme(tmp_path: Path):
+    """Every place the README pins this version is one prepare moves (none is left behind)."""
+    root = project(tmp_path)
+    readme = (ROOT / "README.md").read_text()
+    (root / "README.md").write_text(readme)
+    release.prepare(root, "9.9.9", dt.date(2026, 12, 1))
+    moved = (root / "README.md").read_text()
+    # Left: history, not a pin.
+    assert [line for line in moved.splitlines() if "0.2.0" in line] == [
+        "upgrade to 0.2.0 still replaces every GPU node once, for the new `k8s.amazonaws.com/accelerator`"
+    ]
+    assert len(re.findall(r"9\.9\.9", moved)) == len(re.findall(r"0\.2\.0", readme)) - 1 == 5

@@ -36,6 +36,19 @@ RENDER_COMMAND = f"{PROG} render"
 #: Where a consumer reads the render's conventions.
 DOCS = 'the gpu-eks-components README, "Reviewing your own stacks"'
 BASE_RENDER_TIMEOUT_SECONDS = 300
+#: The ``pulumi`` version the review tools are tested with (requirements.txt's pin; a test keeps
+#: them equal): the simulated engine drives the SDK's mocks, which are not a stable Pulumi API.
+TESTED_PULUMI = "3.272.0"
+
+
+def pulumi_note(installed: str) -> str | None:
+    """A note when this Python's ``pulumi`` is not the tested one (None when it is)."""
+    if installed == TESTED_PULUMI:
+        return None
+    return (
+        f"note: {PROG} is tested with pulumi {TESTED_PULUMI}; this Python has {installed} (the render drives the "
+        f"SDK's mocks, not a stable API): if a render fails or differs, review with pulumi=={TESTED_PULUMI}"
+    )
 
 
 def _project(path: Path | None) -> Path:
@@ -201,6 +214,11 @@ def _run_diff(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    import importlib.metadata
+
+    note = pulumi_note(importlib.metadata.version("pulumi"))
+    if note:
+        print(note, file=sys.stderr)
     return _run_render(args) if args.command == "render" else _run_diff(args)
 
 
