@@ -272,14 +272,15 @@ def test_the_workflows_build_step_makes_the_sdist_and_the_wheel(workflow: dict[s
 
 
 def test_prepare_moves_every_version_pin_of_this_readme(tmp_path: Path):
-    """Every place the README pins this version is one prepare moves (none is left behind)."""
-    root = project(tmp_path)
+    """Every place the README pins this version (install lines, `pulumi package add`) is one
+    prepare moves: none is left behind; prose about a version stays."""
+    current = release.version(ROOT)
+    pin = re.compile(rf"(?:\.git(?:/plugin)?@v|gpu-eks-components==){re.escape(current)}\b")
+    root = project(tmp_path, version=current)
     readme = (ROOT / "README.md").read_text()
     (root / "README.md").write_text(readme)
-    release.prepare(root, "9.9.9", dt.date(2026, 12, 1))
+    release.prepare(root, "99.0.0", dt.date(2026, 12, 1))
     moved = (root / "README.md").read_text()
-    # Left: history, not a pin.
-    assert [line for line in moved.splitlines() if "0.2.0" in line] == [
-        "upgrade to 0.2.0 still replaces every GPU node once, for the new `k8s.amazonaws.com/accelerator`"
-    ]
-    assert len(re.findall(r"9\.9\.9", moved)) == len(re.findall(r"0\.2\.0", readme)) - 1 == 5
+    assert pin.findall(moved) == []
+    assert len(re.findall(r"(?:@v|==)99\.0\.0\b", moved)) == len(pin.findall(readme)) == 5
+    assert len(re.findall(re.escape(current), moved)) == len(re.findall(re.escape(current), readme)) - 5
