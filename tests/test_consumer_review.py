@@ -115,6 +115,15 @@ def test_a_library_upgrade_is_reviewed_with_the_base_python(consumer: Path, tmp_
     assert "-    version: v25.10.1\n+    version: v26.7.0\n" in done.stdout
     assert "  device-plugin DaemonSets rolled  release research-gpu-operator-release: `version`" in done.stdout
 
+    # A version from before the review tools (0.2.0 had none) cannot render the base: said so.
+    shutil.rmtree(old / "components" / "review")
+    before = review("diff", "--base", "main", "--base-python", str(python), cwd=consumer)
+    assert before.returncode == 2
+    assert before.stderr == (
+        f"error: {python} has no gpu-eks-review (gpu-eks-components 0.2.0 and earlier do not ship it): "
+        "--base-python needs a library version that does\n"
+    )
+
 
 def test_the_library_never_imports_the_review_tools():
     graph = import_graph(ROOT, "components")

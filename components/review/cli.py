@@ -97,6 +97,11 @@ def render_base(stack: str, base_root: Path, ref: str, python: str | None = None
         raise diff.DiffError(f"cannot run {command[0]}: {err.strerror}") from None
     except subprocess.TimeoutExpired:
         raise diff.DiffError(f"rendering stack {stack!r} of {ref} took over {BASE_RENDER_TIMEOUT_SECONDS} s") from None
+    if python and "No module named components.review" in done.stderr:
+        raise diff.DiffError(
+            f"{python} has no {PROG} (gpu-eks-components 0.2.0 and earlier do not ship it): --base-python needs "
+            "a library version that does"
+        )
     if done.returncode != 0:
         raise diff.DiffError(f"cannot render stack {stack!r} of {ref} (exit {done.returncode}):\n{done.stderr.strip()}")
     return done.stdout
