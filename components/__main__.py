@@ -3,8 +3,9 @@
 Commands (each works from an installed package):
   preflight  check an AWS account for what would make `pulumi up` fail (read-only boto3 calls)
 
-The repository's own tooling (offline render, render diff, snapshots) is not shipped: run it from
-a checkout with ``python -m tooling``.
+The review tools for your own Pulumi project (offline render, render diff, impact summary) are
+the separate command ``gpu-eks-review`` (``python -m components.review``). This repository's own
+tooling (its stacks' snapshots, releases) is not shipped: ``python -m tooling`` in a checkout.
 
 Each command lives in its own module exposing ``configure(parser)`` and ``run(args) -> int``;
 modules are imported only when their command runs, so ``preflight`` never loads Pulumi.

@@ -57,7 +57,7 @@ def run_scripts(workflow: dict[str, Any]) -> list[str]:
 
 
 def test_there_are_workflows():
-    assert [p.name for p in WORKFLOWS] == ["deploy.yml", "pull-request.yml"]
+    assert [p.name for p in WORKFLOWS] == ["deploy.yml", "pull-request.yml", "release.yml"]
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -230,10 +230,13 @@ def test_each_action_is_pinned_to_one_commit_everywhere():
     assert {action: len(p) for action, p in pins.items() if len(p) != 1} == {}
     assert sorted(pins) == [
         "actions/checkout",
+        "actions/download-artifact",
         "actions/github-script",
         "actions/setup-python",
+        "actions/upload-artifact",
         "aws-actions/configure-aws-credentials",
         "pulumi/actions",
+        "pypa/gh-action-pypi-publish",
     ]
 
 

@@ -1,9 +1,10 @@
-"""Repository tooling: the offline render engine, snapshots and the render diff.
+"""Repository tooling: this repository's render, snapshots and render diff, releases, docs.
 
 Not shipped in the wheel (pyproject.toml packages only ``components``): it needs this
-repository's checkout (``Pulumi.yaml``, ``stacks/``, ``__main__.py``) and uses private Pulumi SDK
-internals (``pulumi.runtime.mocks``, the resource-monitor protocol), which is safe only at the
-exact ``pulumi`` version requirements.txt pins. Run it from a checkout: ``python -m tooling``.
+repository's checkout (``Pulumi.yaml``, ``stacks/``, ``__main__.py``). The render engine, the
+simulated engine, the render diff and the impact summary are ``components.review`` (shipped, the
+consumers' ``gpu-eks-review``); ``render`` and ``diff`` here run them on this repository's stacks,
+validated as gpu-eks stacks. Run it from a checkout: ``python -m tooling``.
 """
 
 from pathlib import Path

@@ -1,7 +1,8 @@
 """``python -m tooling render``: a stack's desired state as YAML, offline.
 
 Runs the real program (__main__.py) with the stack's config under the in-process simulated engine
-(tooling.simulation), answering as the engine does during a stack's first ``pulumi preview``
+(components.review.simulation, shipped for the consumers' ``gpu-eks-review``; the render itself is
+components.review.render), answering as the engine does during a stack's first ``pulumi preview``
 (``FirstPreviewCloud``): values computed by the cloud are unknown. No AWS credentials, no Pulumi
 CLI, no network. The output is a review artifact and a golden snapshot (tests/snapshots/), so it
 is deterministic: the same bytes on every run and every machine.
@@ -24,10 +25,7 @@ problems on stderr, no traceback).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-import traceback
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,124 +34,46 @@ import yaml
 from components.config import stackfile
 from components.config.errors import CONFIG_NAMESPACE, ConfigError
 from components.config.warnings import settings_warnings
+from components.review import render as _render
+from components.review import values as render_values
+from components.review.render import (
+    RenderError,
+    render_document,
+    resource_item,
+    run_first_preview,
+    stack_and_project,
+    write_text,
+)
 
-from . import REPO_ROOT, render_urns, render_values
+from . import REPO_ROOT
 
-if TYPE_CHECKING:  # the simulation imports Pulumi: loaded only when a render really runs
-    from .simulation import Registration, Simulation
+if TYPE_CHECKING:
+    from components.review.simulation import Simulation
+
+__all__ = [
+    "RenderError",
+    "render_document",
+    "resource_item",
+    "run_first_preview",
+    "stack_and_project",
+    "write_text",
+]
 
 #: Where the golden snapshots live, relative to the project root.
 SNAPSHOT_DIR = Path("tests") / "snapshots"
 #: The one command that refreshes every snapshot (named in test failures and docs/render.md).
 REFRESH_COMMAND = "python -m tooling render --update-snapshots"
 DEFAULT_STACK = "dev"
-RENDER_TIMEOUT_SECONDS = 60.0
+#: The command a render's header names.
+COMMAND = "python -m tooling render"
 
 
-class RenderError(Exception):
-    """A render that could not run; ``status`` is the exit status the CLI returns."""
-
-    def __init__(self, message: str, status: int):
-        super().__init__(message)
-        self.status = status
+def header(stack: str, notes: list[str] | tuple[str, ...] = ()) -> str:
+    return _render.header(stack, notes, COMMAND)
 
 
-# ---------------------------------------------------------------------------------------------
-# Registrations -> render document (pure)
-# ---------------------------------------------------------------------------------------------
-
-
-def short_ref(reg: Registration) -> str:
-    return f"{reg.type}::{reg.name}"
-
-
-def _ref_for(urn: str, by_urn: Mapping[str, Registration]) -> str:
-    """``type::name`` of the resource a simulator URN (or provider reference ``urn::id``) names."""
-    if urn in by_urn:
-        return short_ref(by_urn[urn])
-    # Provider references are "<urn>::<id>"; the id is unknown in a preview and never shown.
-    head = urn.rsplit("::", 1)[0]
-    return short_ref(by_urn[head]) if head in by_urn else urn
-
-
-def resource_item(
-    reg: Registration,
-    identity: render_urns.Identity,
-    by_urn: Mapping[str, Registration],
-    engine_urns: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """One entry of ``resources:``. Optional fields appear only when set, so a diff shows them
-    appearing (e.g. ``protect: true``) rather than a flipped default on every resource."""
-    parent = by_urn.get(reg.parent_urn or "")
-    item: dict[str, Any] = {
-        "type": reg.type,
-        "name": reg.name,
-        "parent": {"type": parent.type, "name": parent.name} if parent else None,
-        "urn": identity.urn,
-    }
-    if identity.aliases:
-        item["aliases"] = list(identity.aliases)
-    if reg.remote:
-        # Built by its provider plugin at deploy time: its children are not part of the render.
-        item["remote"] = True
-    if reg.provider:
-        item["provider"] = _ref_for(reg.provider, by_urn)
-    if reg.protect:
-        item["protect"] = True
-    for key, value in sorted(reg.options.items()):
-        if key == "deletedWith":
-            value = _ref_for(str(value), by_urn)
-        elif key == "replace_with":
-            value = sorted(_ref_for(str(u), by_urn) for u in value)
-        item[key] = value
-    depends_on = sorted({_ref_for(u, by_urn) for u in reg.dependencies})
-    if depends_on:
-        item["dependsOn"] = depends_on
-    # Where each input comes from: what a change of another resource can change here (tooling.impact).
-    sources = {
-        key: sorted({_ref_for(u, by_urn) for u in urns})
-        for key, urns in sorted(reg.property_dependencies.items())
-        if urns
-    }
-    if sources:
-        item["inputDependencies"] = sources
-    item["inputs"] = render_values.display(reg.wire_inputs, reg.type, urns=engine_urns)
-    return item
-
-
-def stack_and_project(stack_urn: str) -> tuple[str, str]:
-    stack, project, _, _ = render_urns.split_urn(stack_urn)
-    return stack, project
-
-
-def render_document(
-    resources: Sequence[Registration], wire_outputs: Mapping[str, Any], stack: str, project: str
-) -> dict[str, Any]:
-    """The render of one simulated run (resources in declaration order)."""
-    by_urn = {r.urn: r for r in resources}
-    identities = render_urns.engine_identities(resources, stack, project)
-    engine_urns = {mock: identity.urn for mock, identity in identities.items()}
-    return {
-        "project": project,
-        "stack": stack,
-        "resources": [resource_item(r, identities[r.urn], by_urn, engine_urns) for r in resources],
-        "outputs": render_values.display(dict(wire_outputs), "pulumi:pulumi:Stack", urns=engine_urns),
-    }
-
-
-def header(stack: str, notes: Sequence[str] = ()) -> str:
-    lines = [
-        f"# Desired state of stack {stack!r}: `python -m tooling render --stack {stack}`.",
-        "# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see docs/render.md).",
-        f'# "{render_values.UNKNOWN}": computed by the cloud during deployment. "{render_values.SECRET}": a secret.',
-        "# Tags: !base64-mime / !yaml / !json mark strings shown decoded. remote: children not rendered.",
-        *(f"# {note}" for note in notes),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def render_text(document: Mapping[str, Any], notes: Sequence[str] = ()) -> str:
-    return header(str(document["stack"]), notes) + render_values.dump(dict(document))
+def render_text(document: dict[str, Any], notes: list[str] | tuple[str, ...] = ()) -> str:
+    return _render.render_text(document, notes, COMMAND)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,40 +107,10 @@ def stack_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[str]
     return stackfile.cli_config(config), project, notes
 
 
-def run_first_preview(config: dict[str, str], project: str, stack: str, root: Path) -> Simulation:
-    """Run the program of ``root`` with ``config`` as the engine's first preview would answer it."""
-    from .simulation import FirstPreviewCloud, program_from_file, run_program
-
-    # Whatever the program prints must not end up in the render on stdout.
-    with contextlib.redirect_stdout(sys.stderr):
-        return run_program(
-            program_from_file(root / "__main__.py"),
-            config,
-            project=project,
-            stack=stack,
-            preview=True,
-            mocks=FirstPreviewCloud(),
-            timeout=RENDER_TIMEOUT_SECONDS,
-        )
-
-
 def simulate(stack: str, root: Path = REPO_ROOT) -> tuple[Simulation, list[str]]:
     """Validate, then run the program of ``root`` for ``stack`` as a first preview would."""
     config, project, notes = stack_config(stack, root)
-    from pulumi import RunError
-
-    try:
-        sim = run_first_preview(config, project, stack, root)
-    except RunError as err:
-        raise RenderError(f"error: the program failed for stack {stack!r}: {err}", 1) from None
-    except TimeoutError:
-        raise RenderError(
-            f"error: the program for stack {stack!r} did not finish within {RENDER_TIMEOUT_SECONDS:.0f} s", 1
-        ) from None
-    except Exception as err:
-        trace = "".join(traceback.format_exception(err))
-        raise RenderError(f"error: the program failed for stack {stack!r}:\n{trace}", 1) from None
-    return sim, notes
+    return _render.simulate(stack, root, config, project), notes
 
 
 def render_stack_document(stack: str, root: Path = REPO_ROOT) -> tuple[dict[str, Any], list[str]]:
@@ -240,12 +130,6 @@ def render_json(stack: str, root: Path = REPO_ROOT) -> str:
     under ``notes``, decoded strings as ``{"encoding": "yaml", "decoded": ...}``."""
     document, notes = render_stack_document(stack, root)
     return render_values.dump_json({**document, "notes": list(notes)})
-
-
-def write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Bytes, not text mode: "\n" on every OS, so snapshots match everywhere.
-    path.write_bytes(text.encode("utf-8"))
 
 
 def update_snapshots(root: Path = REPO_ROOT) -> int:

@@ -44,7 +44,8 @@ class GpuOperatorSettings(_Model):
         chart.DEFAULT_CHART_VERSION,
         **doc(
             "gpu-operator chart version: `v25.3.1`, `v25.10.1` or `v26.7.0` (the versions validated here). Stacks "
-            "pin it explicitly.",
+            "pin it explicitly. NVIDIA no longer supports v25.3.x and v25.10.x (its platform-support page): "
+            "they deploy, with a warning.",
             type="string",
             default="`v26.7.0`",
         ),

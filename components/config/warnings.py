@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from .. import catalog
 from ..autoscaler import asg
 from ..catalog.storage import INSTANCE_IO
+from ..gpu_operator import chart
 from . import teams
 from .coldstart import FAST_IMAGE_PULL_MIN_MEMORY_GIB, FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS, FAST_IMAGE_PULL_MIN_VCPUS
 from .errors import CONFIG_NAMESPACE, Problem
@@ -130,6 +131,25 @@ def _kubernetes_version_in_extended_support(settings: GpuCapacitySettings) -> It
                 "control plane itself"
             ),
         )
+
+
+@warning_rule
+def _gpu_operator_past_nvidia_support(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # NVIDIA's life cycle of gpu-operator major versions (gpu_operator/chart.py CHART_LIFE_CYCLE,
+    # from its "Platform Support" page): a chart past support still deploys, but gets no fixes.
+    version = settings.gpu_operator.chart_version
+    status = chart.support_status(version)
+    if status in (None, chart.CHART_LIFE_CYCLE[0][1]):
+        return
+    supported = ".".join(str(n) for n in chart.CHART_LIFE_CYCLE[0][0])
+    major = ".".join(version.removeprefix("v").split(".")[:2])
+    what = "critical bug and CVE fixes only" if status == "Deprecated" else "no patch releases any more"
+    yield Problem(
+        key=f"{CONFIG_NAMESPACE}:gpuOperator.chartVersion",
+        received=version,
+        expected=f"a chart NVIDIA supports: v{supported}.x ({chart.DEFAULT_CHART_VERSION} is the default); NVIDIA's "
+        f"platform-support page ({chart.PLATFORM_SUPPORT_URL}) lists {major}.x as {status} ({what})",
+    )
 
 
 #: EKS service quotas (EKS User Guide, "Amazon EKS service quotas"), both adjustable: a value above

@@ -121,3 +121,31 @@ FALLBACK_CHART_VERSION = DEFAULT_CHART_VERSION
 def chart_defaults(version: str) -> ChartVersion:
     """The chart facts for ``version``; for an unvalidated version, the newest validated ones."""
     return SUPPORTED_CHART_VERSIONS.get(version, SUPPORTED_CHART_VERSIONS[FALLBACK_CHART_VERSION])
+
+
+#: Where NVIDIA says which gpu-operator major versions it still supports (GPU Operator
+#: documentation, "Platform Support", section "NVIDIA GPU Operator Life Cycle").
+PLATFORM_SUPPORT_URL = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html"
+
+#: That page's life-cycle table since v26.7 (the newest major version "Supported", the one before
+#: it "Deprecated": critical bug and CVE fixes only, every older one "End of Support": no patch
+#: releases): 26.7.x Supported, 26.3.x Deprecated, 25.10.x and lower End of Support. Keyed by the
+#: major version (YY, MM), newest first; a major version at or after the first row is supported.
+CHART_LIFE_CYCLE: tuple[tuple[tuple[int, int], str], ...] = (
+    ((26, 7), "Supported"),
+    ((26, 3), "Deprecated"),
+    ((25, 10), "End of Support"),
+)
+
+
+def support_status(version: str) -> str | None:
+    """NVIDIA's support status of the major version of chart ``version`` (``vYY.MM.PP``); None for
+    a major version newer than the table (or a version not shaped like one)."""
+    parts = version.removeprefix("v").split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        return None
+    major = (int(parts[0]), int(parts[1]))
+    if major > CHART_LIFE_CYCLE[0][0]:
+        return None
+    # "25.10.x and lower": the last row covers every older major version.
+    return next((status for first, status in CHART_LIFE_CYCLE if major >= first), CHART_LIFE_CYCLE[-1][1])

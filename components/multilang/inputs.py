@@ -121,7 +121,7 @@ class GpuOperatorSettings(TypedDict, total=False):
     allow_unvalidated_chart_version: bool
     """Allow a `chartVersion` other than the validated ones: any `vX.Y.Z` (its values paths are unchecked; a warning is logged). Type: bool. Default: `false`."""
     chart_version: str
-    """gpu-operator chart version: `v25.3.1`, `v25.10.1` or `v26.7.0` (the versions validated here). Stacks pin it explicitly. Type: string. Default: `v26.7.0`."""
+    """gpu-operator chart version: `v25.3.1`, `v25.10.1` or `v26.7.0` (the versions validated here). Stacks pin it explicitly. NVIDIA no longer supports v25.3.x and v25.10.x (its platform-support page): they deploy, with a warning. Type: string. Default: `v26.7.0`."""
     namespace: str
     """Namespace of the release (and of the device-plugin ConfigMap), created by the library: not `default`, `kube-system`, `kube-public` or `kube-node-lease`. Type: string. Default: `gpu-operator`."""
     cdi_enabled: bool

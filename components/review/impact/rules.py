@@ -1,4 +1,4 @@
-"""The facts the change-impact summary (``tooling.impact.summary``) relies on: one table, ``RULES``.
+"""The facts the change-impact summary (``components.review.impact.summary``) relies on: one table, ``RULES``.
 
 Each row says what a change of one input of one resource type does when deployed (replace the
 resource, roll a node group's nodes, create a launch template version, upgrade the control plane,

@@ -1,4 +1,4 @@
-"""The change-impact summary in words: the lines of plain text that open ``tooling diff`` output
+"""The change-impact summary in words: the lines of plain text that open the render diff's output
 and the Markdown list of the pull request comment, most disruptive first. Pure: no Pulumi, no I/O.
 """
 
@@ -82,7 +82,7 @@ def lines(impact: Impact) -> list[tuple[str, str]]:
 
 
 def text(impact: Impact, title: str) -> str:
-    """The plain-text summary that opens ``tooling diff`` output."""
+    """The plain-text summary that opens the render diff's output."""
     body = lines(impact)
     head = [f"== {title}: what deploying it does =="]
     if not body:

@@ -1,7 +1,7 @@
 """The change-impact engine: two renders in, an ``Impact`` out (what is created, deleted, updated
 in place or replaced, which node groups roll, which device-plugin DaemonSets roll).
 
-Judged by the rules of ``tooling.impact.rules``; put in words by ``tooling.impact.words``. Pure: no
+Judged by the rules of ``.rules``; put in words by ``.words``. Pure: no
 Pulumi, no I/O.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..render_urns import split_urn
-from ..render_values import UNKNOWN
+from ..urns import split_urn
+from ..values import UNKNOWN
 from .rules import LAUNCH_TEMPLATE_TYPE, NODE_GROUP_TYPE, Effect, Rule, rules_for
 
 # ---------------------------------------------------------------------------------------------

@@ -10,10 +10,10 @@ pods are evicted. This package turns two renders (old, new) into plain words, pe
 * **device-plugin DaemonSets rolled**: a gpu-operator release whose device-plugin config name or
   chart version changes.
 
-The provider facts live in ``RULES`` (``tooling.impact.rules``), one table, each row with its
+The provider facts live in ``RULES`` (``components.review.impact.rules``), one table, each row with its
 upstream source. Rules are written by resource type and input path, never by resource name, so new
 resources of a known type are covered. Pure: no Pulumi, no I/O; the inputs are renders as
-``render_values.load`` reads them.
+``components.review.values.load`` reads them.
 
 What a render cannot show cannot be judged here either: values computed by the cloud are
 ``(known after apply)`` on both sides. Where such a value comes from a resource that is replaced
@@ -22,7 +22,7 @@ that holds the unknown value, and the reason says so.
 
 Three modules: ``rules`` (the facts: ``Effect``, ``Rule``, ``RULES``), ``summary`` (two renders
 -> ``Impact``: ``summarize``) and ``words`` (``text`` and ``markdown``). Their public names are
-importable from here (``from tooling import impact``; ``impact.summarize``, ``impact.RULES``).
+importable from here (``from components.review import impact``; ``impact.summarize``, ``impact.RULES``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,453 @@
+"""Run the real Pulumi program in-process against a simulated engine (Pulumi mocks).
+
+Shared by the tests, the repository's ``python -m tooling render`` and the consumers'
+``gpu-eks-review render`` (any Pulumi program of a project). It drives the Pulumi SDK through
+its mocks and its resource-monitor protocol (``pulumi.runtime.mocks``, ``pulumi.runtime.proto``),
+which are not a stable API: it is tested at the exact ``pulumi`` version requirements.txt pins.
+Two things make mocked runs of a program reliable:
+
+* Resource references. With pulumi 3.272 + pulumi-eks 4.4, the stock mock monitor rehydrates
+  resource references found in inputs on its executor thread, racing the event loop (runs hang
+  or fail with "attached to a different loop"). ``RecordingMonitor`` reports no support for the
+  ``resourceReferences`` feature (both SupportsFeature and GetDeploymentInfo), so the SDK sends
+  references as URNs/IDs, and ``FakeCloud`` never returns Resource objects as outputs.
+* Hangs. ``run_program`` bounds the whole run with a timeout, so a hang fails loudly.
+
+Data sources and remote components get the fake answers documented in ``FakeCloud``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import runpy
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime import settings as runtime_settings
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.stack import run_pulumi_func
+
+from components.config import stackfile
+
+#: Fake account, region and zones used for every data source answer.
+FAKE_ACCOUNT_ID = "123456789012"
+FAKE_REGION = "us-west-2"
+FAKE_ZONES = ("us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d")
+DEFAULT_TIMEOUT_SECONDS = 60.0
+
+
+def _fake_kubeconfig(cluster_name: str) -> dict[str, Any]:
+    server = f"https://{cluster_name.upper()}.gr7.{FAKE_REGION}.eks.amazonaws.com"
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster_name, "cluster": {"server": server, "certificate-authority-data": "RkFLRQ=="}}],
+        "contexts": [{"name": "aws", "context": {"cluster": cluster_name, "user": "aws"}}],
+        "current-context": "aws",
+        "users": [
+            {
+                "name": "aws",
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "aws",
+                        "args": ["eks", "get-token", "--cluster-name", cluster_name],
+                    }
+                },
+            }
+        ],
+    }
+
+
+class FakeCloud(pulumi_mocks.Mocks):
+    """Plausible answers for resources and data sources.
+
+    * Every custom resource echoes its inputs as outputs, with id ``<name>-id``; components
+      return only the outputs listed here.
+    * ``eks:index:Cluster`` (remote component, children never built under mocks): ``kubeconfig``,
+      ``kubeconfigJson``, an OIDC provider ARN/URL and security group ids, from the ``name`` input.
+    * ``awsx:ec2:Vpc`` (remote): ``vpcId`` and one private and one public subnet per zone (EC2-style ids).
+    * ``aws:iam/role:Role``: an ARN in account 123456789012. ``aws:ec2/launchTemplate``:
+      ``latestVersion`` 1. ``aws:eks/nodeGroup``: ``nodeGroupName`` = resource name, one ASG
+      ``eks-<name>-00000000-…``.
+    * Calls: caller identity (account 123456789012), region us-west-2, partition aws,
+      availability zones us-west-2a..d, and an existing cluster (eks getCluster) in the
+      authentication mode FAKE_AUTHENTICATION_MODE.
+    """
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
+        typ, name = args.typ, args.name
+        # Custom resources echo their inputs. Components (pulumi-eks, awsx) do not: their output
+        # properties have other types than their same-named inputs (awsx Vpc `natGateways`).
+        outputs: dict[str, Any] = dict(args.inputs) if args.custom else {}
+        if typ == "eks:index:Cluster":
+            cluster_name = args.inputs.get("name") or name
+            issuer = f"oidc.eks.{FAKE_REGION}.amazonaws.com/id/{'0' * 32}"
+            kubeconfig = _fake_kubeconfig(cluster_name)
+            outputs.update(
+                kubeconfig=kubeconfig,
+                kubeconfigJson=json.dumps(kubeconfig),
+                oidcProviderArn=f"arn:aws:iam::{FAKE_ACCOUNT_ID}:oidc-provider/{issuer}",
+                oidcProviderUrl=issuer,
+                oidcIssuer=issuer,
+                clusterSecurityGroupId="sg-0c1a55e5c0ffee000",
+                nodeSecurityGroupId="sg-0a0de5ec0ffee0000",
+            )
+        elif typ == "awsx:ec2:Vpc":
+            zones = FAKE_ZONES[: int(args.inputs.get("numberOfAvailabilityZones", 2))]
+            outputs.update(
+                # EC2-style ids (vpc-/subnet- + 17 hex digits), the zone's letter last: private
+                # subnets subnet-0a…, public subnet-0b….
+                vpcId="vpc-0fa4e000000000000",
+                privateSubnetIds=[f"subnet-0a{'0' * 14}{z[-1]}" for z in zones],
+                publicSubnetIds=[f"subnet-0b{'0' * 14}{z[-1]}" for z in zones],
+            )
+        elif typ == "aws:iam/role:Role":
+            outputs.update(arn=f"arn:aws:iam::{FAKE_ACCOUNT_ID}:role/{name}", name=name)
+        elif typ == "aws:ec2/launchTemplate:LaunchTemplate":
+            outputs.update(
+                latestVersion=1, arn=f"arn:aws:ec2:{FAKE_REGION}:{FAKE_ACCOUNT_ID}:launch-template/lt-{name}"
+            )
+        elif typ == "aws:eks/nodeGroup:NodeGroup":
+            outputs.setdefault("nodeGroupName", name)
+            # EKS names the node group's Auto Scaling group eks-<node group>-<uuid>.
+            outputs.setdefault(
+                "resources",
+                [{"autoscalingGroups": [{"name": f"eks-{name}-00000000-0000-0000-0000-000000000000"}]}],
+            )
+        return f"{name}-id", outputs
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
+        # The SDK's mock monitor iterates the failures: a list, never None (pulumi 3.272 mocks.py).
+        return self._answer(args.token), []
+
+    def _answer(self, token: str) -> dict:
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {
+                "accountId": FAKE_ACCOUNT_ID,
+                "arn": f"arn:aws:iam::{FAKE_ACCOUNT_ID}:user/simulated",
+                "userId": "AIDASIMULATED",
+                "id": FAKE_ACCOUNT_ID,
+            }
+        if token == "aws:index/getRegion:getRegion":
+            return {"name": FAKE_REGION, "region": FAKE_REGION, "id": FAKE_REGION}
+        if token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
+        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            return {
+                "names": list(FAKE_ZONES),
+                "zoneIds": [f"usw2-az{i + 1}" for i in range(len(FAKE_ZONES))],
+            }
+        if token == "aws:eks/getCluster:getCluster":
+            # An existing cluster (GpuCapacity reads its authentication mode for the teams' access entries).
+            return {"accessConfigs": [{"authenticationMode": FAKE_AUTHENTICATION_MODE}]}
+        return {}
+
+
+#: The authentication mode of an existing cluster the simulation describes (EKS's default for new
+#: clusters since access entries: API_AND_CONFIG_MAP).
+FAKE_AUTHENTICATION_MODE = "API_AND_CONFIG_MAP"
+
+
+class FirstPreviewCloud(FakeCloud):
+    """The engine's answers during the first ``pulumi preview`` of a stack (nothing exists yet).
+
+    Use with ``preview=True``. For a resource to be created, the engine returns its inputs as
+    outputs (after the provider's checks) and no id, so ids and every computed output (ARNs,
+    launch template versions, the outputs of remote components such as the cluster's kubeconfig
+    or the VPC's subnet ids) are unknown, exactly the values ``pulumi preview`` shows as
+    "output<string>". Data sources (``call``) answer as in ``FakeCloud``: a preview reads them.
+    """
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
+        # "" is how providers report an id they do not know yet; the SDK resolves it as unknown.
+        return "", dict(args.inputs) if args.custom else {}
+
+
+@dataclass
+class Registration:
+    """What the program sent the engine for one resource."""
+
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    parent_urn: str | None
+    inputs: dict[str, Any]
+    #: The inputs as sent on the wire (secrets and unknowns still marked), JSON form.
+    wire_inputs: dict[str, Any]
+    provider: str | None
+    protect: bool
+    dependencies: list[str]
+    aliases: list[Any]
+    #: For each input, the resources its value comes from (the engine's propertyDependencies).
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    #: A remote component (pulumi-eks, awsx): built by its plugin, so its children are not simulated.
+    remote: bool = False
+    #: Other resource options that change how the engine updates the resource, when set (protocol
+    #: names: ignoreChanges, replaceOnChanges, deleteBeforeReplace, retainOnDelete, deletedWith, ...).
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The stock mock monitor, minus resource-reference support, recording every registration."""
+
+    def __init__(self, mocks: pulumi_mocks.Mocks):
+        super().__init__(mocks)
+        self.registrations: dict[str, Registration] = {}
+        self._lock = threading.Lock()
+
+    def SupportsFeature(self, request):
+        has_support = request.id not in ("outputValues", "resourceReferences")
+        return type("SupportsFeatureResponse", (object,), {"hasSupport": has_support})
+
+    def GetDeploymentInfo(self, request):
+        info = super().GetDeploymentInfo(request)
+        features = [f for f in info.supportedFeatures if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES]
+        return resource_pb2.DeploymentInfo(supportedFeatures=features)
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            urn = response.urn
+            reg = Registration(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                custom=bool(request.custom),
+                parent_urn=request.parent or None,
+                inputs=_deserialize(request.object),
+                wire_inputs=json_format.MessageToDict(request.object),
+                provider=request.provider or None,
+                protect=bool(request.protect),
+                dependencies=list(request.dependencies),
+                property_dependencies={
+                    key: list(deps.urns) for key, deps in request.propertyDependencies.items() if deps.urns
+                },
+                aliases=[json_format.MessageToDict(a) for a in request.aliases] + [str(a) for a in request.aliasURNs],
+                outputs=dict(self.resources[urn].state),
+                remote=bool(request.remote),
+                options=_options(request),
+            )
+            with self._lock:
+                self.registrations[urn] = reg
+        return response
+
+
+def _options(request: Any) -> dict[str, Any]:
+    """The update-affecting options of a RegisterResourceRequest that differ from the defaults."""
+    options: dict[str, Any] = {}
+    for key in ("ignoreChanges", "replaceOnChanges", "additionalSecretOutputs", "hideDiffs", "replace_with"):
+        values = list(getattr(request, key, ()) or ())
+        if values:
+            options[key] = values
+    if request.deleteBeforeReplaceDefined and request.deleteBeforeReplace:
+        options["deleteBeforeReplace"] = True
+    if request.HasField("retainOnDelete") and request.retainOnDelete:
+        options["retainOnDelete"] = True
+    for key in ("deletedWith", "importId"):
+        if getattr(request, key, ""):
+            options[key] = getattr(request, key)
+    if request.HasField("customTimeouts"):
+        timeouts = json_format.MessageToDict(request.customTimeouts)
+        if timeouts:
+            options["customTimeouts"] = timeouts
+    return options
+
+
+def _deserialize(struct: Any) -> dict[str, Any]:
+    return dict(rpc.deserialize_properties(struct))
+
+
+@dataclass
+class Simulation:
+    """The outcome of one simulated run."""
+
+    #: Registrations in declaration order (program order), excluding the root stack.
+    resources: list[Registration]
+    #: Stack outputs, resolved (secrets unwrapped; see ``secret_outputs``).
+    outputs: dict[str, Any]
+    secret_outputs: set[str]
+    #: Stack outputs not known until deployment.
+    unknown_outputs: set[str]
+    stack_urn: str
+    #: Stack outputs as the engine would receive them (JSON form of the protobuf Struct: secrets and
+    #: unknowns still marked, as in ``Registration.wire_inputs``).
+    wire_outputs: dict[str, Any] = field(default_factory=dict)
+
+    def by_type(self, typ: str) -> list[Registration]:
+        return [r for r in self.resources if r.type == typ]
+
+    def one(self, typ: str, name: str | None = None) -> Registration:
+        found = [r for r in self.by_type(typ) if name is None or r.name == name]
+        if len(found) != 1:
+            raise LookupError(
+                f"expected exactly one {typ}{f' named {name!r}' if name else ''}, found {[r.name for r in found]}"
+            )
+        return found[0]
+
+    def named(self, name: str) -> Registration:
+        found = [r for r in self.resources if r.name == name]
+        if len(found) != 1:
+            raise LookupError(f"expected one resource named {name!r}, found {len(found)}")
+        return found[0]
+
+    def by_urn(self, urn: str) -> Registration:
+        for r in self.resources:
+            if r.urn == urn:
+                return r
+        raise LookupError(urn)
+
+
+async def _resolve(value: Any) -> tuple[Any, bool, bool]:
+    """(plain value, known, secret) of an Output / Input tree."""
+    out = pulumi.Output.from_input(value)
+    known = await out.is_known()
+    secret = await out.is_secret()
+    return await out.future(with_unknowns=True), known, secret
+
+
+def run_program(
+    program: Callable[[], Any],
+    config: Mapping[str, str],
+    *,
+    project: str,
+    stack: str,
+    preview: bool = False,
+    mocks: pulumi_mocks.Mocks | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+) -> Simulation:
+    """Run ``program`` under mocks with ``config`` (fully qualified keys, CLI string form)."""
+    loop = asyncio.new_event_loop()
+    previous_loop = None
+    try:
+        previous_loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        previous_loop = None
+    asyncio.set_event_loop(loop)
+    # The mock monitor answers on executor threads, and the SDK gives each such thread an event
+    # loop of its own that nobody closes: garbage-collected later, they print "Exception ignored
+    # in BaseEventLoop.__del__". Threads of our own executor get loops that are closed below.
+    thread_loops: list[asyncio.AbstractEventLoop] = []
+
+    def give_thread_a_loop() -> None:
+        thread_loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(thread_loop)
+        thread_loops.append(thread_loop)
+
+    executor = ThreadPoolExecutor(thread_name_prefix="pulumi-mock", initializer=give_thread_a_loop)
+    loop.set_default_executor(executor)
+    try:
+        monitor = RecordingMonitor(mocks or FakeCloud())
+        # Start from a clean runtime: a previous run's root stack and pending work must not leak.
+        runtime_settings.ROOT.set(None)
+        runtime_settings.SETTINGS.rpc_manager.clear()
+        runtime_settings.SETTINGS.outputs.clear()
+        pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+        pulumi.runtime.set_all_config(dict(config), [])
+
+        declared: list[pulumi.Resource] = []
+
+        def record(args: pulumi.ResourceTransformationArgs) -> None:
+            # Stack transformations run synchronously in each resource's constructor: program order.
+            declared.append(args.resource)
+            return None
+
+        pulumi.runtime.register_stack_transformation(record)
+        root = runtime_settings.get_root_resource()
+
+        async def run() -> Simulation:
+            await run_pulumi_func(program)
+            urns = [await r.urn.future() for r in declared]
+            outputs: dict[str, Any] = {}
+            secret: set[str] = set()
+            unknown: set[str] = set()
+            for key, value in getattr(root, "outputs", {}).items():
+                plain, known, is_secret = await _resolve(value)
+                outputs[key] = plain
+                if is_secret:
+                    secret.add(key)
+                if not known:
+                    unknown.add(key)
+            stack_urn = await root.urn.future()
+            regs = [monitor.registrations[u] for u in urns if u in monitor.registrations]
+            wire = json_format.MessageToDict(await rpc.serialize_properties(getattr(root, "outputs", {}), {}))
+            return Simulation(regs, outputs, secret, unknown, stack_urn, wire)
+
+        return loop.run_until_complete(asyncio.wait_for(run(), timeout))
+    finally:
+        try:
+            # A timed-out run leaves tasks behind: cancel them so they die with this loop.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+            # Do not wait: after a timeout a worker may be stuck, and waiting would bring the hang
+            # back. Idle workers' loops are closed; a stuck one's is left to the thread.
+            executor.shutdown(wait=False, cancel_futures=True)
+            for thread_loop in thread_loops:
+                if not thread_loop.is_running():
+                    thread_loop.close()
+            asyncio.set_event_loop(previous_loop if previous_loop and not previous_loop.is_closed() else None)
+
+
+def program_from_file(path: Path) -> Callable[[], None]:
+    """A program callable that runs the Pulumi program file ``path`` (e.g. __main__.py)."""
+
+    def program() -> None:
+        root = str(path.parent)
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        runpy.run_path(str(path), run_name="__main__")
+
+    return program
+
+
+def program_file(root: Path) -> Path:
+    """The program file of the Pulumi project in ``root``: Pulumi.yaml's ``main`` (a file, or a
+    folder holding ``__main__.py``; default: the project folder), as the Python language host
+    finds it."""
+    main = stackfile.project_file(root).get("main") or "."
+    path = (root / str(main)).resolve()
+    return path / "__main__.py" if path.is_dir() else path
+
+
+def run_stack(
+    stack: str,
+    root: Path,
+    *,
+    config_overrides: Mapping[str, Any] | None = None,
+    preview: bool = False,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    mocks: pulumi_mocks.Mocks | None = None,
+) -> Simulation:
+    """Run the program of the project in ``root`` with the config of its stack file.
+
+    ``mocks`` defaults to ``FakeCloud()``; pass ``FirstPreviewCloud()`` with ``preview=True`` to
+    see what a first ``pulumi preview`` would (computed values unknown).
+    """
+    config = stackfile.read_stack_config(stack, root)
+    config.update(config_overrides or {})
+    return run_program(
+        program_from_file(program_file(root)),
+        stackfile.cli_config(config),
+        project=stackfile.project_name(root),
+        stack=stack,
+        preview=preview,
+        mocks=mocks,
+        timeout=timeout,
+    )
