@@ -12,6 +12,7 @@ from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings
 from components.config.loading import load_settings
 from components.karpenter import objects
+from components.nodegroups.userdata import parse_mime
 from components.sharing.plan import plan_group
 from tests.crd_cel import crd_problems, karpenter_schema
 
@@ -344,3 +345,54 @@ def test_labels_of_karpenters_domains_are_refused_for_karpenter_groups_only():
     pool["spec"]["template"]["metadata"]["labels"]["karpenter.sh/team"] = "ml"
     assert len(crd_problems(pool, karpenter_schema("NodePool"))) == 1
     assert load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "m", "labels": labels}]})
+
+
+def test_the_cold_start_levers_reach_the_ec2_node_class():
+    cold = {"localStorage": "RAID0", "fastImagePull": True, "rootVolumeThroughput": 500, "rootVolumeIops": 4000}
+    node_class = objects.ec2_node_class(plan(instanceTypes=["g5.xlarge"], coldStart=cold), role="r", discovery="c")
+    spec = node_class["spec"]
+    assert spec["blockDeviceMappings"][0]["ebs"] == {
+        "volumeSize": "100Gi",
+        "volumeType": "gp3",
+        "encrypted": True,
+        "deleteOnTermination": True,
+        "iops": 4000,
+        "throughput": 500,
+    }
+    assert spec["instanceStorePolicy"] == "RAID0"
+    # FastImagePull: one NodeConfig part with only the gate (no kubelet flag to fight Karpenter's).
+    assert parse_mime(spec["userData"]) == [
+        (
+            "application/node.eks.aws",
+            "---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n"
+            "  featureGates:\n    FastImagePull: true\n",
+        )
+    ]
+    assert crd_problems(node_class, karpenter_schema("EC2NodeClass")) == []
+    # Without levers none of these keys is there (and the default group's class is unchanged).
+    plain = objects.ec2_node_class(plan(instanceTypes=["g5.xlarge"]), role="r", discovery="c")["spec"]
+    assert not {"instanceStorePolicy", "userData"} & set(plain)
+    assert set(plain["blockDeviceMappings"][0]["ebs"]) == {
+        "volumeSize",
+        "volumeType",
+        "encrypted",
+        "deleteOnTermination",
+    }
+
+
+def test_a_mig_group_states_every_slice_resource_in_its_overlay():
+    mixed = plan(
+        instanceTypes=["p5.48xlarge"],
+        migStrategy="mixed",
+        mig={"migDevices": {"1g.10gb": 4, "3g.40gb": 1}, "replicas": {"1g.10gb": 2}},
+    )
+    overlay = objects.node_overlay(mixed)
+    # mixed advertises no whole GPU: EC2's 8 would be a lie, so the overlay says 0.
+    assert overlay["spec"]["capacity"] == {
+        "nvidia.com/gpu": "0",
+        "nvidia.com/mig-1g.10gb": "64",
+        "nvidia.com/mig-3g.40gb": "8",
+    }
+    assert objects.needs_overlay(mixed) is True
+    for obj in (objects.node_pool(mixed), overlay, objects.ec2_node_class(mixed, role="r", discovery="c")):
+        assert crd_problems(obj, karpenter_schema(obj["kind"])) == [], obj["kind"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..nodegroups import userdata
 from ..nodegroups.managed import IMDS_HOP_LIMIT, ROOT_DEVICE
 from ..sharing import device_plugin
 from ..sharing.plan import GroupPlan
@@ -105,14 +106,28 @@ def ec2_node_class(
     profile); ``discovery``: the ``karpenter.sh/discovery`` tag value of the subnets and security
     groups (the cluster's name). Plain values or Pulumi Inputs.
 
-    No ``userData``: Karpenter writes the nodeadm NodeConfig itself (cluster endpoint, CA and CIDR;
+    No labels or taints in ``userData``: Karpenter writes the nodeadm NodeConfig itself (cluster endpoint, CA and CIDR;
     ``--node-labels`` from the NodePool's labels; kubelet ``registerWithTaints`` from its taints
     plus ``karpenter.sh/unregistered``; ``maxPods``) and appends it after the user's parts
     (pkg/providers/amifamily/bootstrap/nodeadm.go Script, getNodeConfigYAML). The plan's own
     NodeConfig (for managed node groups) would add ``--register-with-taints``, which kubelet takes
     over the config file's ``registerWithTaints``: the node would lose Karpenter's
     ``karpenter.sh/unregistered`` taint. The labels and taints reach kubelet through the NodePool.
+    The group's cold-start levers map to the EC2NodeClass's own fields (root volume IOPS and
+    throughput, ``instanceStorePolicy``), and FastImagePull to a NodeConfig part with only its gate.
     """
+    cold = plan.cold_start
+    ebs: dict[str, Any] = {
+        "volumeSize": f"{plan.settings.disk_size_gib}Gi",
+        "volumeType": "gp3",
+        "encrypted": True,
+        "deleteOnTermination": True,
+    }
+    # The cold-start levers (config/coldstart.py), as the EC2NodeClass spells them.
+    if cold.root_volume_iops is not None:
+        ebs["iops"] = cold.root_volume_iops
+    if cold.root_volume_throughput is not None:
+        ebs["throughput"] = cold.root_volume_throughput
     spec: dict[str, Any] = {
         "role": role,
         "amiSelectorTerms": [{"alias": ami_alias(plan)}],
@@ -122,12 +137,7 @@ def ec2_node_class(
             {
                 "deviceName": ROOT_DEVICE,
                 "rootVolume": True,
-                "ebs": {
-                    "volumeSize": f"{plan.settings.disk_size_gib}Gi",
-                    "volumeType": "gp3",
-                    "encrypted": True,
-                    "deleteOnTermination": True,
-                },
+                "ebs": ebs,
             }
         ],
         # As the managed node groups' launch template (nodegroups/managed.py): IMDSv2 only, hop limit 1.
@@ -141,6 +151,16 @@ def ec2_node_class(
         # checked. Karpenter's own default is the ENI limit, without the cap.
         "kubelet": {"maxPods": plan.max_pods},
     }
+    if cold.local_storage is not None:
+        # Karpenter's own NodeConfig then sets nodeadm's instance.localStorage.strategy
+        # (pkg/providers/amifamily/bootstrap/nodeadm.go getNodeConfigYAML).
+        spec["instanceStorePolicy"] = cold.local_storage
+    if cold.fast_image_pull:
+        # A NodeConfig part of our own with only the feature gate: Karpenter keeps the user's MIME
+        # parts ahead of its own NodeConfig, and nodeadm merges them (no kubelet flag here).
+        gates = userdata.cold_start_spec(cold)["featureGates"]
+        gate = {"apiVersion": userdata.NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": {"featureGates": gates}}
+        spec["userData"] = userdata.render_mime([gate])
     if tags:
         spec["tags"] = dict(tags)
     return {
