@@ -1,6 +1,7 @@
 """Validate a custom object against its CRD as the API server does: the OpenAPI schema (with
 ``jsonschema``) after structural defaulting, then every ``x-kubernetes-validations`` CEL rule,
-evaluated by cel-python (requirements-dev.txt), not read.
+evaluated by common-expression-language (cel-rust bindings, requirements-dev.txt: the project's one
+CEL implementation, which tests/test_teams_policy.py uses too), not read.
 
 The API server evaluates a rule with ``self`` bound to the value at the rule's schema node, after
 defaults are applied (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go).
@@ -16,26 +17,29 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import celpy
+import cel
 import jsonschema
 import yaml
 
 from tests.support import reference_path
 
 
-def _find(text: Any, pattern: Any) -> celpy.celtypes.StringType:
+def _find(text: str, pattern: str) -> str:
     # regex.go: "returns the first match of the regex in the string, or an empty string".
-    m = re.search(str(pattern), str(text))
-    return celpy.celtypes.StringType(m.group(0) if m else "")
+    m = re.search(pattern, text)
+    return m.group(0) if m else ""
 
 
-def _split(text: Any, separator: Any) -> celpy.celtypes.ListType:
-    return celpy.celtypes.ListType([celpy.celtypes.StringType(s) for s in str(text).split(str(separator))])
+def _split(text: str, separator: str) -> list[str]:
+    return text.split(separator)
 
 
-_ENV = celpy.Environment()
-_FUNCTIONS = {"find": _find, "split": _split}
-_PROGRAMS: dict[str, Any] = {}
+def _evaluate(rule: str, value: Any) -> Any:
+    context = cel.Context()
+    context.add_function("find", _find)
+    context.add_function("split", _split)
+    context.add_variable("self", value)
+    return cel.evaluate(rule, context)
 
 
 def crd_schema(*parts: str, version: str) -> Mapping[str, Any]:
@@ -67,11 +71,8 @@ def _rule_failures(value: Any, schema: Mapping[str, Any], path: str) -> list[str
     for rule in schema.get("x-kubernetes-validations", []):
         if "oldSelf" in rule["rule"]:
             continue
-        program = _PROGRAMS.get(rule["rule"])
-        if program is None:
-            program = _PROGRAMS[rule["rule"]] = _ENV.program(_ENV.compile(rule["rule"]), functions=_FUNCTIONS)
-        result = program.evaluate({"self": celpy.json_to_cel(value)})
-        if result is not True and not (isinstance(result, celpy.celtypes.BoolType) and bool(result)):
+        result = _evaluate(rule["rule"], value)
+        if result is not True:
             failures.append(f"{path}: {rule.get('message', rule['rule'])} ({rule['rule']}: {result!r})")
     if isinstance(value, dict):
         props = schema.get("properties", {})
