@@ -78,8 +78,8 @@ class FakeCloud(pulumi_mocks.Mocks):
       ``kubeconfigJson``, an OIDC provider ARN/URL and security group ids, from the ``name`` input.
     * ``awsx:ec2:Vpc`` (remote): ``vpcId`` and one private and one public subnet per zone (EC2-style ids).
     * ``aws:iam/role:Role``: an ARN in account 123456789012. ``aws:ec2/launchTemplate``:
-      ``latestVersion`` 1. ``aws:sqs/queue``: ARN and URL from its name. ``aws:eks/nodeGroup``: ``nodeGroupName`` = resource name, one ASG
-      ``eks-<name>-00000000-…``.
+      ``latestVersion`` 1. ``aws:sqs/queue``: ARN and URL from its name. ``aws:eks/nodeGroup``:
+      ``nodeGroupName`` = resource name, one ASG ``eks-<name>-00000000-…``.
     * Calls: caller identity (account 123456789012), region us-west-2, partition aws,
       availability zones us-west-2a..d, and an existing cluster (eks getCluster) in the
       authentication mode FAKE_AUTHENTICATION_MODE.
