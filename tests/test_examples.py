@@ -44,6 +44,7 @@ def test_the_examples_are_the_ones_documented():
         "Pulumi.ampere-ada.yaml",
         "Pulumi.fractional.yaml",
         "Pulumi.graviton.yaml",
+        "Pulumi.karpenter.yaml",
         "Pulumi.mig-a100.yaml",
         "Pulumi.mig-h100.yaml",
         "Pulumi.teams.yaml",
@@ -321,3 +322,17 @@ def test_teams_each_team_runs_on_its_own_group_from_the_stack_outputs():
         r.inputs["metadata"]["name"] for r in sim.by_type("kubernetes:core/v1:Namespace") if "teams" in r.name
     }
     assert namespaces == {"ml", "vision"}
+
+
+def test_the_karpenter_example_gives_each_group_a_node_pool_and_no_node_group():
+    # The rest of it: tests/test_karpenter_cluster.py (the same cached run).
+    sim = example("karpenter")
+    pools = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]["limits"] for r in sim.resources if r.type.endswith("NodePool")
+    }
+    assert pools == {
+        "gpu-eks-l4-shared": {"nodes": "4"},
+        "gpu-eks-l40s-mps": {"nodes": "2"},
+        "gpu-eks-l4-eighth": {"nodes": "2"},
+    }
+    assert [r.name for r in sim.resources if r.type == NG] == ["gpu-eks-cluster-system"]

@@ -18,6 +18,9 @@ from tooling import impact, render, render_values
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODEOVERLAY = "kubernetes:karpenter.sh/v1alpha1:NodeOverlay"
 
 
 def item(typ: str, name: str, inputs: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -147,6 +150,15 @@ CASES: list[tuple[str, str, Any, Any, str, list[str], dict[str, Any] | None]] = 
     (RELEASE, "values.driver.enabled", False, True, "update", [], GPU_OPERATOR),
     (RELEASE, "version", "9.58.0", "9.59.0", "update", [], AUTOSCALER),
     (RELEASE, "values.devicePlugin.config.name", "a", "b", "update", [], AUTOSCALER),
+    # Karpenter (issue 26): the NodePool template and the EC2NodeClass spec are hashed for drift;
+    # the NodePool's limits and disruption settings are not.
+    (NODEPOOL, "spec.template.metadata.labels.team", "a", "b", "update", ["drift-nodes"], None),
+    (NODEPOOL, "spec.template.spec.expireAfter", "720h", "Never", "update", ["drift-nodes"], None),
+    (NODEPOOL, "spec.limits.nodes", "2", "4", "update", [], None),
+    (NODEPOOL, "spec.disruption.consolidateAfter", "10m", "1h", "update", [], None),
+    (NODECLASS, "spec.blockDeviceMappings", [], [{"deviceName": "/dev/xvda"}], "update", ["drift-nodes"], None),
+    (NODECLASS, "spec.kubelet.maxPods", 29, 58, "update", ["drift-nodes"], None),
+    (NODEOVERLAY, "spec.capacity.nvidia~com/gpu", "4", "8", "update", [], None),
 ]
 
 
@@ -312,6 +324,65 @@ def test_a_non_gpu_node_group_rolls_without_gpu_pods():
     summary = impact.summarize("dev", old, new)
     assert [r.gpu for r in summary.node_rolls] == [False]
     assert summary.gpu_pods_rescheduled == []
+
+
+def karpenter_pool(**template_labels: str) -> dict[str, Any]:
+    labels = {"gpu-eks.io/gpu-count": "1", **template_labels}
+    return item(
+        NODEPOOL,
+        "gpu-eks-t4-nodepool",
+        {
+            "metadata": {"name": "gpu-eks-t4"},
+            "spec": {
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"nodeClassRef": {"name": "gpu-eks-t4"}, "expireAfter": "Never"},
+                },
+                "limits": {"nodes": "3"},
+                "disruption": {"budgets": [{"nodes": "1"}]},
+            },
+        },
+    )
+
+
+def test_a_node_pool_template_change_drifts_its_gpu_nodes():
+    old, new = doc(karpenter_pool()), doc(karpenter_pool(team="ml"))
+    summary = impact.summarize("dev", old, new)
+    (roll,) = summary.node_rolls
+    assert (roll.node_group, roll.max_nodes, roll.at_a_time, roll.gpu, roll.how) == (
+        "NodePool gpu-eks-t4-nodepool",
+        3,
+        "1",
+        True,
+        "drifted",
+    )
+    assert impact.lines(summary)[:2] == [
+        (
+            "nodes rolled",
+            "NodePool gpu-eks-t4-nodepool: up to 3 nodes (its node limit), 1 at a time; "
+            "`spec.template.metadata` changes: Karpenter replaces every node of the pool (drift)",
+        ),
+        (
+            "GPU pods rescheduled",
+            "NodePool gpu-eks-t4-nodepool: its GPU pods are evicted as each node drains and start again on new "
+            "nodes (time-slicing gives no isolation: every pod sharing a GPU goes at once)",
+        ),
+    ]
+
+
+def test_a_node_class_change_drifts_the_pools_that_use_it():
+    node_class = {"metadata": {"name": "gpu-eks-t4"}, "spec": {"kubelet": {"maxPods": 29}}}
+    changed = {"metadata": {"name": "gpu-eks-t4"}, "spec": {"kubelet": {"maxPods": 58}}}
+    old = doc(item(NODECLASS, "gpu-eks-t4-nodeclass", node_class), karpenter_pool())
+    new = doc(item(NODECLASS, "gpu-eks-t4-nodeclass", changed), karpenter_pool())
+    (roll,) = impact.summarize("dev", old, new).node_rolls
+    assert (roll.node_group, roll.max_nodes, roll.gpu, roll.how, roll.cause) == (
+        "EC2NodeClass gpu-eks-t4-nodeclass",
+        None,
+        True,
+        "drifted",
+        "`spec.kubelet.maxPods` changes: Karpenter replaces the nodes of every NodePool that uses it (drift)",
+    )
 
 
 def test_created_deleted_and_aliased_resources():

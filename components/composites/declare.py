@@ -26,6 +26,8 @@ from ..config.names import AUTOSCALER_CHILD, OBSERVABILITY_CHILD, OPERATOR_CHILD
 from ..config.settings import GpuCapacitySettings
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..gpu_operator.values import ExporterOptions, per_pod_gpu_metrics
+from ..karpenter import objects as karpenter_objects
+from ..karpenter.component import KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
 from ..observability.component import GpuObservability, GpuObservabilityArgs
 from ..teams.component import Teams, TeamsArgs, TeamsCheck
@@ -71,6 +73,7 @@ def declare_gpu_capacity(
     tags: Mapping[str, pulumi.Input[str]],
     autoscaler_cluster_name: str | None,
     node_groups: Sequence[GpuNodeGroup] = (),
+    karpenter: KarpenterTarget | None = None,
 ) -> GpuCapacityParts:
     """Declare ``{name}-<group>`` per group of ``settings``, ``{name}-gpu-operator``, with the
     autoscaler enabled ``{name}-autoscaler`` (and the groups' ASG tags), and with
@@ -82,7 +85,8 @@ def declare_gpu_capacity(
     ASG discovery tag ``k8s.io/cluster-autoscaler/<name>``, its IAM policy), needed when the
     settings enable the autoscaler; None when the caller has only an Output. ``node_groups`` are GPU node groups
     declared by the caller for the same cluster: the operator covers them too (and the
-    verification checks them).
+    verification checks them). ``karpenter``: the cluster's Karpenter, which the settings'
+    ``capacityProvider: karpenter`` groups need.
     """
     autoscaling = settings.autoscaler_enabled
     # Checked before anything is declared.
@@ -114,6 +118,7 @@ def declare_gpu_capacity(
                 # Scale-from-zero template tags on each group's ASG (asg.asg_tags).
                 autoscaler_cluster_name=ca_cluster_name,
                 kubernetes_version=settings.kubernetes_version,
+                karpenter=karpenter,
             ),
             opts=pulumi.ResourceOptions(parent=parent),
         )
@@ -224,7 +229,22 @@ def declare_gpu_capacity(
 
 
 def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, object]]:
-    """What workloads need to land on each group (README, "Stack outputs")."""
+    """What workloads need to land on each group (README, "Stack outputs"); a Karpenter group
+    names its NodePool instead of an Auto Scaling group."""
+    return {
+        group_name: {**outputs, **_provider_outputs(groups[group_name])}
+        for group_name, outputs in _common_outputs(groups).items()
+    }
+
+
+def _provider_outputs(group: GpuNodeGroup) -> dict[str, object]:
+    if group.settings.capacity_provider == "karpenter":
+        # autoscalingGroupName stays (empty): the component package's schema requires it.
+        return {"autoscalingGroupName": "", "nodePoolName": karpenter_objects.object_name(group.plan)}
+    return {"autoscalingGroupName": group.autoscaling_group_name}
+
+
+def _common_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, object]]:
     return {
         group_name: {
             "nodeSelector": dict(g.plan.node_labels),
@@ -236,7 +256,6 @@ def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, obj
             "sharedSlotsAtMaxSize": g.plan.slots_at_max_size,
             "sharingMode": g.plan.sharing_mode,
             "memoryPerSlotGiB": round(g.plan.memory_per_slot_mib / 1024, 2),
-            "autoscalingGroupName": g.autoscaling_group_name,
             # MIG groups only (other groups' outputs stay as they were): the slices of each GPU
             # and every resource a node advertises (one per profile under mixed).
             **(

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler
 from ..cluster.iam import declare_node_role, partition_of
+from ..config import capacity_provider
 from ..config.errors import is_plain
 from ..config.fields import (
     MAX_USER_TAGS,
@@ -25,6 +26,8 @@ from ..config.loading import load_capacity_settings
 from ..config.settings import GpuCapacitySettings
 from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
+from ..karpenter import objects as karpenter_objects
+from ..karpenter.component import KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup
 from ..observability import values as obs_values
 from ..verification.component import TimeSlicingVerification
@@ -62,6 +65,16 @@ class GpuCapacityArgs:
     #: and gc need an untainted node).
     wait_for: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    #: For ``capacityProvider: karpenter`` groups, the cluster's own Karpenter (1.14 or a later
+    #: v1): the IAM role (name) its nodes run as (EC2NodeClass ``spec.role``; the role must be able
+    #: to join: an EKS access entry of type EC2_LINUX)...
+    karpenter_node_role: pulumi.Input[str] | None = None
+    #: ...the ``karpenter.sh/discovery`` tag value of its subnets and security groups (None: the
+    #: cluster's name)...
+    karpenter_discovery: pulumi.Input[str] | None = None
+    #: ...and whether its controller runs with the ``nodeOverlay`` feature gate (chart value
+    #: ``settings.featureGates.nodeOverlay: true``), which every shared or g6f/gr6f group needs.
+    karpenter_node_overlay: bool = False
 
 
 class GpuCapacity(pulumi.ComponentResource):
@@ -106,6 +119,13 @@ class GpuCapacity(pulumi.ComponentResource):
                 f"{name}-node-role", parent=self, partition=partition_of(self), tags=tags
             )
 
+        karpenter = None
+        if any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups):
+            karpenter = KarpenterTarget(
+                node_role=args.karpenter_node_role,
+                discovery=args.karpenter_discovery if args.karpenter_discovery is not None else cluster_name,
+                provider=self.provider,
+            )
         parts = declare_gpu_capacity(
             name,
             parent=self,
@@ -124,6 +144,7 @@ class GpuCapacity(pulumi.ComponentResource):
             # A plain name whenever the autoscaler is enabled (_args_problems checks it).
             autoscaler_cluster_name=args.cluster_name if isinstance(args.cluster_name, str) else None,
             node_groups=args.node_groups,
+            karpenter=karpenter,
         )
         self.gpu_node_groups = parts.gpu_node_groups
         self.operator = parts.operator
@@ -257,9 +278,43 @@ def _args_problems(name: str, args: GpuCapacityArgs, settings: GpuCapacitySettin
                 f"GpuCapacity {name!r}: autoscaler.enabled needs oidc_provider_arn and oidc_provider_url (the "
                 "Cluster Autoscaler gets AWS access through IRSA)"
             )
+    problems += _karpenter_problems(name, args, settings)
     observability = obs_values.oidc_provider_problem(
         settings.observability, args.oidc_provider_arn is not None and args.oidc_provider_url is not None
     )
     if observability:
         problems.append(f"GpuCapacity {name!r}: {observability}")
+    return problems
+
+
+def _karpenter_problems(name: str, args: GpuCapacityArgs, settings: GpuCapacitySettings) -> list[str]:
+    """What the cluster's own Karpenter must give its groups: a node role, and the nodeOverlay
+    feature gate where a group's nodes advertise other than EC2's GPU count (without it Karpenter
+    ignores NodeOverlays: kubernetes-sigs/karpenter v1.14.0 pkg/cloudprovider/overlay/cloudprovider.go,
+    pkg/controllers/controllers.go)."""
+    groups = [(i, g) for i, g in enumerate(settings.plans) if g.settings.capacity_provider == "karpenter"]
+    problems = []
+    if groups:
+        problems += [
+            f"GpuCapacity {name!r}: tags.{key}: {reserved}"
+            for key in args.tags
+            if (reserved := capacity_provider.reserved_tag_problem(key))
+        ]
+    if groups and args.karpenter_node_role is None:
+        problems.append(
+            f"GpuCapacity {name!r}: karpenter_node_role: received nothing; expected the IAM role name of the nodes "
+            "the cluster's Karpenter launches (EC2NodeClass spec.role), for the capacityProvider karpenter groups"
+        )
+    if args.karpenter_node_overlay:
+        return problems
+    for i, plan in groups:
+        if karpenter_objects.needs_overlay(plan):
+            advertised = ", ".join(f"{r}={n}" for r, n in plan.advertised_resources.items())
+            problems.append(
+                f"GpuCapacity {name!r}: gpuNodeGroups[{i}] ({plan.name}) advertises {advertised} per node, not the "
+                f"{plan.instance.ec2_gpus} GPU(s) EC2 reports: Karpenter counts it only through a NodeOverlay, "
+                "which its controller ignores unless the nodeOverlay feature gate is on. Turn it on in the "
+                "cluster's Karpenter (chart value settings.featureGates.nodeOverlay: true, Karpenter 1.7 or later) "
+                "and pass karpenter_node_overlay=True"
+            )
     return problems

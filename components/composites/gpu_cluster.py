@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+import pulumi_aws as aws
 
 from ..autoscaler.component import ClusterAutoscaler
 from ..cluster.component import Cluster, ClusterArgs
-from ..config.names import CLUSTER_CHILD
+from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
 from ..config.settings import Settings
 from ..gpu_operator.component import GpuOperator
+from ..karpenter import values as karpenter_values
+from ..karpenter.component import Karpenter, KarpenterArgs, KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup
 from ..observability.component import GpuObservability
 from ..teams.component import Teams
@@ -66,6 +69,36 @@ class GpuCluster(pulumi.ComponentResource):
         # The GPU node groups, the operator and the verification: the same declaration as
         # GpuCapacity's (names and parents unchanged: `<name>-<group>`, `<name>-gpu-operator`,
         # `<name>-verify`, children of this component).
+        # --- Karpenter: only when a GPU group asks for it (issue 26) ------------------------
+        self.karpenter: Karpenter | None = None
+        karpenter_target = None
+        if any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups):
+            self.karpenter = Karpenter(
+                f"{name}-{KARPENTER_CHILD}",
+                KarpenterArgs(
+                    cluster_name=s.cluster_name,
+                    oidc_provider_arn=self.cluster.oidc_provider_arn,
+                    oidc_provider_url=self.cluster.oidc_provider_url,
+                    # The security group EKS creates and attaches to every managed node.
+                    cluster_security_group_id=aws.eks.get_cluster_output(
+                        name=self.cluster.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self)
+                    ).vpc_config.cluster_security_group_id,
+                    subnet_ids=self.cluster.private_subnet_ids,
+                    subnet_count=_private_subnet_count(s),
+                    node_overlay=karpenter_values.node_overlay_needed(s.plans),
+                    system_nodes=s.system_node_group.scaling.min_size,
+                    wait_for=[self.cluster.system_node_group],
+                    tags=tags,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.cluster.provider}),
+            )
+            karpenter_target = KarpenterTarget(
+                node_role=self.karpenter.node_role_name,
+                discovery=s.cluster_name,
+                provider=self.cluster.provider,
+                depends_on=[self.karpenter.release],
+            )
+
         parts = declare_gpu_capacity(
             name,
             parent=self,
@@ -81,6 +114,7 @@ class GpuCluster(pulumi.ComponentResource):
             settings=s,
             tags=tags,
             autoscaler_cluster_name=s.cluster_name,
+            karpenter=karpenter_target,
         )
         self.gpu_node_groups: dict[str, GpuNodeGroup] = parts.gpu_node_groups
         self.operator: GpuOperator = parts.operator
@@ -102,3 +136,16 @@ class GpuCluster(pulumi.ComponentResource):
             # Where the GPU metrics land (observability.enabled only).
             **({"observability": self.observability.outputs} if self.observability else {}),
         }
+
+
+def _private_subnet_count(settings: Settings) -> int:
+    """How many private subnets the nodes use: one discovery Tag each (``Karpenter``)."""
+    net = settings.network
+    if not net.existing_vpc:
+        return net.availability_zone_count
+    if not isinstance(net.private_subnet_ids, (list, tuple)):
+        raise ValueError(
+            "network.privateSubnetIds: received an Output; expected a list (of ids or Outputs) with a Karpenter "
+            "group: each private subnet gets the karpenter.sh/discovery tag, one resource per subnet"
+        )
+    return len(net.private_subnet_ids)

@@ -89,7 +89,7 @@ class AutoscalerSettings(_Model):
             "Install the Cluster Autoscaler and tag the GPU groups' ASGs for it. Needs a `kubernetesVersion` with a "
             "CA release in the table (1.32–1.36).",
             type="bool",
-            default="`true` when any GPU group has `minSize < maxSize`",
+            default="`true` when any managed GPU group has `minSize < maxSize`",
         ),
     )
     # Declared before chart_version so the chart_version validator can read it.

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from .. import catalog
 from ..sharing.plan import GroupPlan
+from .capacity_provider import uses_karpenter
 from .errors import KeyedProblem
 from .names import reserved_group_name_problem
 
@@ -47,7 +48,7 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
                 (("gpuNodeGroups", i, "name"), p.name, f"a name of its own (gpuNodeGroups[{first_of[p.name]}] has it)")
             )
         first_of.setdefault(p.name, i)
-        reserved = reserved_group_name_problem(p.name)
+        reserved = reserved_group_name_problem(p.name, uses_karpenter(q.settings for q in plans))
         if reserved:
             problems.append((("gpuNodeGroups", i, "name"), p.name, reserved))
     first: dict[str, int] = {}

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_v
 
 from .. import catalog
 from ..nodegroups import labels
+from . import capacity_provider
 from .coldstart import ColdStart, cold_start_problems
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
@@ -227,8 +228,8 @@ class GpuNodeGroupSettings(_Model):
         **doc(
             "Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default "
             "sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify`, `autoscaler`, `observability` "
-            "nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own "
-            "resources.",
+            "(nor `karpenter` where a group uses Karpenter) nor starting with one of them plus `-`, nor ending in "
+            "`-lt`: those names belong to the cluster's own resources.",
             type="1–40 chars `[a-z0-9-]`",
             default="required",
         )
@@ -247,6 +248,18 @@ class GpuNodeGroupSettings(_Model):
             "with `g5.xlarge`). An unknown type is an error naming the nearest known ones.",
             type="list of GPU instance types",
             default='`["g4dn.xlarge"]`',
+        ),
+    )
+    capacity_provider: Literal["managedNodeGroup", "karpenter"] = Field(
+        "managedNodeGroup",
+        **doc(
+            "What launches the group's nodes: `managedNodeGroup` (an EKS managed node group, scaled by the Cluster "
+            "Autoscaler) or `karpenter` (a Karpenter NodePool, EC2NodeClass and NodeOverlay; Karpenter launches "
+            "nodes for pending pods, from zero). A `karpenter` group needs `scaling: {minSize: 0, desiredSize: 0}` "
+            "(Karpenter keeps no minimum; `maxSize` is the NodePool's node limit) and `diskSizeGiB` ≤ 59000 (the "
+            'EC2NodeClass limit). See "Karpenter".',
+            type="`managedNodeGroup` | `karpenter`",
+            default="`managedNodeGroup`",
         ),
     )
     capacity_type: Literal["ON_DEMAND", "SPOT"] = Field(
@@ -394,6 +407,11 @@ class GpuNodeGroupSettings(_Model):
             else None,
             self.shared_devices_allocation_policy,
         )
+        # The capacity provider's rules, reported with the sharing ones (every problem at once).
+        if self.capacity_provider == capacity_provider.KARPENTER:
+            problems += capacity_provider.karpenter_group_problems(
+                self.scaling.min_size, self.scaling.desired_size, self.labels, self.disk_size_gib
+            )
         if problems:
             raise KeyedProblems(problems)
         return self

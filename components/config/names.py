@@ -14,14 +14,18 @@ OBSERVABILITY_CHILD = "observability"
 #: types no node group declares, so their URNs never collide with a group's.
 TEAMS_CHILD = "teams"
 SYSTEM_SIDE_CHILDREN = (CLUSTER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD, AUTOSCALER_CHILD, OBSERVABILITY_CHILD)
+#: Declared only when a GPU group uses Karpenter, and reserved only then, so that no configuration
+#: accepted before Karpenter existed is refused now.
+KARPENTER_CHILD = "karpenter"
 #: A node group ``<n>`` declares its launch template as ``<n>-lt`` (nodegroup.py).
 LAUNCH_TEMPLATE_SUFFIX = "lt"
 
 
-def reserved_group_name_problem(name: str) -> str | None:
+def reserved_group_name_problem(name: str, karpenter: bool = False) -> str | None:
     """A GPU group ``name`` gives resources named ``<component>-<name>``; it must not be (or start)
-    the name of a system-side child, nor end like a launch template."""
-    for child in SYSTEM_SIDE_CHILDREN:
+    the name of a system-side child (``karpenter`` too where a group uses Karpenter), nor end like a
+    launch template."""
+    for child in (*SYSTEM_SIDE_CHILDREN, *((KARPENTER_CHILD,) if karpenter else ())):
         if name == child or name.startswith(f"{child}-"):
             return (
                 f"a name that is not {child!r} and does not start with '{child}-': the cluster's own "

@@ -13,6 +13,7 @@ from .. import catalog
 from ..sharing.plan import GroupPlan, plan_groups
 from .addons import AutoscalerSettings, GpuOperatorSettings, ObservabilitySettings, VerificationSettings
 from .addresses import gpu_group_addresses, system_group_addresses
+from .capacity_provider import address_note, nodes_held, scaled_by_autoscaler, tag_problems
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     _LOG_TYPES,
@@ -153,6 +154,7 @@ class GpuCapacitySettings(_Model):
         problems += allocation_policy_problems(
             [g.shared_devices_allocation_policy for g in self.gpu_node_groups], self.gpu_operator.chart_version
         )
+        problems += tag_problems(self.gpu_node_groups, self.tags)
         minor = self.kubernetes_version.split(".")[1]
         for loc, release in self._pinned_ami_releases():
             problems += _ami_minor_problems(loc, release, minor)
@@ -299,7 +301,7 @@ class Settings(GpuCapacitySettings):
         """``autoscaler.enabled``, defaulting to: some GPU group can change size."""
         if self.autoscaler.enabled is not None:
             return self.autoscaler.enabled
-        return any(g.scaling.min_size < g.scaling.max_size for g in self.gpu_node_groups)
+        return any(scaled_by_autoscaler(g) for g in self.gpu_node_groups)
 
     def _pinned_ami_releases(self) -> list[tuple[tuple[str | int, ...], str | None]]:
         system = (("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)
@@ -344,7 +346,7 @@ class Settings(GpuCapacitySettings):
         """Addresses of the private subnets the nodes hold at least, at desired or max sizes; with
         ``subnets``, what one of that many subnets must hold (how: addresses.py)."""
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
-        gpu = sum(gpu_group_addresses(p.settings.instance_types, size(p.settings.scaling), subnets) for p in self.plans)
+        gpu = sum(gpu_group_addresses(g.instance_types, nodes_held(g, at_max), subnets) for g in self.gpu_node_groups)
         system = self.system_node_group
         services = len(system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline))
         return gpu + system_group_addresses(
@@ -376,6 +378,7 @@ class Settings(GpuCapacitySettings):
         if need <= room:
             return []
         sizes = "maxSize (the Cluster Autoscaler scales up to it)" if at_max else "desiredSize"
+        sizes += address_note(self.gpu_node_groups)
         return [
             (
                 ("network", "cidrBlock"),

@@ -86,9 +86,11 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     """One EKS managed node group on the AL2023 NVIDIA AMI."""
 
     name: Required[str]
-    """Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify`, `autoscaler`, `observability` nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources. Type: 1–40 chars `[a-z0-9-]`. Required."""
+    """Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify`, `autoscaler`, `observability` (nor `karpenter` where a group uses Karpenter) nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources. Type: 1–40 chars `[a-z0-9-]`. Required."""
     instance_types: list[str]
     """NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` with `g5.xlarge`). An unknown type is an error naming the nearest known ones. Type: list of GPU instance types. Default: `["g4dn.xlarge"]`."""
+    capacity_provider: str
+    """What launches the group's nodes: `managedNodeGroup` (an EKS managed node group, scaled by the Cluster Autoscaler) or `karpenter` (a Karpenter NodePool, EC2NodeClass and NodeOverlay; Karpenter launches nodes for pending pods, from zero). A `karpenter` group needs `scaling: {minSize: 0, desiredSize: 0}` (Karpenter keeps no minimum; `maxSize` is the NodePool's node limit) and `diskSizeGiB` ≤ 59000 (the EC2NodeClass limit). See "Karpenter". Type: `managedNodeGroup` | `karpenter`. Default: `managedNodeGroup`."""
     capacity_type: str
     """EC2 capacity type. Type: `ON_DEMAND` | `SPOT`. Default: `ON_DEMAND`."""
     scaling: Scaling
@@ -132,7 +134,7 @@ class AutoscalerSettings(TypedDict, total=False):
     """The Cluster Autoscaler (kubernetes/autoscaler) that scales the GPU node groups (from zero too)."""
 
     enabled: bool
-    """Install the Cluster Autoscaler and tag the GPU groups' ASGs for it. Needs a `kubernetesVersion` with a CA release in the table (1.32–1.36). Type: bool. Default: `true` when any GPU group has `minSize < maxSize`."""
+    """Install the Cluster Autoscaler and tag the GPU groups' ASGs for it. Needs a `kubernetesVersion` with a CA release in the table (1.32–1.36). Type: bool. Default: `true` when any managed GPU group has `minSize < maxSize`."""
     allow_unvalidated_chart_version: bool
     """Allow a `chartVersion` other than the validated one: any `X.Y.Z` (its values paths are unchecked; a warning is logged). Type: bool. Default: `false`."""
     chart_version: str

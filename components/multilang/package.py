@@ -82,7 +82,9 @@ class GpuNodeGroupOutputs(TypedDict):
     memory_per_slot_gi_b: float
     """GPU memory per slot in GiB (GPU memory / replicas): a limit under MPS, a fair share under time-slicing."""
     autoscaling_group_name: str
-    """Name of the Auto Scaling group EKS created for the node group."""
+    """Name of the Auto Scaling group EKS created for the node group (empty for a Karpenter group)."""
+    node_pool_name: NotRequired[str]
+    """Name of the group's Karpenter NodePool (capacityProvider karpenter), instead of an Auto Scaling group."""
     mig_layout: NotRequired[dict[str, int]]
     """MIG groups only: the MIG profile to count of slices on each GPU."""
     advertised_resources: NotRequired[dict[str, int]]

@@ -16,6 +16,8 @@ import pulumi_aws as aws
 from ..autoscaler import asg
 from ..config.groups import GpuNodeGroupSettings
 from ..gpu_operator import coverage
+from ..karpenter import objects as karpenter_objects
+from ..karpenter.component import GroupObjects, KarpenterTarget, declare_group_objects
 from ..sharing.plan import GroupPlan, plan_group
 from .managed import ManagedNodeGroupSpec, declare_managed_node_group
 
@@ -38,6 +40,8 @@ class GpuNodeGroupArgs:
     #: The cluster's Kubernetes minor, so the nodes follow control-plane upgrades (see
     #: ManagedNodeGroupSpec.kubernetes_version). None: the cluster's version at creation only.
     kubernetes_version: str | None = None
+    #: The cluster's Karpenter, for a ``capacityProvider: karpenter`` group (required there).
+    karpenter: KarpenterTarget | None = None
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -52,8 +56,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
     #: Everything derived from them (``sharing.plan``): the operator, the autoscaler and the
     #: verification read the group's plan from here.
     plan: GroupPlan
-    node_group: aws.eks.NodeGroup
-    launch_template: aws.ec2.LaunchTemplate
+    #: The managed node group and its launch template (None for a Karpenter group).
+    node_group: aws.eks.NodeGroup | None
+    launch_template: aws.ec2.LaunchTemplate | None
+    #: A Karpenter group's EC2NodeClass, NodePool and NodeOverlay (None for a managed node group).
+    karpenter_objects: GroupObjects | None
     #: Labels to select this group's nodes (plain values, known at preview).
     node_selector: dict[str, str]
     #: Tolerations for this group's taints.
@@ -64,8 +71,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
     resource_name: str
     #: Shared GPU slots (``resource_name``) at the group's maxSize.
     advertised_gpus_at_max_size: int
-    #: Name of the Auto Scaling group EKS created for the node group.
-    autoscaling_group_name: pulumi.Output[str]
+    #: Name of the Auto Scaling group EKS created for the node group (None for a Karpenter group).
+    autoscaling_group_name: pulumi.Output[str] | None
     #: The Cluster Autoscaler tags on that Auto Scaling group, by tag key (empty without CA).
     asg_tags: dict[str, aws.autoscaling.Tag]
 
@@ -82,6 +89,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.resource_name = plan.resource_name
         self.advertised_gpus_at_max_size = plan.slots_at_max_size
 
+        self.asg_tags = {}
+        self.karpenter_objects = None
+        if s.capacity_provider == "karpenter":
+            self._declare_karpenter(name, args)
+            return
         spec = ManagedNodeGroupSpec(
             ami_type=plan.ami_type,
             instance_types=s.instance_types,
@@ -109,7 +121,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
         # The tag set is known from the plan; only the ASG's name waits for the node group.
         # Named by tag key, so adding a label or taint adds one Tag and renames none.
-        self.asg_tags = {}
         if args.autoscaler_cluster_name is not None:
             for key, value in asg.asg_tags(plan.node_template_tags, args.autoscaler_cluster_name).items():
                 self.asg_tags[key] = aws.autoscaling.Tag(
@@ -122,6 +133,35 @@ class GpuNodeGroup(pulumi.ComponentResource):
             {
                 "nodeGroupName": self.node_group.node_group_name,
                 "autoscalingGroupName": self.autoscaling_group_name,
+                "advertisedGpusAtMaxSize": self.advertised_gpus_at_max_size,
+                "nodeSelector": self.node_selector,
+                "tolerations": self.tolerations,
+                "gpusPerNode": self.gpus_per_node,
+                "advertisedGpusPerNode": self.advertised_gpus_per_node,
+                "resourceName": self.resource_name,
+            }
+        )
+
+    def _declare_karpenter(self, name: str, args: GpuNodeGroupArgs) -> None:
+        """A Karpenter group: its EC2NodeClass, NodePool and NodeOverlay; no node group, no ASG."""
+        if args.karpenter is None:
+            raise ValueError(
+                f"{name}: capacityProvider karpenter needs the cluster's Karpenter (GpuNodeGroupArgs.karpenter): "
+                "received none"
+            )
+        self.node_group = self.launch_template = self.autoscaling_group_name = None
+        target = args.karpenter
+        tagged = KarpenterTarget(
+            node_role=target.node_role,
+            discovery=target.discovery,
+            provider=target.provider,
+            depends_on=target.depends_on,
+            tags={**target.tags, **args.tags, "gpu-eks/node-group": self.settings.name},
+        )
+        self.karpenter_objects = declare_group_objects(name, self.plan, tagged, parent=self)
+        self.register_outputs(
+            {
+                "nodePoolName": karpenter_objects.object_name(self.plan),
                 "advertisedGpusAtMaxSize": self.advertised_gpus_at_max_size,
                 "nodeSelector": self.node_selector,
                 "tolerations": self.tolerations,

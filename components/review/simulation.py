@@ -78,8 +78,8 @@ class FakeCloud(pulumi_mocks.Mocks):
       ``kubeconfigJson``, an OIDC provider ARN/URL and security group ids, from the ``name`` input.
     * ``awsx:ec2:Vpc`` (remote): ``vpcId`` and one private and one public subnet per zone (EC2-style ids).
     * ``aws:iam/role:Role``: an ARN in account 123456789012. ``aws:ec2/launchTemplate``:
-      ``latestVersion`` 1. ``aws:eks/nodeGroup``: ``nodeGroupName`` = resource name, one ASG
-      ``eks-<name>-00000000-…``.
+      ``latestVersion`` 1. ``aws:sqs/queue``: ARN and URL from its name. ``aws:eks/nodeGroup``:
+      ``nodeGroupName`` = resource name, one ASG ``eks-<name>-00000000-…``.
     * Calls: caller identity (account 123456789012), region us-west-2, partition aws,
       availability zones us-west-2a..d, and an existing cluster (eks getCluster) in the
       authentication mode FAKE_AUTHENTICATION_MODE.
@@ -118,6 +118,13 @@ class FakeCloud(pulumi_mocks.Mocks):
             outputs.update(
                 latestVersion=1, arn=f"arn:aws:ec2:{FAKE_REGION}:{FAKE_ACCOUNT_ID}:launch-template/lt-{name}"
             )
+        elif typ == "aws:sqs/queue:Queue":
+            queue = args.inputs.get("name") or name
+            outputs.update(
+                arn=f"arn:aws:sqs:{FAKE_REGION}:{FAKE_ACCOUNT_ID}:{queue}",
+                url=f"https://sqs.{FAKE_REGION}.amazonaws.com/{FAKE_ACCOUNT_ID}/{queue}",
+                name=queue,
+            )
         elif typ == "aws:eks/nodeGroup:NodeGroup":
             outputs.setdefault("nodeGroupName", name)
             # EKS names the node group's Auto Scaling group eks-<node group>-<uuid>.
@@ -149,8 +156,12 @@ class FakeCloud(pulumi_mocks.Mocks):
                 "zoneIds": [f"usw2-az{i + 1}" for i in range(len(FAKE_ZONES))],
             }
         if token == "aws:eks/getCluster:getCluster":
-            # An existing cluster (GpuCapacity reads its authentication mode for the teams' access entries).
-            return {"accessConfigs": [{"authenticationMode": FAKE_AUTHENTICATION_MODE}]}
+            # An existing cluster (GpuCapacity reads its authentication mode for the teams' access
+            # entries); its cluster security group (on every managed node) gets Karpenter's discovery tag.
+            return {
+                "accessConfigs": [{"authenticationMode": FAKE_AUTHENTICATION_MODE}],
+                "vpcConfig": {"clusterSecurityGroupId": "sg-0e5c1a55e5c0ffee0"},
+            }
         return {}
 
 

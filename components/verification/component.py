@@ -75,7 +75,9 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         #: concurrent Job (``jobs`` holds the first).
         self.mig_jobs: dict[str, list[k8s.batch.v1.Job]] = {}
         for plan in (g.plan for g in args.gpu_node_groups):
-            if plan.settings.scaling.desired_size < 1 and not args.autoscaling:
+            # Karpenter launches a group's first node for the warm-up Jobs' pending pods.
+            launched = args.autoscaling or plan.settings.capacity_provider == "karpenter"
+            if plan.settings.scaling.desired_size < 1 and not launched:
                 # Nothing would ever bring a node; waiting would only time out.
                 pulumi.log.warn(
                     f"GPU node group {plan.name!r} has desiredSize 0 and no autoscaler: not verified", resource=self

@@ -36,6 +36,8 @@ class Effect(StrEnum):
     ROLL_DEVICE_PLUGIN = "roll-device-plugin"
     #: A workload's pods are replaced by new ones (Deployment pod template).
     ROLL_PODS = "roll-pods"
+    #: Karpenter marks a NodePool's nodes drifted and replaces them, within its disruption budget.
+    DRIFT_NODES = "drift-nodes"
 
 
 TF_AWS = "hashicorp/terraform-provider-aws (the provider bridged by pulumi-aws)"
@@ -73,6 +75,14 @@ class Rule:
 
 
 NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+#: Karpenter's kinds as pulumi-kubernetes types them (components/karpenter/objects.py).
+NODEPOOL_TYPE = "kubernetes:karpenter.sh/v1:NodePool"
+NODECLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+_KARPENTER_DRIFT_SRC = (
+    "kubernetes-sigs/karpenter v1.14.0 pkg/apis/v1/nodepool.go (NodePool.Hash: spec.template), "
+    "pkg/controllers/nodeclaim/disruption/drift.go; aws/karpenter-provider-aws 1d927085 "
+    "pkg/apis/v1/ec2nodeclass.go (EC2NodeClass.Hash: spec, kubelet included), pkg/cloudprovider/drift.go"
+)
 LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
 _NODE_GROUP_SRC = f"{TF_AWS}: internal/service/eks/node_group.go, schema (ForceNew), resourceNodeGroupUpdate"
 _NG_FORCE_NEW = "cannot change in place: aws_eks_node_group marks it ForceNew (EKS CreateNodegroup only)"
@@ -269,6 +279,24 @@ RULES: tuple[Rule, ...] = (
             f"{PULUMI_K8S}: provider/pkg/provider/helm_release.go (Diff: forceNewFields .name, .namespace)",
         )
         for path in ("name", "namespace")
+    ),
+    # Karpenter: a NodeClaim records the hashes of its NodePool's template and its EC2NodeClass's
+    # spec; when either changes, Karpenter marks it drifted and replaces the node. The NodePool's
+    # limits and disruption settings are not hashed; selector terms drift by what they resolve to.
+    Rule(
+        NODEPOOL_TYPE,
+        "spec.template",
+        Effect.DRIFT_NODES,
+        "the NodePool's template hash changes: Karpenter marks every node of the pool drifted and replaces it",
+        _KARPENTER_DRIFT_SRC,
+    ),
+    Rule(
+        NODECLASS_TYPE,
+        "spec",
+        Effect.DRIFT_NODES,
+        "the EC2NodeClass's hash changes (or, for AMI, subnet and security group selectors, what they resolve "
+        "to): Karpenter replaces the nodes of every NodePool that uses it",
+        _KARPENTER_DRIFT_SRC,
     ),
     # gpu-operator: it mounts the device-plugin ConfigMap by name, so a new name rolls the
     # device-plugin DaemonSets; the plugin's config-manager never reloads a ConfigMap's content.

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..urns import split_urn
 from ..values import UNKNOWN
-from .rules import LAUNCH_TEMPLATE_TYPE, NODE_GROUP_TYPE, Effect, Rule, rules_for
+from .rules import LAUNCH_TEMPLATE_TYPE, NODE_GROUP_TYPE, NODEPOOL_TYPE, Effect, Rule, rules_for
 
 # ---------------------------------------------------------------------------------------------
 # The summary
@@ -325,7 +325,7 @@ def _node_rolls(
     old_items: Mapping[str, Mapping[str, Any]],
     matched: Mapping[str, Mapping[str, Any]],
 ) -> list[NodeRoll]:
-    rolls: list[NodeRoll] = []
+    rolls: list[NodeRoll] = _drifts(new_items, impacts)
     for item in new_items:
         if item["type"] != NODE_GROUP_TYPE or _ref(item) not in impacts:
             continue
@@ -369,6 +369,59 @@ def _node_rolls(
                     _is_gpu_node_group(item.get("inputs") or {}),
                     "deleted",
                     "the node group is deleted",
+                )
+            )
+    return rolls
+
+
+def _drifts(new_items: Sequence[Mapping[str, Any]], impacts: Mapping[str, ResourceImpact]) -> list[NodeRoll]:
+    """Karpenter NodePools and EC2NodeClasses whose changes drift their nodes (``Effect.DRIFT_NODES``)."""
+    pools = [i for i in new_items if i["type"] == NODEPOOL_TYPE]
+
+    def spec(item: Mapping[str, Any]) -> Mapping[str, Any]:
+        return (item.get("inputs") or {}).get("spec") or {}
+
+    def gpu(pool: Mapping[str, Any]) -> bool:
+        # The library's GPU pools label their nodes with the GPU count (nodegroups/labels.py).
+        return "gpu-eks.io/gpu-count" in ((spec(pool).get("template") or {}).get("metadata") or {}).get("labels", {})
+
+    rolls = []
+    for item in new_items:
+        impact = impacts.get(_ref(item))
+        if impact is None or Effect.DRIFT_NODES.value not in impact.effects:
+            continue
+        hashed = [r.input for r in impact.reasons if r.effect == Effect.DRIFT_NODES.value]
+        changed = [c for c in impact.changed if any(c == h or c.startswith(h + ".") for h in hashed)]
+        because = ", ".join(f"`{c}`" for c in (changed or hashed))
+        if item["type"] == NODEPOOL_TYPE:
+            limit = str((spec(item).get("limits") or {}).get("nodes", ""))
+            budgets = (spec(item).get("disruption") or {}).get("budgets") or [{}]
+            at_a_time = str(budgets[0].get("nodes", "10% (Karpenter's default budget)"))
+            rolls.append(
+                NodeRoll(
+                    f"NodePool {item['name']}",
+                    int(limit) if limit.isdigit() else None,
+                    at_a_time,
+                    gpu(item),
+                    "drifted",
+                    f"{because} changes: Karpenter replaces every node of the pool (drift)",
+                )
+            )
+        else:
+            class_name = ((item.get("inputs") or {}).get("metadata") or {}).get("name")
+            users = [
+                p
+                for p in pools
+                if (spec(p).get("template") or {}).get("spec", {}).get("nodeClassRef", {}).get("name") == class_name
+            ]
+            rolls.append(
+                NodeRoll(
+                    f"EC2NodeClass {item['name']}",
+                    None,
+                    "as each NodePool's disruption budget allows",
+                    any(gpu(p) for p in users),
+                    "drifted",
+                    f"{because} changes: Karpenter replaces the nodes of every NodePool that uses it (drift)",
                 )
             )
     return rolls

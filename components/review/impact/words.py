@@ -18,6 +18,7 @@ _EFFECT_WORDS = {
     Effect.UPGRADE_CONTROL_PLANE: "control plane upgraded in place",
     Effect.ROLL_DEVICE_PLUGIN: "device-plugin DaemonSets rolled",
     Effect.ROLL_PODS: "its pods replaced (rolling update)",
+    Effect.DRIFT_NODES: "nodes drifted (Karpenter replaces them)",
 }
 
 
@@ -30,6 +31,13 @@ def _nodes(n: int | None) -> str:
 def _roll_words(roll: NodeRoll) -> str:
     if roll.how == "rolled":
         return f"node group {roll.node_group}: {_nodes(roll.max_nodes)}, {roll.at_a_time} at a time; {roll.cause}"
+    if roll.how == "drifted":
+        most = (
+            _nodes(roll.max_nodes)
+            .replace("max size", "node limit")
+            .replace("every node (node limit unknown)", "every node")
+        )
+        return f"{roll.node_group}: {most}, {roll.at_a_time} at a time; {roll.cause}"
     if roll.how == "replaced":
         return (
             f"node group {roll.node_group}: a new node group is created, then the old one is deleted with its "
@@ -46,10 +54,12 @@ def lines(impact: Impact) -> list[tuple[str, str]]:
     for roll in impact.node_rolls:
         out.append(("nodes rolled", _roll_words(roll)))
     for group in impact.gpu_pods_rescheduled:
+        # Karpenter's rolls are named "NodePool <name>" / "EC2NodeClass <name>" already.
+        what = group if group.startswith(("NodePool ", "EC2NodeClass ")) else f"node group {group}"
         out.append(
             (
                 "GPU pods rescheduled",
-                f"node group {group}: its GPU pods are evicted as each node drains and start again on new nodes "
+                f"{what}: its GPU pods are evicted as each node drains and start again on new nodes "
                 "(time-slicing gives no isolation: every pod sharing a GPU goes at once)",
             )
         )

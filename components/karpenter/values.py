@@ -1,0 +1,73 @@
+"""The Karpenter chart (1.14.1) and its values, from the settings and the group plans.
+
+Chart: ``oci://public.ecr.aws/karpenter/karpenter`` 1.14.1, published from
+aws/karpenter-provider-aws 1d927085dd81a9df9301e613f371dac5b4d16bfe (charts/karpenter; its
+values.yaml and CRDs are in ../shared/reference/karpenter/1.14.1). Helm installs the chart's
+CRDs (its crds/ folder) on install; upgrades of the CRDs are the karpenter-crd chart's job, so a
+later chart version is a documented, manual step (UPGRADING.md) rather than a silent one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..nodegroups import labels
+from ..sharing.plan import GroupPlan
+from . import objects
+
+CHART = "oci://public.ecr.aws/karpenter/karpenter"
+CHART_VERSION = "1.14.1"
+#: The release, its namespace and ServiceAccount: Karpenter's getting-started guide installs in
+#: kube-system (KARPENTER_NAMESPACE=kube-system); the chart names the ServiceAccount after its
+#: fullname, ``karpenter`` (templates/_helpers.tpl karpenter.serviceAccountName).
+RELEASE_NAME = "karpenter"
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "karpenter"
+#: IRSA: the role the ServiceAccount's pods assume (EKS pod identity webhook).
+ROLE_ANNOTATION = "eks.amazonaws.com/role-arn"
+
+
+def node_overlay_needed(plans: Iterable[GroupPlan]) -> bool:
+    """Whether some Karpenter group needs its NodeOverlay (``objects.needs_overlay``): the
+    controller's ``nodeOverlay`` feature gate (alpha since Karpenter 1.7, off by default: chart
+    values ``settings.featureGates.nodeOverlay``). Without it Karpenter ignores NodeOverlays and
+    counts EC2's GPUs: one node per shared-slot pod, or none for a renamed resource or a vGPU slice
+    (see tests/test_karpenter_scheduling.py)."""
+    return any(p.settings.capacity_provider == "karpenter" and objects.needs_overlay(p) for p in plans)
+
+
+def controller_affinity() -> dict[str, Any]:
+    """On the system node group: never a node Karpenter launched (the chart's own rule: the
+    controller must not run on capacity it manages) nor a GPU node."""
+    keys = (objects.NODEPOOL_LABEL, *labels.GPU_COUNT_LABELS)
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": k, "operator": "DoesNotExist"} for k in keys]}]
+            }
+        },
+        # The chart's default: two replicas never share a node.
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "kubernetes.io/hostname"}]
+        },
+    }
+
+
+def karpenter_values(
+    *, cluster_name: Any, interruption_queue: Any, role_arn: Any, node_overlay: bool, system_nodes: int
+) -> dict[str, Any]:
+    """Values of the Karpenter chart (paths checked against its values.yaml; rendered with helm in
+    tests). Outputs allowed for the cluster name, queue name and role ARN. ``system_nodes``: the
+    system node group's minSize; the chart's two replicas need two nodes (required pod
+    anti-affinity on the hostname), so one system node runs one replica."""
+    return {
+        "settings": {
+            "clusterName": cluster_name,
+            "interruptionQueue": interruption_queue,
+            "featureGates": {"nodeOverlay": node_overlay},
+        },
+        "serviceAccount": {"annotations": {ROLE_ANNOTATION: role_arn}},
+        "replicas": 2 if system_nodes >= 2 else 1,
+        "affinity": controller_affinity(),
+    }

@@ -1,0 +1,114 @@
+"""Validate a custom object against its CRD as the API server does: the OpenAPI schema (with
+``jsonschema``) after structural defaulting, then every ``x-kubernetes-validations`` CEL rule,
+evaluated by common-expression-language (cel-rust bindings, requirements-dev.txt: the project's one
+CEL implementation, which tests/test_teams_policy.py uses too), not read.
+
+The API server evaluates a rule with ``self`` bound to the value at the rule's schema node, after
+defaults are applied (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/validation.go).
+Transition rules (those naming ``oldSelf``) do not run on create and are skipped. Kubernetes adds
+the regex library's ``find`` (k8s.io/apiserver pkg/cel/library/regex.go) and cel-go's strings
+extension ``split`` (ext/strings.go) to CEL: both are given here with their documented meaning.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import cel
+import jsonschema
+import yaml
+
+from tests.support import reference_path
+
+
+def _find(text: str, pattern: str) -> str:
+    # regex.go: "returns the first match of the regex in the string, or an empty string".
+    m = re.search(pattern, text)
+    return m.group(0) if m else ""
+
+
+def _split(text: str, separator: str) -> list[str]:
+    return text.split(separator)
+
+
+def _evaluate(rule: str, value: Any) -> Any:
+    context = cel.Context()
+    context.add_function("find", _find)
+    context.add_function("split", _split)
+    context.add_variable("self", value)
+    return cel.evaluate(rule, context)
+
+
+def crd_schema(*parts: str, version: str) -> Mapping[str, Any]:
+    """The openAPIV3Schema of ``version`` of the CRD at reference ``parts``."""
+    crd = yaml.safe_load(reference_path(*parts).read_text())
+    (served,) = [v for v in crd["spec"]["versions"] if v["name"] == version]
+    return served["schema"]["openAPIV3Schema"]
+
+
+def _default(value: Any, schema: Mapping[str, Any]) -> Any:
+    if isinstance(value, dict):
+        for key, sub in schema.get("properties", {}).items():
+            if key not in value and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+            if key in value:
+                value[key] = _default(value[key], sub)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key in value:
+                if key not in schema.get("properties", {}):
+                    value[key] = _default(value[key], extra)
+    elif isinstance(value, list) and "items" in schema:
+        return [_default(v, schema["items"]) for v in value]
+    return value
+
+
+def _rule_failures(value: Any, schema: Mapping[str, Any], path: str) -> list[str]:
+    failures = []
+    for rule in schema.get("x-kubernetes-validations", []):
+        if "oldSelf" in rule["rule"]:
+            continue
+        result = _evaluate(rule["rule"], value)
+        if result is not True:
+            failures.append(f"{path}: {rule.get('message', rule['rule'])} ({rule['rule']}: {result!r})")
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for key, sub in props.items():
+            if key in value:
+                failures += _rule_failures(value[key], sub, f"{path}.{key}")
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key in value:
+                if key not in props:
+                    failures += _rule_failures(value[key], extra, f"{path}[{key}]")
+    elif isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            failures += _rule_failures(v, schema["items"], f"{path}[{i}]")
+    return failures
+
+
+def crd_problems(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """Every schema error and failed CEL rule of ``obj`` (after defaulting); [] when valid."""
+    value = _default(copy.deepcopy(dict(obj)), schema)
+    problems = [
+        f"{'.'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in jsonschema.Draft7Validator(schema).iter_errors(value)
+    ]
+    return problems + _rule_failures(value, schema, "")
+
+
+KARPENTER = ("karpenter", "1.14.1", "crds")
+
+
+def karpenter_schema(kind: str) -> Mapping[str, Any]:
+    """The schema of a Karpenter 1.14.1 kind: EC2NodeClass, NodePool or NodeOverlay."""
+    files = {
+        "EC2NodeClass": ("karpenter.k8s.aws_ec2nodeclasses.yaml", "v1"),
+        "NodePool": ("karpenter.sh_nodepools.yaml", "v1"),
+        "NodeOverlay": ("karpenter.sh_nodeoverlays.yaml", "v1alpha1"),
+    }
+    file, version = files[kind]
+    return crd_schema(*KARPENTER, file, version=version)
