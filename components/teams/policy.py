@@ -140,6 +140,8 @@ def admission_policy(team: TeamSettings, plans: Sequence[GroupPlan]) -> dict[str
                         # with scheduling gates may only narrow them, KEP-3838), and an
                         # UPDATE check would block removing the finalizers of pods admitted before
                         # the policy or a change of the team's groups (Jobs' job-tracking finalizer).
+                        # Tolerations may be added by an update (ValidatePodUpdate), unchecked
+                        # here: the node selector or affinity still keeps the pod on its groups.
                         "operations": ["CREATE"],
                         "resources": ["pods"],
                     }
