@@ -203,14 +203,18 @@ def test_the_example_declares_each_teams_objects(teams_example):
         ("ValidatingAdmissionPolicyBinding", "gpu-eks-teams-cv-binding"),
         ("ValidatingAdmissionPolicyBinding", "gpu-eks-teams-ml-binding"),
     ]
-    assert sim.one(
+    association = sim.one(
         "aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "gpu-eks-teams-cv-role-VisionEngineers-admin"
-    ).inputs == {
+    )
+    assert association.inputs == {
         "clusterName": "gpu-eks-teams",
         "principalArn": "arn:aws:iam::123456789012:role/VisionEngineers",
         "policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminPolicy",
         "accessScope": {"type": "namespace", "namespaces": ["vision"]},
     }
+    # A changed namespace replaces the association; EKS knows it by (cluster, principal, policy), so
+    # the old one is deleted first (else its delete, DisassociateAccessPolicy, removes the new one).
+    assert association.options == {"deleteBeforeReplace": True}
     entry = sim.one("aws:eks/accessEntry:AccessEntry", "gpu-eks-teams-ml-role-MlEngineers").inputs
     assert entry == {
         "clusterName": "gpu-eks-teams",

@@ -256,3 +256,21 @@ def test_every_kubernetes_version_the_library_knows_has_admission_policies_v1():
     for version in catalog.KUBERNETES_VERSIONS:
         kubernetes_validate.validate(POLICY, f"{version}.0", strict=True)
         kubernetes_validate.validate(policy.admission_binding(ML), f"{version}.0", strict=True)
+
+
+def test_a_daemonsets_pods_are_pinned_by_their_node_selector_only():
+    # The DaemonSet controller replaces every required node-affinity term of the pods it creates with
+    # one matchFields term on the node's name (k8s.io/kubernetes pkg/controller/daemon/util
+    # daemonset_util.go ReplaceDaemonSetPodNodeNameNodeAffinity): a template pinned by affinity gives
+    # pods that name no group, a template with a nodeSelector keeps it.
+    on_node = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["ip-10-0-1-23"]}]}
+                ]
+            }
+        }
+    }
+    assert admitted(pod(nodeSelector=SELECT_T4, affinity=on_node))
+    assert not admitted(pod(affinity=on_node))

@@ -179,7 +179,12 @@ class Teams(pulumi.ComponentResource):
             principal_arn=entry.principal_arn,
             policy_arn=partition.apply(lambda p: cluster_access_policy_arn(p, access.TEAM_ACCESS_POLICY)),
             access_scope=access.access_scope(team),
-            opts=pulumi.ResourceOptions(parent=self),
+            # A new scope (the team's namespace changed) replaces the association, and EKS knows an
+            # association by cluster, principal and policy only: created before the old one is
+            # deleted, the new one would be removed by that delete (terraform-provider-aws
+            # aws_eks_access_policy_association: every argument ForceNew, Delete is
+            # DisassociateAccessPolicy(cluster, principal, policy)). So delete first.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
         return entry
 

@@ -18,10 +18,13 @@ TEAM_LABEL = "gpu-eks.io/team"
 POD_SECURITY_MODES = ("enforce", "audit", "warn")
 #: ResourceQuota keys of extended resources: "Quota items for extended resources must have the prefix
 #: requests." and "only quota items with prefix requests. is allowed for now", since overcommit is not
-#: allowed for them (Kubernetes docs, "Resource Quotas", "Resource quota for extended resources"). The
-#: API server refuses a bare or ``limits.`` key (k8s.io/kubernetes pkg/apis/core/validation
-#: validation.go ValidateResourceQuotaResourceName: a name with a domain that is not a standard quota
-#: resource must be ``requests.`` + an extended resource, "must be a standard resource for quota").
+#: allowed for them (Kubernetes docs, "Resource Quotas", "Resource quota for extended resources").
+#: The API server does not refuse a bare or ``limits.`` key (k8s.io/kubernetes pkg/apis/core/validation
+#: validation.go ValidateResourceQuotaResourceName checks only names without a ``/`` against the
+#: standard quota resources): it stores it, and the quota never charges it, since the pod evaluator
+#: counts an extended resource only as ``requests.<resource>`` (pkg/quota/v1/evaluator/core/pods.go
+#: isExtendedResourceNameForQuota, podComputeUsageHelper). So a key without the prefix would be a
+#: quota that limits nothing.
 QUOTA_REQUESTS_PREFIX = "requests."
 
 

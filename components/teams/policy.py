@@ -22,6 +22,12 @@ Dynamic Resource Allocation (``resourceClaims``), which name no extended resourc
 (not required) affinity, which it ignores. The kubelet re-checks the node selector and required
 affinity when a pod names its node directly (``spec.nodeName``), so that path is covered.
 
+A DaemonSet's GPU pods must pin the team's groups with ``nodeSelector``: the DaemonSet controller
+replaces every required node-affinity term of the pods it creates with one ``matchFields``
+``metadata.name In [<node>]`` term (k8s.io/kubernetes pkg/controller/daemon/util/daemonset_util.go
+ReplaceDaemonSetPodNodeNameNodeAffinity), which names no group, so a template pinned by affinity
+alone gives pods the policy refuses.
+
 The expressions are evaluated in tests with a CEL implementation (tests/test_teams_policy.py).
 """
 
@@ -134,6 +140,8 @@ def admission_policy(team: TeamSettings, plans: Sequence[GroupPlan]) -> dict[str
                         # with scheduling gates may only narrow them, KEP-3838), and an
                         # UPDATE check would block removing the finalizers of pods admitted before
                         # the policy or a change of the team's groups (Jobs' job-tracking finalizer).
+                        # Tolerations may be added by an update (ValidatePodUpdate), unchecked
+                        # here: the node selector or affinity still keeps the pod on its groups.
                         "operations": ["CREATE"],
                         "resources": ["pods"],
                     }

@@ -3,13 +3,18 @@ that asks the API server to create pods in the team's namespace with ``dryRun=Al
 step runs, nothing is stored) and fails unless
 
 * a pod pinned to the team's group and asking for no GPU is not refused by the placement policy
-  (the control: the Job's rights and the namespace's Pod Security level let it create pods);
+  (the control: the policy lets a pinned pod through; any other refusal passes it, the quota's
+  or a missing ServiceAccount's, so it does not prove the Job's rights: the refusals below do,
+  since a 403 from RBAC carries neither expected message);
 * a GPU pod that does not select the team's groups is refused by the team's placement policy;
 * with a quota, a pod pinned to the team's group asking for one more than the quota (over as few
   containers as ``maxPerContainer`` allows) is refused with "exceeded quota" (a dry run goes
   through the whole admission chain, quota included, without storing or charging anything:
-  kubernetes/enhancements KEP-576 "Kubernetes Dry-run"; ResourceQuota runs after the policy; not
-  run against a cluster here).
+  kubernetes/enhancements KEP-576 "Kubernetes Dry-run"; the quota admission checks a dry-run
+  request like any other and skips only the update of the quota's usage, k8s.io/apiserver
+  pkg/admission/plugin/resourcequota/controller.go checkQuotas, "Don't update quota for
+  admissionAttributes that correspond to dry-run requests", after checkRequest's "exceeded
+  quota"; ResourceQuota runs after the policy; not run against a cluster here).
 
 Least RBAC: a ServiceAccount in the verification namespace, bound by a Role in the team's namespace
 to ``create`` on ``pods`` and nothing else (a dry run needs the verb of the real request); no read
