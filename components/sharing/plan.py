@@ -43,9 +43,11 @@ SHARED_GPU_RESOURCE = f"{device_plugin.GPU_RESOURCE}.shared"
 #: The sharing modes of a group (README, "Sharing modes").
 SHARING_MODES = ("timeSlicing", "mps", "exclusive", "mig")
 
-#: The node label mig-manager reads: the name of the mig-parted config to apply (gpu-operator
-#: ``assets/state-mig-manager/0600_daemonset.yaml`` at v25.3.1, v25.10.1, v26.7.0; NVIDIA/mig-parted
-#: cmd/nvidia-mig-manager ``--config-label``, default ``nvidia.com/mig.config``).
+#: The node label mig-manager reads: the name of the mig-parted config to apply (NVIDIA/mig-parted
+#: cmd/nvidia-mig-manager/main.go, the constant ``MigConfigLabel``, no flag, at v0.12.1, v0.13.1 and
+#: v0.15.0, the mig-managers of gpu-operator v25.3.1, v25.10.1, v26.7.0). The operator sets it to
+#: ``all-disabled`` only on a MIG-capable node without it (controllers/state_manager.go at v25.3.1
+#: and v25.10.1, controllers/nodelabeling_controller.go at v26.7.0), so the kubelet's value stays.
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 
 
