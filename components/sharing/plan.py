@@ -49,6 +49,10 @@ SHARING_MODES = ("timeSlicing", "mps", "exclusive", "mig")
 #: ``all-disabled`` only on a MIG-capable node without it (controllers/state_manager.go at v25.3.1
 #: and v25.10.1, controllers/nodelabeling_controller.go at v26.7.0), so the kubelet's value stays.
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+#: The label mig-manager sets on a node to ``success`` once the node's config is applied and the
+#: operator's GPU clients are back (NVIDIA/mig-parted deployments/container/reconfigure-mig.sh
+#: ``exit_success`` at v0.12.1, pkg/mig/reconfigure/reconfigure.go ``Run`` at v0.13.1 and v0.15.0).
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 
 
 def mig_config_name(group: str) -> str:
@@ -282,7 +286,9 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
         user_data=userdata.render_user_data([userdata.gpu_node_config(node_labels, taints, group.cold_start)]),
         node_template_tags=_frozen(
             asg.node_template_tags(
-                node_labels,
+                # A MIG group's template node also has mig-manager's success label, which the
+                # verification's pods wait for (verification.jobs): CA scales the group for them.
+                {**node_labels, **({MIG_CONFIG_STATE_LABEL: "success"} if layout is not None else {})},
                 taints,
                 resources,
                 [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],
