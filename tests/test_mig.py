@@ -21,6 +21,7 @@ from components.gpu_operator import values as operator_values
 from components.observability import dashboard
 from components.sharing import mig_parted
 from components.sharing.plan import GroupPlan
+from components.verification import jobs as verification_jobs
 from components.verification import mig as mig_verification
 from tests.support import CHART_VERSIONS, load_reference_yaml
 from tooling.impact import rules as impact_rules
@@ -413,6 +414,40 @@ def test_mig_verification_has_one_job_per_resource_all_on_one_node():
         ]
         assert spec["activeDeadlineSeconds"] == 300
         assert {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"} in container["env"]
+
+
+def test_mig_verification_pods_wait_for_mig_manager_to_have_cut_the_slices():
+    """Until mig-manager has enabled MIG mode the device plugin advertises the GPUs whole as
+    nvidia.com/gpu (k8s-device-plugin internal/rm/device_map.go buildGPUDeviceMap, v0.17.2-v0.20.0):
+    under single the warm-up or a probe could land on a whole GPU and fail ("MIG devices visible:
+    []"). Every verification pod of a MIG group waits for the label mig-manager sets once the node's
+    config is applied (NVIDIA/mig-parted reconfigure-mig.sh exit_success at v0.12.1,
+    pkg/mig/reconfigure/reconfigure.go Run at v0.13.1 and v0.15.0), and the ASG's template node
+    carries it, so CA still scales the group from zero for the warm-up."""
+    for raw in (
+        group(instance=P4D, strategy="single", layout="all-1g.5gb"),
+        group(migDevices={"1g.10gb": 4, "3g.40gb": 1}, replicas={"1g.10gb": 2}),
+    ):
+        (p,) = plans(raw)
+        warmup = verification_jobs.warmup_job_spec(p, "vectoradd:1")
+        for spec in [warmup, *mig_verification.mig_job_specs(p, "probe:1").values()]:
+            assert spec["template"]["spec"]["affinity"]["nodeAffinity"] == {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "nvidia.com/mig.config.state", "operator": "In", "values": ["success"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        tag = "k8s.io/cluster-autoscaler/node-template/label/nvidia.com/mig.config.state"
+        assert p.node_template_tags[tag] == "success"
+        assert "nvidia.com/mig.config.state" not in p.node_labels  # mig-manager's, never kubelet's
+    (whole,) = plans({"name": "t4"})
+    assert "affinity" not in verification_jobs.warmup_job_spec(whole, "vectoradd:1")["template"]["spec"]
+    assert not [k for k in whole.node_template_tags if "mig.config" in k]
 
 
 def test_single_verification_names_the_layouts_profile():

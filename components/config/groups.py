@@ -354,7 +354,7 @@ class GpuNodeGroupSettings(_Model):
             "The MIG layout of the group's GPUs (p4d, p4de, p5, p5e, p5en), applied by the gpu-operator's "
             'mig-manager through the node label `nvidia.com/mig.config` (see "MIG"), instead of `timeSlicing` '
             "and `mps`.",
-            type="`{layout, replicas?}`",
+            type="`{layout | migDevices, replicas?}`",
             default="none (whole GPUs)",
         ),
     )

@@ -35,6 +35,14 @@ GPU_RESOURCE = "nvidia.com/gpu"
 MPS_ROOT = "/run/nvidia/mps"
 
 
+def _config_file(mig_strategy: str, allocation_policy: str | None) -> dict[str, Any]:
+    """A config file's ``version`` and ``flags``, without ``sharing``: the part every profile has."""
+    flags: dict[str, Any] = {"migStrategy": mig_strategy}
+    if allocation_policy is not None:
+        flags["plugin"] = {"sharedDevicesAllocationPolicy": allocation_policy}
+    return {"version": "v1", "flags": flags}
+
+
 def device_plugin_config(
     profile: SharingSettings, mig_strategy: str = "none", allocation_policy: str | None = None
 ) -> dict[str, Any]:
@@ -52,10 +60,7 @@ def device_plugin_config(
     the MIG_STRATEGY env, which overrides the file (see values.gpu_operator_values).
     ``allocation_policy`` is ``flags.plugin.sharedDevicesAllocationPolicy`` (plugin v0.20.0+).
     """
-    flags: dict[str, Any] = {"migStrategy": mig_strategy}
-    if allocation_policy is not None:
-        flags["plugin"] = {"sharedDevicesAllocationPolicy": allocation_policy}
-    config: dict[str, Any] = {"version": "v1", "flags": flags}
+    config = _config_file(mig_strategy, allocation_policy)
     if isinstance(profile, Mps):
         config["sharing"] = {
             "mps": {
@@ -82,10 +87,7 @@ def mig_device_plugin_config(
     (``shared``: resource -> replicas; ``nvidia.com/mig-<profile>`` under mixed, ``nvidia.com/gpu``
     under single: the resources the plugin time-slices, its README v0.17.2-v0.20.0), never
     renamed, one slot per request. Without ``shared``, no ``sharing`` block: every slice once."""
-    flags: dict[str, Any] = {"migStrategy": mig_strategy}
-    if allocation_policy is not None:
-        flags["plugin"] = {"sharedDevicesAllocationPolicy": allocation_policy}
-    config: dict[str, Any] = {"version": "v1", "flags": flags}
+    config = _config_file(mig_strategy, allocation_policy)
     if shared:
         config["sharing"] = {
             "timeSlicing": {

@@ -7,9 +7,10 @@ group (plan.mig_config_name): a layout change changes this file, never the nodes
 ConfigMap's name is a hash of its content, so a layout change also renames it, the operator
 re-points mig-manager's DaemonSet at it, the DaemonSet rolls, and each mig-manager applies the
 new layout when it starts (NVIDIA/mig-parted cmd/nvidia-mig-manager/main.go ``start`` applies the
-label's config first, then waits for changes; an already applied config is left alone,
-pkg/mig/reconfigure/reconfigure.go "Selected MIG config is already applied"; v0.12.1, v0.13.1,
-v0.15.0, the mig-managers of gpu-operator v25.3.1, v25.10.1, v26.7.0).
+label's config first, then waits for changes; an already applied config is left alone:
+deployments/container/reconfigure-mig.sh ``nvidia-mig-parted assert`` then ``exit_success`` at
+v0.12.1, pkg/mig/reconfigure/reconfigure.go "Selected MIG config is already applied" at v0.13.1 and
+v0.15.0; the mig-managers of gpu-operator v25.3.1, v25.10.1, v26.7.0).
 
 File format: mig-parted ``version: v1``, ``mig-configs: <name>: [{devices, mig-enabled,
 mig-devices}]`` (the chart's own default config, assets/state-mig-manager/0400_configmap.yaml).

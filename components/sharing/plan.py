@@ -43,10 +43,16 @@ SHARED_GPU_RESOURCE = f"{device_plugin.GPU_RESOURCE}.shared"
 #: The sharing modes of a group (README, "Sharing modes").
 SHARING_MODES = ("timeSlicing", "mps", "exclusive", "mig")
 
-#: The node label mig-manager reads: the name of the mig-parted config to apply (gpu-operator
-#: ``assets/state-mig-manager/0600_daemonset.yaml`` at v25.3.1, v25.10.1, v26.7.0; NVIDIA/mig-parted
-#: cmd/nvidia-mig-manager ``--config-label``, default ``nvidia.com/mig.config``).
+#: The node label mig-manager reads: the name of the mig-parted config to apply (NVIDIA/mig-parted
+#: cmd/nvidia-mig-manager/main.go, the constant ``MigConfigLabel``, no flag, at v0.12.1, v0.13.1 and
+#: v0.15.0, the mig-managers of gpu-operator v25.3.1, v25.10.1, v26.7.0). The operator sets it to
+#: ``all-disabled`` only on a MIG-capable node without it (controllers/state_manager.go at v25.3.1
+#: and v25.10.1, controllers/nodelabeling_controller.go at v26.7.0), so the kubelet's value stays.
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+#: The label mig-manager sets on a node to ``success`` once the node's config is applied and the
+#: operator's GPU clients are back (NVIDIA/mig-parted deployments/container/reconfigure-mig.sh
+#: ``exit_success`` at v0.12.1, pkg/mig/reconfigure/reconfigure.go ``Run`` at v0.13.1 and v0.15.0).
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 
 
 def mig_config_name(group: str) -> str:
@@ -280,7 +286,9 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
         user_data=userdata.render_user_data([userdata.gpu_node_config(node_labels, taints, group.cold_start)]),
         node_template_tags=_frozen(
             asg.node_template_tags(
-                node_labels,
+                # A MIG group's template node also has mig-manager's success label, which the
+                # verification's pods wait for (verification.jobs): CA scales the group for them.
+                {**node_labels, **({MIG_CONFIG_STATE_LABEL: "success"} if layout is not None else {})},
                 taints,
                 resources,
                 [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],

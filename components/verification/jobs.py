@@ -45,7 +45,7 @@ import json
 from typing import Any
 
 from ..autoscaler.values import SAFE_TO_EVICT_ANNOTATION
-from ..sharing.plan import GroupPlan
+from ..sharing.plan import MIG_CONFIG_STATE_LABEL, GroupPlan
 from .podsecurity import restricted_pod_spec
 
 #: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.
@@ -105,6 +105,14 @@ def _pod_spec(
         ],
         "terminationGracePeriodSeconds": 5,
     }
+    if plan.mig_layout is not None:
+        # Until mig-manager has enabled MIG mode the device plugin advertises the GPUs whole as
+        # nvidia.com/gpu (k8s-device-plugin internal/rm/device_map.go buildGPUDeviceMap, v0.17.2-
+        # v0.20.0): under single a pod would land on a whole GPU that MIG mode then takes from it.
+        # Every pod of a MIG group waits for mig-manager's success (the ASG's template carries it).
+        applied = {"key": MIG_CONFIG_STATE_LABEL, "operator": "In", "values": ["success"]}
+        terms = {"nodeSelectorTerms": [{"matchExpressions": [applied]}]}
+        affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}, **(affinity or {})}
     if affinity:
         spec["affinity"] = affinity
     # Every verification pod meets the restricted Pod Security Standard (podsecurity.py).

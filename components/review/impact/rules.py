@@ -338,8 +338,9 @@ RULES: tuple[Rule, ...] = (
         "that goes away make the re-partition fail and retry (nvidia.com/mig.config.state=failed) until they end: "
         "drain the group's GPU pods first (nodes are not replaced)",
         "NVIDIA/mig-parted cmd/nvidia-mig-manager/main.go (start applies the label's config), "
-        "pkg/mig/reconfigure/reconfigure.go (shutdownKubernetesGPUClients, state label); v0.12.1, v0.13.1, v0.15.0; "
-        "gpu-operator assets/state-mig-manager/0600_daemonset.yaml (the ConfigMap mounted by name)",
+        "pkg/mig/reconfigure/reconfigure.go (shutdownKubernetesGPUClients, state label), v0.13.1, v0.15.0 "
+        "(deployments/container/reconfigure-mig.sh at v0.12.1); gpu-operator assets/state-mig-manager/"
+        "0600_daemonset.yaml (the ConfigMap mounted by name)",
         chart="gpu-operator",
     ),
     Rule(
