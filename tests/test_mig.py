@@ -450,6 +450,27 @@ def test_mig_verification_pods_wait_for_mig_manager_to_have_cut_the_slices():
     assert not [k for k in whole.node_template_tags if "mig.config" in k]
 
 
+def test_a_karpenter_mig_groups_warmup_brings_the_node_without_mig_managers_label():
+    """Karpenter launches a node only for a pod whose required labels its NodePool gives
+    (kubernetes-sigs/karpenter scheduling: a requirement on a label the NodePool does not define is
+    incompatible); mig-manager's success label comes after the node joins. So a Karpenter MIG
+    group's warm-up does not wait for it, and its probes (on the node the warm-up brought) do."""
+    raw = {
+        **group(instance=P4D, strategy="single", layout="all-1g.5gb"),
+        "capacityProvider": "karpenter",
+        "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+    }
+    (p,) = plans(raw)
+    assert "affinity" not in verification_jobs.warmup_job_spec(p, "vectoradd:1")["template"]["spec"]
+    (probe,) = mig_verification.mig_job_specs(p, "probe:1").values()
+    terms = probe["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms == {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "nvidia.com/mig.config.state", "operator": "In", "values": ["success"]}]}
+        ]
+    }
+
+
 def test_single_verification_names_the_layouts_profile():
     (p,) = plans(group(instance=P4D, strategy="single", layout="all-1g.5gb"))
     (spec,) = mig_verification.mig_job_specs(p, "probe:1").values()

@@ -45,6 +45,7 @@ import json
 from typing import Any
 
 from ..autoscaler.values import SAFE_TO_EVICT_ANNOTATION
+from ..config.capacity_provider import KARPENTER
 from ..sharing.plan import MIG_CONFIG_STATE_LABEL, GroupPlan
 from .podsecurity import restricted_pod_spec
 
@@ -87,6 +88,7 @@ def _pod_spec(
     affinity: dict | None,
     container: str = "vectoradd",
     env: list[dict[str, str]] | None = None,
+    wait_for_mig: bool = True,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
@@ -105,7 +107,7 @@ def _pod_spec(
         ],
         "terminationGracePeriodSeconds": 5,
     }
-    if plan.mig_layout is not None:
+    if plan.mig_layout is not None and wait_for_mig:
         # Until mig-manager has enabled MIG mode the device plugin advertises the GPUs whole as
         # nvidia.com/gpu (k8s-device-plugin internal/rm/device_map.go buildGPUDeviceMap, v0.17.2-
         # v0.20.0): under single a pod would land on a whole GPU that MIG mode then takes from it.
@@ -136,9 +138,19 @@ def _job_spec(labels: dict[str, str], pods: int, deadline: int, pod_spec: dict[s
 
 
 def warmup_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
-    """One pod asking for one slot: brings a node (from zero, through the autoscaler)."""
+    """One pod asking for one slot: brings a node (from zero, through the autoscaler).
+
+    On a MIG group it waits for mig-manager's success label like every other pod (``_pod_spec``),
+    except on a Karpenter group: Karpenter launches a node only for a pod whose required node labels
+    its NodePool gives (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling: a
+    requirement on a label the NodePool does not define is incompatible), and mig-manager's label
+    comes only after the node joins. There the warm-up brings the node, and the probes, created after
+    it, wait on that node for the label."""
     labels = {"app.kubernetes.io/name": f"timeslicing-warmup-{plan.name}"}
-    return _job_spec(labels, 1, WARMUP_DEADLINE_SECONDS, _pod_spec(plan, image, VECTOR_ADD_ONCE, None))
+    wait = plan.settings.capacity_provider != KARPENTER
+    return _job_spec(
+        labels, 1, WARMUP_DEADLINE_SECONDS, _pod_spec(plan, image, VECTOR_ADD_ONCE, None, wait_for_mig=wait)
+    )
 
 
 def _same_node(labels: dict[str, str]) -> dict[str, Any]:
