@@ -26,10 +26,12 @@ Every value reaches a real consumer, and each rule here names it:
   throughput, "below that value, you may see longer image pull times".
 * Not offered: kubelet's ``maxParallelImagePulls``. nodeadm already writes ``serializeImagePulls:
   false`` with no limit (nodeadm/internal/kubelet/config.go, v20260724), so kubelet pulls every image
-  of a node at once and the setting could only cap that; and the CRD types every value of
-  ``spec.kubelet.config`` as an object (``additionalProperties: {type: object}``,
-  ../shared/reference/nodeadm), so a NodeConfig carrying ``maxParallelImagePulls: 3`` fails the
-  schema every NodeConfig of the library is checked against (tests/test_nodeconfig.py).
+  of a node at once and the setting could only cap that. (nodeadm itself would take it:
+  ``spec.kubelet.config`` is a ``map[string]runtime.RawExtension``, any JSON value, and its own
+  example sets ``shutdownGracePeriod: 30s`` there (nodeadm/doc/examples.md). Only the CRD's generated
+  schema, ``additionalProperties: {type: object}`` (../shared/reference/nodeadm), types each value as
+  an object, so the library's own check of every NodeConfig against it (tests/test_nodeconfig.py)
+  would refuse a scalar there.)
 """
 
 from __future__ import annotations
