@@ -97,6 +97,30 @@ def test_gp3_throughput_per_iops_and_iops_per_gib_are_reported_together():
     settings(rootVolumeThroughput=750)  # 0.25 x 3,000: the edge is allowed
 
 
+def test_fast_image_pull_is_refused_on_an_ami_release_whose_nodeadm_does_not_know_it():
+    """nodeadm names the gate FastImagePull from amazon-eks-ami v20250821 (commit 28454ab9, "rename
+    feature flag"; v20250819 reads AggressiveImagePull only) and ignores a feature gate it does not
+    know: on an older pinned AMI the lever would silently do nothing."""
+
+    def group(release: str) -> dict[str, Any]:
+        return {
+            "name": "g",
+            "instanceTypes": ["g5.xlarge"],
+            "timeSlicing": {"replicas": 1},
+            "amiReleaseVersion": release,
+            "coldStart": {"fastImagePull": True, "localStorage": "RAID0"},
+        }
+
+    with pytest.raises(ConfigError) as info:
+        load_settings({"clusterName": "c", "kubernetesVersion": "1.33", "gpuNodeGroups": [group("1.33.3-20250819")]})
+    assert [str(p) for p in info.value.problems] == [
+        "gpu-eks:gpuNodeGroups[0].coldStart.fastImagePull: received true; expected false, or an amiReleaseVersion "
+        "of <x.y.z>-20250821 or later (or none, the latest): nodeadm reads the FastImagePull gate from amazon-eks-ami "
+        "v20250821 and ignores a gate it does not know, so 1.33.3-20250819 would not use it"
+    ]
+    load_settings({"clusterName": "c", "kubernetesVersion": "1.33", "gpuNodeGroups": [group("1.33.4-20250821")]})
+
+
 def test_warnings_name_what_a_lever_will_not_give():
     found = settings_warnings(
         settings(types=["g6f.large"], rootVolumeThroughput=1000, rootVolumeIops=4000, fastImagePull=True)
