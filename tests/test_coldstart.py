@@ -119,6 +119,15 @@ def test_fast_image_pull_is_refused_on_an_ami_release_whose_nodeadm_does_not_kno
         "v20250821 and ignores a gate it does not know, so 1.33.3-20250819 would not use it"
     ]
     load_settings({"clusterName": "c", "kubernetesVersion": "1.33", "gpuNodeGroups": [group("1.33.4-20250821")]})
+    # The model's comparison offers only valid settings: no fastImagePull on such a group.
+    (old,) = load_settings(
+        {
+            "clusterName": "c",
+            "kubernetesVersion": "1.33",
+            "gpuNodeGroups": [{**group("1.33.3-20250819"), "coldStart": {}}],
+        }
+    ).plans
+    assert list(model.lever_options(old)) == ["no levers", "localStorage: RAID0"]
 
 
 def test_warnings_name_what_a_lever_will_not_give():
