@@ -110,7 +110,8 @@ class ColdStart(_Model):
         **doc(
             "nodeadm's experimental `FastImagePull` feature gate: containerd pulls and unpacks layers in parallel "
             "(SOCI). nodeadm ignores it below 4 vCPUs or 7 GiB (g6f.large: a warning) and asks for a root volume "
-            "of 600 MiB/s or more, or the instance store. Rolls the group's nodes.",
+            "of 600 MiB/s or more, or the instance store. Needs an `amiReleaseVersion` of 20250821 or later, or "
+            "none. Rolls the group's nodes.",
             type="bool",
             default="`false`",
         ),
