@@ -97,6 +97,39 @@ def test_gp3_throughput_per_iops_and_iops_per_gib_are_reported_together():
     settings(rootVolumeThroughput=750)  # 0.25 x 3,000: the edge is allowed
 
 
+def test_fast_image_pull_is_refused_on_an_ami_release_whose_nodeadm_does_not_know_it():
+    """nodeadm names the gate FastImagePull from amazon-eks-ami v20250821 (commit 28454ab9, "rename
+    feature flag"; v20250819 reads AggressiveImagePull only) and ignores a feature gate it does not
+    know: on an older pinned AMI the lever would silently do nothing."""
+
+    def group(release: str) -> dict[str, Any]:
+        return {
+            "name": "g",
+            "instanceTypes": ["g5.xlarge"],
+            "timeSlicing": {"replicas": 1},
+            "amiReleaseVersion": release,
+            "coldStart": {"fastImagePull": True, "localStorage": "RAID0"},
+        }
+
+    with pytest.raises(ConfigError) as info:
+        load_settings({"clusterName": "c", "kubernetesVersion": "1.33", "gpuNodeGroups": [group("1.33.3-20250819")]})
+    assert [str(p) for p in info.value.problems] == [
+        "gpu-eks:gpuNodeGroups[0].coldStart.fastImagePull: received true; expected false, or an amiReleaseVersion "
+        "of <x.y.z>-20250821 or later (or none, the latest): nodeadm reads the FastImagePull gate from amazon-eks-ami "
+        "v20250821 and ignores a gate it does not know, so 1.33.3-20250819 would not use it"
+    ]
+    load_settings({"clusterName": "c", "kubernetesVersion": "1.33", "gpuNodeGroups": [group("1.33.4-20250821")]})
+    # The model's comparison offers only valid settings: no fastImagePull on such a group.
+    (old,) = load_settings(
+        {
+            "clusterName": "c",
+            "kubernetesVersion": "1.33",
+            "gpuNodeGroups": [{**group("1.33.3-20250819"), "coldStart": {}}],
+        }
+    ).plans
+    assert list(model.lever_options(old)) == ["no levers", "localStorage: RAID0"]
+
+
 def test_warnings_name_what_a_lever_will_not_give():
     found = settings_warnings(
         settings(types=["g6f.large"], rootVolumeThroughput=1000, rootVolumeIops=4000, fastImagePull=True)
@@ -143,8 +176,11 @@ def test_the_crd_refuses_what_nodeadm_would_not_take(nodeconfig_schema):
     doc["spec"]["featureGates"]["FastImagePull"] = "yes"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, nodeconfig_schema)
-    # Why kubelet's maxParallelImagePulls is not offered (config/coldstart.py): the CRD types every
-    # value of kubelet.config as an object, so a scalar there fails the schema.
+    # kubelet.config: the CRD's generated schema types every value as an object, so a scalar fails
+    # the schema the library checks its NodeConfigs against; nodeadm itself takes any JSON value there
+    # (RawExtension; its doc/examples.md sets shutdownGracePeriod: 30s), so this is the schema's limit,
+    # not nodeadm's. maxParallelImagePulls is not offered because nodeadm already pulls without a limit
+    # (config/coldstart.py); the setting is refused as an unknown key.
     doc = node_config()
     doc["spec"]["kubelet"]["config"] = {"maxParallelImagePulls": 3}
     with pytest.raises(jsonschema.ValidationError, match="3 is not of type 'object'"):

@@ -24,6 +24,7 @@ from ..config.coldstart import (
     FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS,
     FAST_IMAGE_PULL_MIN_VCPUS,
     ColdStart,
+    cold_start_problems,
 )
 from ..sharing.plan import GroupPlan
 
@@ -256,10 +257,13 @@ def lever_options(plan: GroupPlan) -> dict[str, ColdStart]:
         base = {"rootVolumeThroughput": throughput, "rootVolumeIops": iops}
         label = f"rootVolumeThroughput: {throughput}, rootVolumeIops: {iops}"
     options = {"no levers": ColdStart(), label: ColdStart.model_validate(base)}
-    # FastImagePull only where nodeadm uses it and its doc's 600 MiB/s is there (the warning's rule).
+    # FastImagePull only where nodeadm uses it and its doc's 600 MiB/s is there (the warning's rule),
+    # and where the group's AMI release knows the gate (the settings' rule).
     fast_enough = "localStorage" in base or base["rootVolumeThroughput"] >= FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS
-    if fast_enough and fast_image_pull_applies(instance_type):
-        options[f"{label}, fastImagePull"] = ColdStart.model_validate({**base, "fastImagePull": True})
+    fast = ColdStart.model_validate({**base, "fastImagePull": True})
+    valid = not cold_start_problems(fast, plan.instance_types, disk, plan.settings.ami_release_version)
+    if fast_enough and valid and fast_image_pull_applies(instance_type):
+        options[f"{label}, fastImagePull"] = fast
     return options
 
 

@@ -23,13 +23,17 @@ Every value reaches a real consumer, and each rule here names it:
   only when the node has at least 7 GiB of memory and 4,000 millicores
   (nodeadm/internal/containerd/config.go ``UseSOCISnapshotter``) and otherwise ignores it; its doc
   (nodeadm/doc/examples.md, "Enabling fast image pull") asks for at least 600 MiB/s of root volume
-  throughput, "below that value, you may see longer image pull times".
+  throughput, "below that value, you may see longer image pull times". nodeadm knows the gate by
+  that name from v20250821 (before it: ``AggressiveImagePull``) and ignores gates it does not know,
+  so a group pinning an older ``amiReleaseVersion`` is refused.
 * Not offered: kubelet's ``maxParallelImagePulls``. nodeadm already writes ``serializeImagePulls:
   false`` with no limit (nodeadm/internal/kubelet/config.go, v20260724), so kubelet pulls every image
-  of a node at once and the setting could only cap that; and the CRD types every value of
-  ``spec.kubelet.config`` as an object (``additionalProperties: {type: object}``,
-  ../shared/reference/nodeadm), so a NodeConfig carrying ``maxParallelImagePulls: 3`` fails the
-  schema every NodeConfig of the library is checked against (tests/test_nodeconfig.py).
+  of a node at once and the setting could only cap that. (nodeadm itself would take it:
+  ``spec.kubelet.config`` is a ``map[string]runtime.RawExtension``, any JSON value, and its own
+  example sets ``shutdownGracePeriod: 30s`` there (nodeadm/doc/examples.md). Only the CRD's generated
+  schema, ``additionalProperties: {type: object}`` (../shared/reference/nodeadm), types each value as
+  an object, so the library's own check of every NodeConfig against it (tests/test_nodeconfig.py)
+  would refuse a scalar there.)
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from ..catalog import AMI_RELEASE_VERSION_PATTERN
 from ..catalog.storage import INSTANCE_IO
 from .errors import KeyedProblem
 from .fields import _Model, doc
@@ -55,6 +60,9 @@ FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS = 600
 #: nodeadm/internal/containerd/config.go UseSOCISnapshotter (v20260724): memory and CPU it needs.
 FAST_IMAGE_PULL_MIN_MEMORY_GIB = 7
 FAST_IMAGE_PULL_MIN_VCPUS = 4
+#: The first amazon-eks-ami release whose nodeadm reads ``FastImagePull`` (v20250821: commit 28454ab9
+#: "rename feature flag"; v20250819's nodeadm/internal/api/types.go has ``AggressiveImagePull`` only).
+FAST_IMAGE_PULL_MIN_AMI_RELEASE = "20250821"
 
 
 class ColdStart(_Model):
@@ -102,7 +110,8 @@ class ColdStart(_Model):
         **doc(
             "nodeadm's experimental `FastImagePull` feature gate: containerd pulls and unpacks layers in parallel "
             "(SOCI). nodeadm ignores it below 4 vCPUs or 7 GiB (g6f.large: a warning) and asks for a root volume "
-            "of 600 MiB/s or more, or the instance store. Rolls the group's nodes.",
+            "of 600 MiB/s or more, or the instance store. Needs an `amiReleaseVersion` of 20250821 or later, or "
+            "none. Rolls the group's nodes.",
             type="bool",
             default="`false`",
         ),
@@ -119,9 +128,22 @@ class ColdStart(_Model):
         return self.root_volume_iops or GP3_MIN_IOPS
 
 
-def cold_start_problems(cold: ColdStart, instance_types: Sequence[str], disk_size_gib: int) -> list[KeyedProblem]:
+def cold_start_problems(
+    cold: ColdStart, instance_types: Sequence[str], disk_size_gib: int, ami_release_version: str | None = None
+) -> list[KeyedProblem]:
     """The rules of ``coldStart`` across keys (keys relative to the group)."""
     problems: list[KeyedProblem] = []
+    release = AMI_RELEASE_VERSION_PATTERN.fullmatch(ami_release_version or "")
+    if cold.fast_image_pull and release and release.group(3) < FAST_IMAGE_PULL_MIN_AMI_RELEASE:
+        problems.append(
+            (
+                ("coldStart", "fastImagePull"),
+                True,
+                f"false, or an amiReleaseVersion of <x.y.z>-{FAST_IMAGE_PULL_MIN_AMI_RELEASE} or later (or none, the "
+                f"latest): nodeadm reads the FastImagePull gate from amazon-eks-ami v{FAST_IMAGE_PULL_MIN_AMI_RELEASE} "
+                f"and ignores a gate it does not know, so {ami_release_version} would not use it",
+            )
+        )
     if cold.local_storage is not None:
         without = [t for t in instance_types if not INSTANCE_IO[t].has_instance_store]
         if without:

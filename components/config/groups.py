@@ -396,7 +396,9 @@ class GpuNodeGroupSettings(_Model):
         # Where the family refuses the mode, its other rules on the same key would only mislead
         # (g6f with mps: "at most 2" would suggest that 2 clients work).
         problems = family + [p for p in sharing_problems(self) if not (family and p[0] == family[0][0])]
-        problems += cold_start_problems(self.cold_start, self.instance_types, self.disk_size_gib)
+        problems += cold_start_problems(
+            self.cold_start, self.instance_types, self.disk_size_gib, self.ami_release_version
+        )
         problems += mig_problems(
             self.mig,
             self.mig_strategy,

@@ -79,7 +79,7 @@ class ColdStart(TypedDict, total=False):
     root_volume_iops: int
     """IOPS of the gp3 root volume. At most 500 × `diskSizeGiB`. Rolls the group's nodes. Type: int 3000–80000. Default: EC2's (`3000`)."""
     fast_image_pull: bool
-    """nodeadm's experimental `FastImagePull` feature gate: containerd pulls and unpacks layers in parallel (SOCI). nodeadm ignores it below 4 vCPUs or 7 GiB (g6f.large: a warning) and asks for a root volume of 600 MiB/s or more, or the instance store. Rolls the group's nodes. Type: bool. Default: `false`."""
+    """nodeadm's experimental `FastImagePull` feature gate: containerd pulls and unpacks layers in parallel (SOCI). nodeadm ignores it below 4 vCPUs or 7 GiB (g6f.large: a warning) and asks for a root volume of 600 MiB/s or more, or the instance store. Needs an `amiReleaseVersion` of 20250821 or later, or none. Rolls the group's nodes. Type: bool. Default: `false`."""
 
 
 class GpuNodeGroupSettings(TypedDict, total=False):
