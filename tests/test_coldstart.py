@@ -260,6 +260,21 @@ def test_prod_model():
     assert (m.instance_type, m.first_pod_seconds, m.all_slots_seconds) == ("g4dn.xlarge", 351.6, 356.6)
 
 
+def test_a_karpenter_group_starts_with_karpenters_batch_window_not_cas_scan():
+    """Karpenter decides on a batch of pending pods at most batchMaxDuration (10s) after the first
+    (karpenter chart 1.14.1 values.yaml settings), not on CA's 10 s scan."""
+    group = {
+        "name": "k",
+        "instanceTypes": ["g5.xlarge"],
+        "capacityProvider": "karpenter",
+        "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+    }
+    (plan,) = load_settings({"clusterName": "c", "gpuNodeGroups": [group]}).plans
+    first = model.cold_start_model(plan, 8).steps[0]
+    assert (first.name, first.seconds) == ("Karpenter batches the pending pods, creates a NodeClaim", 10)
+    assert "batchMaxDuration default 10s" in first.source
+
+
 def test_every_figure_names_a_source():
     (plan,) = _plans("dev")
     lit = model.cold_start_model(plan, 8, ColdStart(local_storage="RAID0", fast_image_pull=True))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from .. import catalog
 from ..catalog.storage import INSTANCE_IO
+from ..config.capacity_provider import KARPENTER
 from ..config.coldstart import (
     FAST_IMAGE_PULL_MIN_MEMORY_GIB,
     FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS,
@@ -46,6 +47,14 @@ class Figure:
 #: library's chart values leave it (autoscaler/values.py). A pod waits up to one interval.
 CA_SCAN = Figure(
     10, 'Cluster Autoscaler --scan-interval default 10s (cluster-autoscaler FAQ.md "How does scale-up work?", 1.35.2)'
+)
+#: Karpenter's provisioner batches pending pods: a window closes after ``batchIdleDuration`` (1s)
+#: without a new pod, at most ``batchMaxDuration`` (10s) after it opened (karpenter chart 1.14.1
+#: values.yaml ``settings``; the library leaves both). A lone pod waits one idle window, a burst up to 10s.
+KARPENTER_BATCH = Figure(
+    10,
+    "Karpenter batchMaxDuration default 10s, batchIdleDuration 1s (karpenter chart 1.14.1 values.yaml settings): "
+    "a burst of pending pods is decided at most 10 s after the first",
 )
 EC2_BOOT = Figure(
     60,
@@ -204,7 +213,9 @@ def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None =
     pull, bound, disk = pull_seconds(instance_type, cold, image_gib)
     streams = FAST_STREAMS if cold.fast_image_pull and fast_image_pull_applies(instance_type) else DEFAULT_STREAMS
     steps = [
-        Step("Cluster Autoscaler sees the pending pod, raises the ASG", CA_SCAN.value, CA_SCAN.source),
+        Step("Karpenter batches the pending pods, creates a NodeClaim", KARPENTER_BATCH.value, KARPENTER_BATCH.source)
+        if plan.settings.capacity_provider == KARPENTER
+        else Step("Cluster Autoscaler sees the pending pod, raises the ASG", CA_SCAN.value, CA_SCAN.source),
         Step("EC2 launches and boots the instance", EC2_BOOT.value, EC2_BOOT.source),
     ]
     if cold.local_storage is not None:
