@@ -7,11 +7,14 @@ here asserts anything about the library.
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, MutableMapping
+import threading
+from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 
 import pytest
@@ -168,6 +171,23 @@ def tooling_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m tooling <args>``."""
     return run_python("-m", "tooling", *args, cwd=cwd, env=env, timeout=timeout)
+
+
+@contextlib.contextmanager
+def loopback_server(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 (a free port) serving ``handler`` in a thread; yields its base URL.
+
+    It polls for shutdown every 50 ms: the standard 0.5 s poll made each test using one wait half
+    a second at teardown (8 tests: 4 s of the suite)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def git(repo: Path, *args: str) -> str:
