@@ -103,8 +103,8 @@ def create_vpc(
     return vpc_id, private, public
 
 
-#: An AMI in moto's default image list (moto/ec2/resources/amis.json.gz). Named rather than looked
-#: up: DescribeImages over moto's whole list takes about a second per test.
+#: An AMI in moto's default image list (moto/ec2/resources/amis.json.gz), and the only one moto
+#: holds in the tests (tests/moto_amis.json, see tests/support.py MOTO_AMIS).
 MOTO_AMI_ID = "ami-12c6146b"
 
 

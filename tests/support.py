@@ -7,11 +7,14 @@ here asserts anything about the library.
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, MutableMapping
+import threading
+from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 
 import pytest
@@ -82,12 +85,21 @@ FAKE_AWS_ENV: dict[str, str] = {
 }
 
 
+#: The AMIs moto's EC2 backend holds (``MOTO_AMIS_PATH``, read when moto.ec2 is imported): only
+#: the one the tests launch instances from (tests/preflight_fixtures.py MOTO_AMI_ID, a record of
+#: moto 5.2.5's default list, moto/ec2/resources/amis.json.gz). By default moto also builds its
+#: ~1,300 "latest" AMIs of the region at every reset, that is at the end of every mocked test:
+#: 0.1-0.8 s each, 6 s of the preflight tests.
+MOTO_AMIS = TESTS / "moto_amis.json"
+
+
 def fake_aws_environ(environ: MutableMapping[str, str], home: Path | None = None) -> None:
     """Make ``environ`` (os.environ, or a subprocess's env) one in which boto3 can only reach moto.
 
     Every inherited ``AWS_*`` variable goes (a user's AWS_PROFILE names a profile that moto's
     tests must not read, and boto3 refuses to create a session for an unknown one), the shared
-    config and credentials files point nowhere, and fake credentials are set. With ``home``,
+    config and credentials files point nowhere, fake credentials are set, and moto holds one AMI
+    (``MOTO_AMIS``). With ``home``,
     the files are placed under it (a subprocess gets its own HOME).
     """
     for key in [k for k in environ if k.startswith("AWS_")]:
@@ -96,6 +108,7 @@ def fake_aws_environ(environ: MutableMapping[str, str], home: Path | None = None
     environ["AWS_CONFIG_FILE"] = str(nowhere / "no-such-aws-config")
     environ["AWS_SHARED_CREDENTIALS_FILE"] = str(nowhere / "no-such-aws-credentials")
     environ.update(FAKE_AWS_ENV)
+    environ["MOTO_AMIS_PATH"] = str(MOTO_AMIS)
 
 
 def subprocess_env(home: Path, *, credentials: bool = True, **extra: str) -> dict[str, str]:
@@ -168,6 +181,23 @@ def tooling_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m tooling <args>``."""
     return run_python("-m", "tooling", *args, cwd=cwd, env=env, timeout=timeout)
+
+
+@contextlib.contextmanager
+def loopback_server(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 (a free port) serving ``handler`` in a thread; yields its base URL.
+
+    It polls for shutdown every 50 ms: the standard 0.5 s poll made each test using one wait half
+    a second at teardown (8 tests: 4 s of the suite)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def git(repo: Path, *args: str) -> str:

@@ -9,7 +9,6 @@ not a document. botocore reads STS (the first call) as the AWS query protocol: X
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from components.preflight.results import AwsAccessError, access_error, is_unparseable_reply
 from tests.preflight_fixtures import preflight_config, preflight_env, run_preflight, write_stack
+from tests.support import loopback_server
 
 REPLIES: dict[str, tuple[int, str, bytes]] = {
     "html-200": (200, "text/html", b"<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>"),
@@ -47,14 +47,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture(params=sorted(REPLIES))
 def wrong_endpoint(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     handler = type("Handler", (_Handler,), {"reply": REPLIES[request.param]})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield request.param, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(handler) as base:
+        yield request.param, base
 
 
 EXPECTED = {

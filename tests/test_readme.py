@@ -1,14 +1,22 @@
-"""The README stays true: its import example runs, and its configuration table covers every key."""
+"""The README stays true: every Python example runs under the README's own mocks recipe, every
+module path it names exists, its version range is the one the error lists, its table of contents
+lists every heading, and its configuration table covers every key."""
 
 from __future__ import annotations
 
+import ast
+import datetime as dt
+import importlib
 import re
+from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
+from components import ConfigError, load_settings
 from components.config.settings import Settings
 from tests.support import ROOT
-from tooling.simulation import run_program
+from tooling.simulation import Simulation, run_program
 
 README = (ROOT / "README.md").read_text()
 
@@ -17,15 +25,226 @@ def python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", README, flags=re.S)
 
 
-def test_import_example_runs_under_mocks():
-    (example,) = [b for b in python_blocks() if "GpuCluster(" in b]
-    sim = run_program(lambda: exec(example, {}), {}, project="other", stack="test")
+def prose() -> str:
+    """The README without its fenced blocks (a ``#`` line in a block is no heading)."""
+    return re.sub(r"^```.*?^```$", "", README, flags=re.S | re.M)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python examples, run under the README's gpu_mocks.py (its "Testing your stack under mocks")
+# ---------------------------------------------------------------------------------------------
+
+MOCKS_BLOCK = "# gpu_mocks.py"
+#: What the examples' StackReferences read: the platform team's stack of the GpuCapacity example.
+PLATFORM_OUTPUTS = {
+    "acme/platform/prod": {
+        "clusterName": "platform-prod",
+        "privateSubnetIds": ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb2"],
+        "kubeconfig": '{"apiVersion": "v1", "kind": "Config", "clusters": []}',
+        "nodeRoleArn": "arn:aws:iam::123456789012:role/platform-nodes",
+    }
+}
+
+
+def readme_mocks() -> Any:
+    """A fresh ``GpuEksMocks`` of the README's recipe, answering the examples' StackReferences."""
+    (block,) = [b for b in python_blocks() if b.startswith(MOCKS_BLOCK)]
+    namespace: dict[str, Any] = {"__name__": "gpu_mocks"}
+    exec(compile(block, "README.md:gpu_mocks.py", "exec"), namespace)
+    return namespace["GpuEksMocks"](stack_outputs=PLATFORM_OUTPUTS)
+
+
+EXAMPLES = [b for b in python_blocks() if not b.startswith(MOCKS_BLOCK)]
+_RUNS: dict[int, Simulation] = {}
+
+
+def run_example(index: int) -> Simulation:
+    """The README's ``index``-th example program, run once under the README's mocks."""
+    if index not in _RUNS:
+        example = EXAMPLES[index]
+        program = compile(example, f"README.md:example-{index}", "exec")
+        # The SDK's runtime is the README mocks' own: GpuEksMocks answers, the recording monitor
+        # (like the recipe's NoResourceReferencesMonitor) reports no resource-reference support.
+        _RUNS[index] = run_program(
+            lambda: exec(program, {}), {}, project="consumer", stack="test", mocks=readme_mocks()
+        )
+    return _RUNS[index]
+
+
+def example_index(marker: str) -> int:
+    (index,) = [i for i, b in enumerate(EXAMPLES) if marker in b]
+    return index
+
+
+def test_the_readme_has_one_mocks_recipe_and_two_examples():
+    assert [b.splitlines()[0] for b in python_blocks() if b.startswith(MOCKS_BLOCK)] == [
+        "# gpu_mocks.py: Pulumi mocks for a stack that uses the gpu-eks components"
+    ]
+    assert len(EXAMPLES) == 2
+
+
+@pytest.mark.parametrize("index", range(len(EXAMPLES)))
+def test_every_python_example_runs_under_the_readme_mocks(index: int):
+    sim = run_example(index)
+    exported = re.findall(r'pulumi\.export\("(\w+)"', EXAMPLES[index])
+    assert exported and sorted(sim.outputs) == sorted(exported)
+    assert all(sim.outputs[name] for name in exported), sim.outputs
+    assert sim.by_type("aws:eks/nodeGroup:NodeGroup")
+
+
+def test_the_gpu_cluster_example_declares_what_it_says():
+    sim = run_example(example_index("GpuCluster("))
     assert sim.one("eks:index:Cluster").inputs["name"] == "ml-platform"
     assert sim.one("aws:eks/nodeGroup:NodeGroup", "ml-t4").inputs["instanceTypes"] == ["g4dn.xlarge"]
     assert sim.outputs["t4NodeSelector"]["gpu-eks.io/gpu-count"] == "1"
     assert sim.outputs["t4Tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
     ]
+
+
+def test_the_gpu_capacity_example_reads_the_platform_stack():
+    sim = run_example(example_index("GpuCapacity("))
+    ng = sim.one("aws:eks/nodeGroup:NodeGroup", "ml-gpu-t4").inputs
+    assert (ng["clusterName"], ng["subnetIds"], ng["nodeRoleArn"]) == (
+        "platform-prod",
+        ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb2"],
+        "arn:aws:iam::123456789012:role/platform-nodes",
+    )
+    assert sim.by_type("aws:iam/role:Role") == []
+    assert sim.one("kubernetes:helm.sh/v3:Release").inputs["version"] == "v26.7.0"
+    assert sim.outputs["t4NodeSelector"] == {
+        "gpu-eks.io/gpu-count": "1",
+        "gpu-eks.io/node-group": "t4",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
+        "nvidia.com/device-plugin.config": "t4",
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Module paths: every file path and dotted ``components.``/``tooling.`` name resolves
+# ---------------------------------------------------------------------------------------------
+
+PATH_PATTERN = r"(?<![\w/.-])(?:components|tooling|tests|docs|stacks|examples|scripts|plugin|bench)/[\w./<>*-]*"
+
+
+def readme_paths() -> list[str]:
+    return sorted({p.rstrip(".") for p in re.findall(PATH_PATTERN, README)})
+
+
+def test_every_path_the_readme_names_exists():
+    paths = readme_paths()
+    assert {"components/catalog/instances.py", "docs/architecture.md", "tests/snapshots/<stack>.yaml"} <= set(paths)
+    missing = [p for p in paths if not list(ROOT.glob(re.sub(r"<[^>]+>", "*", p)))]
+    assert missing == []
+
+
+def resolve(dotted: str) -> object:
+    """The module or attribute ``dotted`` names: the longest importable module prefix, then getattr."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            target: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            target = getattr(target, name)
+        return target
+    raise ModuleNotFoundError(dotted)
+
+
+def readme_dotted_names() -> list[str]:
+    named = re.findall(r"`((?:components|tooling)(?:\.\w+)+)`", README)
+    named += re.findall(r"python -m ((?:components|tooling)\b[\w.]*)", README)
+    return sorted(set(named))
+
+
+def test_every_dotted_name_the_readme_names_resolves():
+    names = readme_dotted_names()
+    assert {
+        "components.nodegroups.userdata.gpu_node_config",
+        "components.gpu_operator.values.gpu_operator_values",
+        "components.composites.declare.declare_gpu_capacity",
+        "tooling",
+    } <= set(names)
+    unresolved = []
+    for name in names:
+        try:
+            resolve(name)
+        except (ImportError, AttributeError):
+            unresolved.append(name)
+    assert unresolved == []
+
+
+def library_functions() -> set[str]:
+    """Every public top-level function defined in components/ (read from the source, not imported)."""
+    names = set()
+    for path in (ROOT / "components").rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                names.add(node.name)
+    return names
+
+
+def test_a_function_is_named_by_its_full_module_path():
+    """``nodeconfig.gpu_node_config`` named a module that had moved: a function of the library
+    appears in the README as ``components.<module>.<function>``, which the test above resolves."""
+    functions = library_functions()
+    assert {"gpu_node_config", "asg_tags", "declare_gpu_capacity", "extra_args"} <= functions
+    # Configuration keys are no Python names (`verification.namespace` is a key, whatever
+    # function is called `namespace`).
+    keys = [key.replace("[]", "") for key in config_keys(Settings)]
+    assert "verification.namespace" in keys
+    short = [
+        token
+        for token in re.findall(r"`([a-z_]\w*(?:\.\w+)+)`", README)
+        if token.rsplit(".", 1)[1] in functions
+        and not token.startswith("components.")
+        and not any(key == token or key.endswith("." + token) for key in keys)
+    ]
+    assert short == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The Kubernetes version range, the table of contents, the order of the first sections
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_version_range_is_the_list_the_error_names(monkeypatch: pytest.MonkeyPatch):
+    from components import catalog
+
+    # The suite's date (tests/conftest.py): 1.31 is in extended support until 2026-11-26.
+    assert catalog.today() == dt.date(2026, 11, 21)
+    m = re.search(r"the\s+versions accepted are (1\.\d+)–(1\.\d+), the list an invalid `kubernetesVersion`", README)
+    assert m, "README: the sentence giving the accepted Kubernetes versions"
+    first, last = (int(v.split(".")[1]) for v in m.groups())
+    with pytest.raises(ConfigError) as err:
+        load_settings({"clusterName": "c", "kubernetesVersion": "1.2"})
+    listed = re.search(r"one of ((?:1\.\d+, )*1\.\d+)", str(err.value))
+    assert listed, str(err.value)
+    assert listed.group(1) == ", ".join(f"1.{minor}" for minor in range(first, last + 1))
+    assert (first, last) == (31, 36)
+
+
+def github_anchor(heading: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped but ``-``, spaces as ``-``."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def test_the_table_of_contents_lists_every_heading_in_order():
+    text = prose()
+    headings = re.findall(r"^(#{2,3}) (.+)$", text, flags=re.M)
+    assert ("##", "Quick start") in headings and ("###", "Testing your stack under mocks") in headings
+    contents = re.search(r"^Contents:\n\n((?:\s*- \[.+\n)+)", text, flags=re.M)
+    assert contents, "README: a 'Contents:' list of links"
+    entries = re.findall(r"^( *)- \[(.+?)\]\(#([\w-]+)\)$", contents.group(1), flags=re.M)
+    assert entries == [("  " * (len(level) - 2), title, github_anchor(title)) for level, title in headings]
+    assert "<!-- toc" not in README
+
+
+def test_the_quick_start_comes_before_the_resource_tree():
+    assert README.index("./scripts/run   ") < README.index(' GpuCluster "gpu-eks"  (gpu-eks:index:GpuCluster)')
+    sections = re.findall(r"^## (.+)$", prose(), flags=re.M)
+    assert sections[:3] == ["Quick start", "What it builds", "Configuration reference"]
 
 
 def config_keys(model: type[BaseModel], prefix: str = "") -> list[str]:

@@ -8,14 +8,13 @@ import hashlib
 import http.server
 import json
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests import reference
-from tests.support import ROOT
+from tests.support import ROOT, loopback_server
 
 
 @pytest.fixture
@@ -36,14 +35,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
         def log_message(self, *args):  # quiet
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", served, requests
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with loopback_server(Handler) as base:
+        yield base, served, requests
 
 
 def source(base: str, name: str, body: bytes) -> reference.Source:
