@@ -96,6 +96,27 @@ def tag_problems(groups: Iterable[Any], tags: Mapping[str, str]) -> list[KeyedPr
     return [(("tags", k), v, problem) for k, v in tags.items() if (problem := reserved_tag_problem(k))]
 
 
+#: The interruption queue is named after the cluster (karpenter/component.py, as cloudformation.yaml's
+#: ``QueueName: ${ClusterName}``), and an SQS queue name has at most 80 characters (botocore ``sqs``
+#: 2012-11-05 CreateQueueRequest.QueueName), fewer than the 100 of an EKS cluster name.
+QUEUE_NAME_MAX_LENGTH = 80
+
+
+def cluster_name_problems(groups: Iterable[Any], cluster_name: str) -> list[KeyedProblem]:
+    """Where some group uses Karpenter, the cluster's name must also be a queue name's length."""
+    if not uses_karpenter(groups) or len(cluster_name) <= QUEUE_NAME_MAX_LENGTH:
+        return []
+    return [
+        (
+            ("clusterName",),
+            cluster_name,
+            f"at most {QUEUE_NAME_MAX_LENGTH} characters with a capacityProvider karpenter group: Karpenter's "
+            "interruption queue (SQS) is named after the cluster, and an SQS queue name has at most "
+            f"{QUEUE_NAME_MAX_LENGTH} characters",
+        )
+    ]
+
+
 def nodes_held(group: Any, at_max: bool) -> int:
     """How many nodes a group holds (for its subnet addresses): managed groups at maxSize with the
     Cluster Autoscaler, else desiredSize; a Karpenter group launches up to its limit (maxSize)

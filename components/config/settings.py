@@ -13,7 +13,13 @@ from .. import catalog
 from ..sharing.plan import GroupPlan, plan_groups
 from .addons import AutoscalerSettings, GpuOperatorSettings, ObservabilitySettings, VerificationSettings
 from .addresses import gpu_group_addresses, system_group_addresses
-from .capacity_provider import address_note, nodes_held, scaled_by_autoscaler, tag_problems
+from .capacity_provider import (
+    address_note,
+    cluster_name_problems,
+    nodes_held,
+    scaled_by_autoscaler,
+    tag_problems,
+)
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     _LOG_TYPES,
@@ -308,7 +314,12 @@ class Settings(GpuCapacitySettings):
         return [system, *super()._pinned_ami_releases()]
 
     def _problems(self) -> list[KeyedProblem]:
-        return [*super()._problems(), *self._address_problems(), *self._system_pod_problems()]
+        return [
+            *super()._problems(),
+            *cluster_name_problems(self.gpu_node_groups, self.cluster_name),
+            *self._address_problems(),
+            *self._system_pod_problems(),
+        ]
 
     def _system_pod_problems(self) -> list[KeyedProblem]:
         # The cluster services run on the system nodes only (the autoscaler's affinity keeps it off
