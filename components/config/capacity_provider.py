@@ -117,6 +117,21 @@ def cluster_name_problems(groups: Iterable[Any], cluster_name: str) -> list[Keye
     ]
 
 
+#: The Karpenter controller's pod, on the system nodes (karpenter/values.py ``controller_affinity``).
+KARPENTER_CONTROLLER_POD = "karpenter"
+
+
+def karpenter_replicas(system_min_size: int) -> int:
+    """The controller's replicas: the chart's 2 where the system group keeps two nodes, else 1 (its
+    required pod anti-affinity on the hostname puts two replicas on two nodes)."""
+    return 2 if system_min_size >= 2 else 1
+
+
+def karpenter_pods(groups: Iterable[Any], system_min_size: int) -> tuple[str, ...]:
+    """The controller's pods the system nodes hold where some group uses Karpenter."""
+    return (KARPENTER_CONTROLLER_POD,) * karpenter_replicas(system_min_size) if uses_karpenter(groups) else ()
+
+
 def nodes_held(group: Any, at_max: bool) -> int:
     """How many nodes a group holds (for its subnet addresses): managed groups at maxSize with the
     Cluster Autoscaler, else desiredSize; a Karpenter group launches up to its limit (maxSize)

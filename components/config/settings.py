@@ -16,6 +16,7 @@ from .addresses import gpu_group_addresses, system_group_addresses
 from .capacity_provider import (
     address_note,
     cluster_name_problems,
+    karpenter_pods,
     nodes_held,
     scaled_by_autoscaler,
     tag_problems,
@@ -321,6 +322,11 @@ class Settings(GpuCapacitySettings):
             *self._system_pod_problems(),
         ]
 
+    def _system_services(self) -> tuple[str, ...]:
+        """The cluster-service pods the system nodes hold, Karpenter's controller included."""
+        karpenter = karpenter_pods(self.gpu_node_groups, self.system_node_group.scaling.min_size)
+        return system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline, karpenter)
+
     def _system_pod_problems(self) -> list[KeyedProblem]:
         # The cluster services run on the system nodes only (the autoscaler's affinity keeps it off
         # GPU nodes; GPU nodes are tainted by default): nodes whose max pods leave too few slots
@@ -332,7 +338,7 @@ class Settings(GpuCapacitySettings):
         daemonsets = catalog.node_daemonset_pods(self.cloudwatch_pipeline)
         max_pods = min(catalog.SMALL_MAX_PODS[t] for t in small)
         per_node = max_pods - len(daemonsets)
-        services = system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline)
+        services = self._system_services()
         if per_node * system.scaling.desired_size >= len(services):
             return []
         fix = (
@@ -359,7 +365,7 @@ class Settings(GpuCapacitySettings):
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
         gpu = sum(gpu_group_addresses(g.instance_types, nodes_held(g, at_max), subnets) for g in self.gpu_node_groups)
         system = self.system_node_group
-        services = len(system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline))
+        services = len(self._system_services())
         return gpu + system_group_addresses(
             system.instance_types,
             system.scaling.desired_size,
