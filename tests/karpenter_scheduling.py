@@ -12,8 +12,10 @@ does with pending pods, reduced to what decides the number of GPU nodes:
   getOverlaidOfferings; cloudprovider/types.go ApplyCapacityOverlay: ``lo.Assign``). Without the
   gate overlays are ignored.
 * A pod may go to a NodePool when it tolerates every taint of its template (pkg/scheduling/taints.go
-  Tolerates: every effect) and its node selector is compatible with the template's labels, the
-  NodePool's requirements and the type's labels (nodeclaimtemplate requirements).
+  Tolerates: every effect) and its node selector and required node affinity are compatible with the
+  template's labels, the NodePool's requirements and the type's labels (nodeclaimtemplate
+  requirements; pkg/scheduling/requirements.go Compatible: a custom label the NodePool does not
+  define has no known values, so a pod that requires it gets no node).
 * Pods are taken in order; each goes to a node already planned when it fits there (NodeClaim.CanAdd:
   some remaining instance type still fits every pod plus the DaemonSet pods), else to a new
   NodeClaim while the NodePool's ``limits.nodes`` allows one (scheduler.go, resources.Node), else it
@@ -129,6 +131,15 @@ def _fits(it: InstanceType, pods: Sequence[Mapping[str, Any]], daemonset_pods: i
     return all(it.capacity.get(resource, 0) >= amount for resource, amount in used.items())
 
 
+def _affinity_allows(pod: Mapping[str, Any], it: InstanceType) -> bool:
+    """The pod's required node affinity against the type's labels (the NodePool's included): an
+    ``In`` on a label the NodePool does not define is never met (requirements.go Compatible)."""
+    affinity = pod["spec"].get("affinity", {})
+    if not affinity.get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+        return True
+    return node_matches_affinity(it.labels, affinity)
+
+
 def _affinity_target(pod: Mapping[str, Any], nodes: Sequence[NodeClaim]) -> NodeClaim | bool | None:
     """The node a required hostname pod affinity sends ``pod`` to; None: no constraint; False:
     none yet (the first pod of the selector may go anywhere)."""
@@ -159,7 +170,7 @@ def provision(
         if not all(_tolerates(pod, t) for t in taints):
             pending.append(pod)
             continue
-        options = [it for it in types if selector.items() <= it.labels.items()]
+        options = [it for it in types if selector.items() <= it.labels.items() and _affinity_allows(pod, it)]
         target = _affinity_target(pod, nodes)
         candidates = [target] if isinstance(target, NodeClaim) else nodes
         placed = False

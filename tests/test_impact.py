@@ -154,6 +154,35 @@ CASES: list[tuple[str, str, Any, Any, str, list[str], dict[str, Any] | None]] = 
     # the NodePool's limits and disruption settings are not.
     (NODEPOOL, "spec.template.metadata.labels.team", "a", "b", "update", ["drift-nodes"], None),
     (NODEPOOL, "spec.template.spec.expireAfter", "720h", "Never", "update", ["drift-nodes"], None),
+    (NODEPOOL, "spec.template.spec.nodeClassRef.name", "a", "b", "update", ["drift-nodes"], None),
+    (
+        NODEPOOL,
+        "spec.template.spec.taints",
+        [],
+        [{"key": "k", "effect": "NoSchedule"}],
+        "update",
+        ["drift-nodes"],
+        None,
+    ),
+    (
+        NODEPOOL,
+        "spec.template.spec.startupTaints",
+        [],
+        [{"key": "k", "effect": "NoSchedule"}],
+        "update",
+        ["drift-nodes"],
+        None,
+    ),
+    (NODEPOOL, "spec.template.spec.terminationGracePeriod", "1h", "2h", "update", ["drift-nodes"], None),
+    (
+        NODEPOOL,
+        "spec.template.spec.requirements",
+        [],
+        [{"key": "k", "operator": "Exists"}],
+        "update",
+        ["drift-nodes"],
+        None,
+    ),
     (NODEPOOL, "spec.limits.nodes", "2", "4", "update", [], None),
     (NODEPOOL, "spec.disruption.consolidateAfter", "10m", "1h", "update", [], None),
     (NODECLASS, "spec.blockDeviceMappings", [], [{"deviceName": "/dev/xvda"}], "update", ["drift-nodes"], None),
@@ -367,6 +396,28 @@ def test_a_node_pool_template_change_drifts_its_gpu_nodes():
             "NodePool gpu-eks-t4-nodepool: its GPU pods are evicted as each node drains and start again on new "
             "nodes (time-slicing gives no isolation: every pod sharing a GPU goes at once)",
         ),
+    ]
+
+
+def test_a_node_pool_requirements_change_drifts_only_the_nodes_that_no_longer_meet_them():
+    # Requirements are not hashed (kubernetes-sigs/karpenter v1.14.0 nodepool.go hash:"ignore"): a
+    # node drifts only where its labels no longer meet them (drift.go areRequirementsDrifted).
+    before, after = karpenter_pool(), karpenter_pool()
+    requirement = {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g4dn.xlarge"]}
+    before["inputs"]["spec"]["template"]["spec"]["requirements"] = [requirement]
+    after["inputs"]["spec"]["template"]["spec"]["requirements"] = [
+        {**requirement, "values": ["g4dn.xlarge", "g4dn.2xlarge"]}
+    ]
+    (roll,) = impact.summarize("dev", doc(before), doc(after)).node_rolls
+    assert (roll.node_group, roll.how, roll.cause) == (
+        "NodePool gpu-eks-t4-nodepool",
+        "drifted",
+        "`spec.template.spec.requirements` changes: Karpenter replaces only the nodes whose labels no longer meet "
+        "the NodePool's requirements (drift); nodes that still meet them stay",
+    )
+    assert [r.source for r in impact.summarize("dev", doc(before), doc(after)).resources[0].reasons] == [
+        "kubernetes-sigs/karpenter v1.14.0 pkg/apis/v1/nodepool.go (NodeClaimTemplateSpec.Requirements "
+        'hash:"ignore"), pkg/controllers/nodeclaim/disruption/drift.go (areRequirementsDrifted)'
     ]
 
 

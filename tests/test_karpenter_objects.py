@@ -330,6 +330,21 @@ def test_tags_karpenter_sets_itself_are_refused_with_a_karpenter_group():
     assert load_settings({"clusterName": "c", "tags": tags, "gpuNodeGroups": [{"name": "m"}]})
 
 
+def test_a_cluster_name_too_long_for_the_interruption_queue_is_refused_with_a_karpenter_group():
+    # The queue is named after the cluster (cloudformation.yaml QueueName: ${ClusterName}); SQS takes
+    # at most 80 characters (botocore sqs 2012-11-05 CreateQueueRequest.QueueName), EKS 100.
+    karpenter = {"name": "k", "capacityProvider": "karpenter", "scaling": ZERO}
+    name = "c" * 81
+    assert problems({"clusterName": name, "gpuNodeGroups": [karpenter]}) == [
+        f'gpu-eks:clusterName: received "{name}"; expected at most 80 characters with a capacityProvider '
+        "karpenter group: Karpenter's interruption queue (SQS) is named after the cluster, and an SQS queue name "
+        "has at most 80 characters"
+    ]
+    assert load_settings({"clusterName": "c" * 80, "gpuNodeGroups": [karpenter]})
+    # Without a Karpenter group there is no queue: EKS's 100 characters hold.
+    assert load_settings({"clusterName": "c" * 100, "gpuNodeGroups": [{"name": "m"}]})
+
+
 def test_labels_of_karpenters_domains_are_refused_for_karpenter_groups_only():
     labels = {"karpenter.sh/team": "ml", "x.karpenter.k8s.aws/y": "z", "team": "ml"}
     assert problems(

@@ -517,6 +517,26 @@ def test_system_nodes_must_hold_the_cluster_service_pods():
     assert accepted({"systemNodeGroup": one_small}).system_node_group.scaling.desired_size == 1
 
 
+def test_system_nodes_must_hold_karpenters_controller_pods_too():
+    # Karpenter's controller runs on the system nodes (karpenter/values.py affinity): 2 replicas from
+    # a minSize of 2 (the chart's required anti-affinity puts them on two nodes), else 1.
+    karpenter = {
+        "gpuNodeGroups": [
+            {"name": "k", "capacityProvider": "karpenter", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2}}
+        ]
+    }
+    three = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 3, "desiredSize": 3, "maxSize": 3}}
+    assert accepted({"systemNodeGroup": three}).system_node_group.instance_types == ["t3.micro"]
+    assert problems({"systemNodeGroup": three, **karpenter}) == [
+        'gpu-eks:systemNodeGroup.instanceTypes: received ["t3.micro"]; expected instance types with more pod room '
+        "(e.g. t3.medium, m6i.large), or a desiredSize of at least 4: t3.micro run at most 4 pods, 2 besides the "
+        "DaemonSet pods (aws-node, kube-proxy), so 3 node(s) hold 6 of the 7 cluster-service pods (coredns, coredns, "
+        "gpu-operator, nfd-master, nfd-gc, karpenter, karpenter)"
+    ]
+    one = {"instanceTypes": ["t3.micro"], "scaling": {"minSize": 1, "desiredSize": 3, "maxSize": 3}}
+    assert accepted({"systemNodeGroup": one, **karpenter}).system_node_group.instance_types == ["t3.micro"]
+
+
 # The CloudWatch pipeline's add-on (aws-observability/helm-charts charts/amazon-cloudwatch-observability
 # 6.4.0) runs cloudwatch-agent and fluent-bit on every node (tolerations: [{operator: Exists}]),
 # dcgm-exporter on the GPU types of its list, and a controller-manager Deployment.

@@ -96,6 +96,42 @@ def tag_problems(groups: Iterable[Any], tags: Mapping[str, str]) -> list[KeyedPr
     return [(("tags", k), v, problem) for k, v in tags.items() if (problem := reserved_tag_problem(k))]
 
 
+#: The interruption queue is named after the cluster (karpenter/component.py, as cloudformation.yaml's
+#: ``QueueName: ${ClusterName}``), and an SQS queue name has at most 80 characters (botocore ``sqs``
+#: 2012-11-05 CreateQueueRequest.QueueName), fewer than the 100 of an EKS cluster name.
+QUEUE_NAME_MAX_LENGTH = 80
+
+
+def cluster_name_problems(groups: Iterable[Any], cluster_name: str) -> list[KeyedProblem]:
+    """Where some group uses Karpenter, the cluster's name must also be a queue name's length."""
+    if not uses_karpenter(groups) or len(cluster_name) <= QUEUE_NAME_MAX_LENGTH:
+        return []
+    return [
+        (
+            ("clusterName",),
+            cluster_name,
+            f"at most {QUEUE_NAME_MAX_LENGTH} characters with a capacityProvider karpenter group: Karpenter's "
+            "interruption queue (SQS) is named after the cluster, and an SQS queue name has at most "
+            f"{QUEUE_NAME_MAX_LENGTH} characters",
+        )
+    ]
+
+
+#: The Karpenter controller's pod, on the system nodes (karpenter/values.py ``controller_affinity``).
+KARPENTER_CONTROLLER_POD = "karpenter"
+
+
+def karpenter_replicas(system_min_size: int) -> int:
+    """The controller's replicas: the chart's 2 where the system group keeps two nodes, else 1 (its
+    required pod anti-affinity on the hostname puts two replicas on two nodes)."""
+    return 2 if system_min_size >= 2 else 1
+
+
+def karpenter_pods(groups: Iterable[Any], system_min_size: int) -> tuple[str, ...]:
+    """The controller's pods the system nodes hold where some group uses Karpenter."""
+    return (KARPENTER_CONTROLLER_POD,) * karpenter_replicas(system_min_size) if uses_karpenter(groups) else ()
+
+
 def nodes_held(group: Any, at_max: bool) -> int:
     """How many nodes a group holds (for its subnet addresses): managed groups at maxSize with the
     Cluster Autoscaler, else desiredSize; a Karpenter group launches up to its limit (maxSize)

@@ -13,7 +13,14 @@ from .. import catalog
 from ..sharing.plan import GroupPlan, plan_groups
 from .addons import AutoscalerSettings, GpuOperatorSettings, ObservabilitySettings, VerificationSettings
 from .addresses import gpu_group_addresses, system_group_addresses
-from .capacity_provider import address_note, nodes_held, scaled_by_autoscaler, tag_problems
+from .capacity_provider import (
+    address_note,
+    cluster_name_problems,
+    karpenter_pods,
+    nodes_held,
+    scaled_by_autoscaler,
+    tag_problems,
+)
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
     _LOG_TYPES,
@@ -308,7 +315,17 @@ class Settings(GpuCapacitySettings):
         return [system, *super()._pinned_ami_releases()]
 
     def _problems(self) -> list[KeyedProblem]:
-        return [*super()._problems(), *self._address_problems(), *self._system_pod_problems()]
+        return [
+            *super()._problems(),
+            *cluster_name_problems(self.gpu_node_groups, self.cluster_name),
+            *self._address_problems(),
+            *self._system_pod_problems(),
+        ]
+
+    def _system_services(self) -> tuple[str, ...]:
+        """The cluster-service pods the system nodes hold, Karpenter's controller included."""
+        karpenter = karpenter_pods(self.gpu_node_groups, self.system_node_group.scaling.min_size)
+        return system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline, karpenter)
 
     def _system_pod_problems(self) -> list[KeyedProblem]:
         # The cluster services run on the system nodes only (the autoscaler's affinity keeps it off
@@ -321,7 +338,7 @@ class Settings(GpuCapacitySettings):
         daemonsets = catalog.node_daemonset_pods(self.cloudwatch_pipeline)
         max_pods = min(catalog.SMALL_MAX_PODS[t] for t in small)
         per_node = max_pods - len(daemonsets)
-        services = system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline)
+        services = self._system_services()
         if per_node * system.scaling.desired_size >= len(services):
             return []
         fix = (
@@ -348,7 +365,7 @@ class Settings(GpuCapacitySettings):
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
         gpu = sum(gpu_group_addresses(g.instance_types, nodes_held(g, at_max), subnets) for g in self.gpu_node_groups)
         system = self.system_node_group
-        services = len(system_service_pods(self.autoscaler_enabled, self.cloudwatch_pipeline))
+        services = len(self._system_services())
         return gpu + system_group_addresses(
             system.instance_types,
             system.scaling.desired_size,

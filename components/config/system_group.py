@@ -23,12 +23,14 @@ AUTOSCALER_POD = "cluster-autoscaler"
 CLOUDWATCH_CONTROLLER_POD = "amazon-cloudwatch-observability-controller-manager"
 
 
-def system_service_pods(autoscaler: bool, cloudwatch: bool) -> tuple[str, ...]:
-    """The cluster-service pods the system nodes must hold."""
+def system_service_pods(autoscaler: bool, cloudwatch: bool, karpenter: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The cluster-service pods the system nodes must hold (``karpenter``: the Karpenter controller's
+    pods, ``capacity_provider.karpenter_pods``)."""
     return (
         SYSTEM_SERVICE_PODS
         + ((AUTOSCALER_POD,) if autoscaler else ())
         + ((CLOUDWATCH_CONTROLLER_POD,) if cloudwatch else ())
+        + karpenter
     )
 
 

@@ -15,7 +15,9 @@ them, ``x-kubernetes-validations`` CEL rules included):
 Drift. Karpenter replaces a node when the hash of its NodePool's ``spec.template`` or of its
 EC2NodeClass's ``spec`` changes (kubernetes-sigs/karpenter v1.14.0 pkg/apis/v1/nodepool.go
 ``NodePool.Hash``, pkg/controllers/nodeclaim/disruption/drift.go; the provider's
-pkg/apis/v1/ec2nodeclass.go ``Hash``). Neither reads a sharing setting: the labels are the plan's
+pkg/apis/v1/ec2nodeclass.go ``Hash``). The template's requirements are not hashed
+(``hash:"ignore"``): a node drifts on them only when its labels no longer meet them
+(drift.go ``areRequirementsDrifted``). Neither reads a sharing setting: the labels are the plan's
 (the sharing-profile label is the profile's name, which replicas and renaming do not change), so
 a sharing change rewrites only the NodeOverlay, which drift does not read.
 """

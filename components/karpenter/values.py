@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..config.capacity_provider import karpenter_replicas
 from ..nodegroups import labels
 from ..sharing.plan import GroupPlan
 from . import objects
@@ -68,6 +69,6 @@ def karpenter_values(
             "featureGates": {"nodeOverlay": node_overlay},
         },
         "serviceAccount": {"annotations": {ROLE_ANNOTATION: role_arn}},
-        "replicas": 2 if system_nodes >= 2 else 1,
+        "replicas": karpenter_replicas(system_nodes),
         "affinity": controller_affinity(),
     }

@@ -78,6 +78,8 @@ NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 #: Karpenter's kinds as pulumi-kubernetes types them (components/karpenter/objects.py).
 NODEPOOL_TYPE = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+#: Not hashed for drift: a NodePool's nodes drift only where their labels no longer meet it.
+NODEPOOL_REQUIREMENTS = "spec.template.spec.requirements"
 _KARPENTER_DRIFT_SRC = (
     "kubernetes-sigs/karpenter v1.14.0 pkg/apis/v1/nodepool.go (NodePool.Hash: spec.template), "
     "pkg/controllers/nodeclaim/disruption/drift.go; aws/karpenter-provider-aws 1d927085 "
@@ -283,12 +285,33 @@ RULES: tuple[Rule, ...] = (
     # Karpenter: a NodeClaim records the hashes of its NodePool's template and its EC2NodeClass's
     # spec; when either changes, Karpenter marks it drifted and replaces the node. The NodePool's
     # limits and disruption settings are not hashed; selector terms drift by what they resolve to.
+    # The template's requirements are not hashed either (nodepool.go: ``hash:"ignore"``): a node
+    # drifts only where its labels no longer meet them (drift.go areRequirementsDrifted).
+    *(
+        Rule(
+            NODEPOOL_TYPE,
+            path,
+            Effect.DRIFT_NODES,
+            "the NodePool's template hash changes: Karpenter marks every node of the pool drifted and replaces it",
+            _KARPENTER_DRIFT_SRC,
+        )
+        for path in (
+            "spec.template.metadata",
+            "spec.template.spec.nodeClassRef",
+            "spec.template.spec.taints",
+            "spec.template.spec.startupTaints",
+            "spec.template.spec.expireAfter",
+            "spec.template.spec.terminationGracePeriod",
+        )
+    ),
     Rule(
         NODEPOOL_TYPE,
-        "spec.template",
+        NODEPOOL_REQUIREMENTS,
         Effect.DRIFT_NODES,
-        "the NodePool's template hash changes: Karpenter marks every node of the pool drifted and replaces it",
-        _KARPENTER_DRIFT_SRC,
+        "the NodePool's requirements are not in its template hash: Karpenter replaces only the nodes whose labels "
+        "no longer meet them (a removed instance type, another capacity type); a widened requirement drifts none",
+        "kubernetes-sigs/karpenter v1.14.0 pkg/apis/v1/nodepool.go (NodeClaimTemplateSpec.Requirements "
+        'hash:"ignore"), pkg/controllers/nodeclaim/disruption/drift.go (areRequirementsDrifted)',
     ),
     Rule(
         NODECLASS_TYPE,

@@ -13,7 +13,15 @@ from typing import Any
 
 from ..urns import split_urn
 from ..values import UNKNOWN
-from .rules import LAUNCH_TEMPLATE_TYPE, NODE_GROUP_TYPE, NODEPOOL_TYPE, Effect, Rule, rules_for
+from .rules import (
+    LAUNCH_TEMPLATE_TYPE,
+    NODE_GROUP_TYPE,
+    NODEPOOL_REQUIREMENTS,
+    NODEPOOL_TYPE,
+    Effect,
+    Rule,
+    rules_for,
+)
 
 # ---------------------------------------------------------------------------------------------
 # The summary
@@ -404,7 +412,10 @@ def _drifts(new_items: Sequence[Mapping[str, Any]], impacts: Mapping[str, Resour
                     at_a_time,
                     gpu(item),
                     "drifted",
-                    f"{because} changes: Karpenter replaces every node of the pool (drift)",
+                    f"{because} changes: Karpenter replaces only the nodes whose labels no longer meet the NodePool's "
+                    "requirements (drift); nodes that still meet them stay"
+                    if all(h == NODEPOOL_REQUIREMENTS for h in hashed)
+                    else f"{because} changes: Karpenter replaces every node of the pool (drift)",
                 )
             )
         else:
