@@ -70,6 +70,10 @@ class ClusterArgs:
     #: EKS deletion protection, plus Pulumi `protect` on the control plane.
     deletion_protection: bool = False
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    #: Tags of the private subnets the cluster creates, besides the ELB one (Karpenter's discovery
+    #: tag): in the subnets' own tags, never a separate ``aws.ec2.Tag`` on a subnet whose resource
+    #: manages its tags (the two would undo each other after a refresh).
+    private_subnet_tags: Mapping[str, str] = field(default_factory=dict)
 
 
 class Cluster(pulumi.ComponentResource):
@@ -106,7 +110,8 @@ class Cluster(pulumi.ComponentResource):
                 subnet_specs=[
                     # The tags EKS (and the AWS Load Balancer Controller) use to pick subnets.
                     awsx.ec2.SubnetSpecArgs(
-                        type=awsx.ec2.SubnetType.PRIVATE, tags={"kubernetes.io/role/internal-elb": "1"}
+                        type=awsx.ec2.SubnetType.PRIVATE,
+                        tags={"kubernetes.io/role/internal-elb": "1", **args.private_subnet_tags},
                     ),
                     awsx.ec2.SubnetSpecArgs(type=awsx.ec2.SubnetType.PUBLIC, tags={"kubernetes.io/role/elb": "1"}),
                 ],

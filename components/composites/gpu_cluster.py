@@ -22,6 +22,7 @@ from ..config.settings import Settings
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import values as karpenter_values
 from ..karpenter.component import Karpenter, KarpenterArgs, KarpenterTarget
+from ..karpenter.objects import DISCOVERY_TAG
 from ..nodegroups.component import GpuNodeGroup
 from ..observability.component import GpuObservability
 from ..teams.component import Teams
@@ -49,6 +50,7 @@ class GpuCluster(pulumi.ComponentResource):
         s = args.settings
         # Tag values given as Outputs are checked by the tag rules when they resolve.
         tags = {"gpu-eks/cluster": s.cluster_name, **checked_setting_tags(s.tags)}
+        uses_karpenter = any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups)
 
         self.cluster: Cluster = Cluster(
             f"{name}-{CLUSTER_CHILD}",
@@ -62,6 +64,8 @@ class GpuCluster(pulumi.ComponentResource):
                 control_plane_log_types=s.control_plane_log_types,
                 deletion_protection=s.deletion_protection,
                 tags=tags,
+                # Karpenter's EC2NodeClasses select the subnets the cluster creates by this tag.
+                private_subnet_tags={DISCOVERY_TAG: s.cluster_name} if uses_karpenter else {},
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -72,7 +76,7 @@ class GpuCluster(pulumi.ComponentResource):
         # --- Karpenter: only when a GPU group asks for it (issue 26) ------------------------
         self.karpenter: Karpenter | None = None
         karpenter_target = None
-        if any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups):
+        if uses_karpenter:
             self.karpenter = Karpenter(
                 f"{name}-{KARPENTER_CHILD}",
                 KarpenterArgs(
@@ -139,10 +143,11 @@ class GpuCluster(pulumi.ComponentResource):
 
 
 def _private_subnet_count(settings: Settings) -> int:
-    """How many private subnets the nodes use: one discovery Tag each (``Karpenter``)."""
+    """How many private subnets need a discovery Tag resource (``Karpenter``): those of an existing
+    VPC; the subnets the cluster creates carry the tag in their own tags (``ClusterArgs``)."""
     net = settings.network
     if not net.existing_vpc:
-        return net.availability_zone_count
+        return 0
     if not isinstance(net.private_subnet_ids, (list, tuple)):
         raise ValueError(
             "network.privateSubnetIds: received an Output; expected a list (of ids or Outputs) with a Karpenter "

@@ -87,7 +87,8 @@ class KarpenterArgs:
     #: ``karpenter.sh/discovery`` so the EC2NodeClasses select them.
     cluster_security_group_id: pulumi.Input[str]
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    #: How many private subnets there are (known from the settings; one Tag resource each).
+    #: How many of them get a Tag resource here (known from the settings): an existing VPC's
+    #: subnets; 0 where the cluster created them with the tag in their own tags.
     subnet_count: int
     #: The controller's ``nodeOverlay`` feature gate (``values.node_overlay_needed``).
     node_overlay: bool
