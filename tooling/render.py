@@ -7,16 +7,7 @@ components.review.render), answering as the engine does during a stack's first `
 CLI, no network. The output is a review artifact and a golden snapshot (tests/snapshots/), so it
 is deterministic: the same bytes on every run and every machine.
 
-Format (see docs/render.md)::
-
-    resources:                    # declaration order
-    - type: aws:eks/nodeGroup:NodeGroup
-      name: gpu-eks-t4
-      parent: {type: gpu-eks:nodegroup:GpuNodeGroup, name: gpu-eks-t4}   # or null
-      urn: urn:pulumi:dev::gpu-eks::...::gpu-eks-t4    # the engine's URN (replacement guard)
-      aliases: [...]              # when any; also provider, protect, remote, ignoreChanges, dependsOn
-      inputs: {...}               # "[secret]", "(known after apply)", decoded documents as !yaml etc.
-    outputs: {...}                # stack outputs, same conventions
+Format: components.review.render (docs/render.md).
 
 Exit status: 0 rendered; 1 the program failed; 2 unknown stack or invalid configuration (the
 problems on stderr, no traceback).
