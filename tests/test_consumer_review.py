@@ -47,8 +47,8 @@ def test_render_runs_the_consumers_own_program(consumer: Path):
     lines = done.stdout.splitlines()
     assert lines[0] == "# Desired state of stack 'dev': `gpu-eks-review render --stack dev`."
     assert lines[1] == (
-        "# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see the gpu-eks-components "
-        'README, "Reviewing your own stacks").'
+        "# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see gpu-eks-components' "
+        "docs/review.md)."
     )
     assert "project: vision-gpu" in lines and "stack: dev" in lines
     # Its own resources, the components' children and its own node group, named as it named them.

@@ -4,7 +4,7 @@ Pure and offline (no Pulumi, no I/O): it reads the group's plan (instance type, 
 ``coldStart`` levers) and the catalog (EBS bandwidth and instance store: catalog/storage.py), and
 adds up figures. Every figure names its source; a figure no AWS, Kubernetes or NVIDIA text gives is
 marked ``ASSUMPTION`` and says what it assumes. The totals are a model to compare settings with, not
-a measurement: README "Cold start" says how far to trust them.
+a measurement: docs/cold-start.md says how far to trust them.
 
 The path, in order (one step waits for the one before; what runs beside it is listed as parallel):
 the Cluster Autoscaler's decision, EC2's launch and boot, the instance store's RAID0 (with

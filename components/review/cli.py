@@ -37,7 +37,7 @@ from . import values as render_values
 PROG = "gpu-eks-review"
 RENDER_COMMAND = f"{PROG} render"
 #: Where a consumer reads the render's conventions.
-DOCS = 'the gpu-eks-components README, "Reviewing your own stacks"'
+DOCS = "gpu-eks-components' docs/review.md"
 BASE_RENDER_TIMEOUT_SECONDS = 300
 #: The ``pulumi`` version the review tools are tested with (requirements.txt's pin; a test keeps
 #: them equal): the simulated engine drives the SDK's mocks, which are not a stable Pulumi API.
