@@ -297,6 +297,17 @@ def test_the_quick_start_comes_before_the_resource_tree():
     assert sections[:3] == ["Quick start", "What it builds", "Using the components from another stack"]
 
 
+def test_the_resource_tree_names_every_component_of_the_library():
+    """The "What it builds" tree shows the real component tree: every ComponentResource type token the library
+    declares (a component added later must be drawn there too)."""
+    tokens = set()
+    for path in (ROOT / "components").rglob("*.py"):
+        tokens |= set(re.findall(r'^TYPE_NAME = "(gpu-eks:[\w:]+)"$', path.read_text(), flags=re.M))
+    assert {"gpu-eks:karpenter:Karpenter", "gpu-eks:teams:Teams", "gpu-eks:index:GpuCapacity"} <= tokens
+    tree = README.split("## What it builds", 1)[1].split("\n## ", 1)[0]
+    assert sorted(t for t in tokens if f"({t}" not in tree) == []
+
+
 def test_the_readme_is_short_and_every_concept_has_a_page():
     assert len(README.splitlines()) < 500
     assert {
