@@ -180,7 +180,9 @@ class Teams(pulumi.ComponentResource):
             cluster_name=args.cluster_name,
             principal_arn=principal,
             type=access.ACCESS_ENTRY_TYPE,
-            # Updated in place (UpdateAccessEntry takes kubernetesGroups): an existing entry is kept.
+            # Updated in place: an existing entry is kept (terraform-provider-aws
+            # internal/service/eks/access_entry.go: kubernetes_groups is not ForceNew, Update calls
+            # UpdateAccessEntry with them).
             kubernetes_groups=[access.team_group(team)],
             opts=pulumi.ResourceOptions(parent=self),
         )
