@@ -10,7 +10,7 @@ from .config.settings import Settings
 from .config.warnings import settings_warnings
 
 #: Name of the top-level component. Resource names are public API: changing this would
-#: replace every resource of every stack, so it needs an alias (see README, "Upgrading").
+#: replace every resource of every stack, so it needs an alias (see docs/upgrading.md).
 COMPONENT_NAME = "gpu-eks"
 
 

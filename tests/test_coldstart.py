@@ -130,6 +130,50 @@ def test_fast_image_pull_is_refused_on_an_ami_release_whose_nodeadm_does_not_kno
     assert list(model.lever_options(old)) == ["no levers", "localStorage: RAID0"]
 
 
+def test_an_ami_before_v20251217_keeps_the_soci_store_on_the_root_volume():
+    """amazon-eks-ami v20251217 (commit 89cf1baf, PR #2548) is the first whose setup-local-disks
+    bind-mounts /var/lib/soci-snapshotter-grpc onto the instance store (v20251209's binds kubelet,
+    containerd and the pod logs only): with both levers and a release pinned from v20250821 to
+    v20251209, FastImagePull unpacks onto the root volume. A warning, and the model's disk is the root's."""
+
+    def cluster(release: str | None, **cold: Any) -> Any:
+        group = {"name": "g", "instanceTypes": ["g5.xlarge"], "timeSlicing": {"replicas": 1}}
+        group["coldStart"] = {"localStorage": "RAID0", "fastImagePull": True, **cold}
+        if release:
+            group["amiReleaseVersion"] = release
+        return load_settings({"clusterName": "c", "kubernetesVersion": "1.33", "gpuNodeGroups": [group]})
+
+    def cold_warnings(settings: Any) -> list[str]:  # 1.33 is in extended support: that warning aside
+        return [str(w) for w in settings_warnings(settings) if ".coldStart." in w.key]
+
+    expected = (
+        "gpu-eks:gpuNodeGroups[0].coldStart.fastImagePull: received true; expected an amiReleaseVersion of "
+        "<x.y.z>-20251217 or later (or none, the latest) with coldStart.localStorage: before amazon-eks-ami "
+        "v20251217 (PR #2548) setup-local-disks leaves /var/lib/soci-snapshotter-grpc, where FastImagePull unpacks, "
+        "on the root volume (125 MiB/s), so {release} pulls at the root volume's rate, not the instance store's"
+    )
+    for release in ("1.33.4-20250821", "1.33.5-20251209"):
+        old = cluster(release)
+        assert cold_warnings(old) == [expected.format(release=release)]
+        disk = model.cold_start_model(old.plans[0], 8).disk
+        assert disk == (
+            f"SOCI store on the root volume (AMI {release}, before v20251217): gp3 root volume 125 MiB/s, instance "
+            "EBS 437.5 MB/s at burst (DescribeInstanceTypes): 125 MiB/s"
+        )
+        # The comparison does not offer the lever that gives less here.
+        assert list(model.lever_options(old.plans[0])) == ["no levers", "localStorage: RAID0"]
+    for release in ("1.33.6-20251217", None):
+        new = cluster(release)
+        assert cold_warnings(new) == []
+        assert model.cold_start_model(new.plans[0], 8).disk == (
+            "instance store RAID0 of 1 NVMe disk(s): 1000 MiB/s (ASSUMPTION)"
+        )
+    # Without localStorage nothing moves: the rule is about the store the instance store should hold.
+    root_only = cluster("1.33.4-20250821", localStorage=None)
+    assert [w for w in cold_warnings(root_only) if "soci" in w] == []
+    assert "SOCI" not in model.cold_start_model(root_only.plans[0], 8).disk
+
+
 def test_warnings_name_what_a_lever_will_not_give():
     found = settings_warnings(
         settings(types=["g6f.large"], rootVolumeThroughput=1000, rootVolumeIops=4000, fastImagePull=True)

@@ -23,8 +23,8 @@ PROJECT = TESTS / "consumer_project"
 
 
 def readme_gpu_mocks() -> str:
-    blocks = re.findall(r"```python\n(# gpu_mocks\.py.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    assert len(blocks) == 1, "the README's testing guide has one gpu_mocks.py block"
+    blocks = re.findall(r"```python\n(# gpu_mocks\.py.*?)```", (ROOT / "docs" / "testing.md").read_text(), flags=re.S)
+    assert len(blocks) == 1, "the testing guide (docs/testing.md) has one gpu_mocks.py block"
     return blocks[0]
 
 

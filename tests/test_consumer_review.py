@@ -47,8 +47,8 @@ def test_render_runs_the_consumers_own_program(consumer: Path):
     lines = done.stdout.splitlines()
     assert lines[0] == "# Desired state of stack 'dev': `gpu-eks-review render --stack dev`."
     assert lines[1] == (
-        "# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see the gpu-eks-components "
-        'README, "Reviewing your own stacks").'
+        "# Rendered offline (simulated first `pulumi preview`, fake cloud answers: see gpu-eks-components' "
+        "docs/review.md)."
     )
     assert "project: vision-gpu" in lines and "stack: dev" in lines
     # Its own resources, the components' children and its own node group, named as it named them.
@@ -115,13 +115,14 @@ def test_a_library_upgrade_is_reviewed_with_the_base_python(consumer: Path, tmp_
     assert "-    version: v25.10.1\n+    version: v26.7.0\n" in done.stdout
     assert "  device-plugin DaemonSets rolled  release research-gpu-operator-release: `version`" in done.stdout
 
-    # A version from before the review tools (0.2.0 had none) cannot render the base: said so.
+    # A version from before the review tools (the 0.2.0 release had none) cannot render the base: said so.
     shutil.rmtree(old / "components" / "review")
     before = review("diff", "--base", "main", "--base-python", str(python), cwd=consumer)
     assert before.returncode == 2
     assert before.stderr == (
-        f"error: {python} has no gpu-eks-review (gpu-eks-components 0.2.0 and earlier do not ship it): "
-        "--base-python needs a library version that does\n"
+        f"error: the base's library ({python}) has no gpu-eks-review, which renders the base: components/review "
+        "came after the 0.2.0 release (released 0.2.0 and older do not ship it); the base needs a library version "
+        "with it\n"
     )
 
 
@@ -182,4 +183,141 @@ def test_another_pulumi_version_is_noted():
     assert pulumi_note("3.300.1") == (
         "note: gpu-eks-review is tested with pulumi 3.272.0; this Python has 3.300.1 (the render drives the SDK's "
         "mocks, not a stable API): if a render fails or differs, review with pulumi==3.272.0"
+    )
+
+
+# --- A pull request that bumps the library: the base rendered with the base's own library ---------
+
+
+@pytest.fixture(scope="module")
+def old_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of an older commit of the library: this work tree's package committed in a scratch
+    repository with one change a release could make (the launch template's IMDS hop limit 2, which
+    the next commit, the work tree, sets to 1), built offline from ``git archive`` of that commit."""
+    scratch = tmp_path_factory.mktemp("library")
+    upstream = scratch / "upstream"
+    upstream.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, upstream / name)
+    shutil.copytree(ROOT / "components", upstream / "components", ignore=shutil.ignore_patterns("__pycache__"))
+    managed = upstream / "components" / "nodegroups" / "managed.py"
+    assert "\nIMDS_HOP_LIMIT = 1\n" in managed.read_text()
+    managed.write_text(managed.read_text().replace("\nIMDS_HOP_LIMIT = 1\n", "\nIMDS_HOP_LIMIT = 2\n"))
+    subprocess.run([*GIT, "init", "--quiet", str(upstream)], check=True, capture_output=True)
+    subprocess.run([*GIT, "-C", str(upstream), "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*GIT, "-C", str(upstream), "commit", "--quiet", "-m", "old"], check=True, capture_output=True)
+    tree = scratch / "old"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(upstream), "archive", "HEAD"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    wheels = scratch / "wheels"
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
+    done = subprocess.run([*pip_wheel, "-w", str(wheels), str(tree)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (wheel,) = wheels.glob("gpu_eks_components-*.whl")
+    return wheel
+
+
+def bump_repository(root: Path, wheel: Path) -> None:
+    """The consumer's repository: main pins the old library; the work tree (the pull request) pins the new."""
+    shutil.copytree(PROJECT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "requirements.txt").write_text(f"pulumi==3.272.0\ngpu-eks-components @ file://localhost{wheel}\n")
+    subprocess.run([*GIT, "init", "--quiet", str(root)], check=True, capture_output=True)
+    subprocess.run([*GIT, "-C", str(root), "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*GIT, "-C", str(root), "commit", "--quiet", "-m", "base"], check=True, capture_output=True)
+    # The pull request: the new commit of the library (which this test's Python imports: the work tree).
+    (root / "requirements.txt").write_text(
+        "pulumi==3.272.0\ngpu-eks-components @ git+https://github.com/<org>/<this-repo>.git@<new-commit>\n"
+    )
+
+
+def test_a_library_bump_is_reviewed_with_the_bases_library(old_library: Path, tmp_path: Path, monkeypatch):
+    """The pull request changes requirements.txt only: the base is rendered with the old library in
+    an environment the command builds (offline here: the wheel, the rest from this environment), so
+    the review names the node roll the upgrade causes instead of "no change"."""
+    consumer = tmp_path / "consumer"
+    bump_repository(consumer, old_library)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("GPU_EKS_REVIEW_CACHE", str(cache))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # offline: the base's environment installs the wheel, nothing else
+    done = review("diff", "--base", "main", "--comment", "pr.md", cwd=consumer)
+    assert done.returncode == 1, done.stderr
+    (env,) = (cache / "base-envs").iterdir()
+    note = (
+        "requirements.txt differ between main and the work tree: the base was rendered with its own "
+        f"gpu-eks-components 0.2.0 (its requirements.txt, environment {env}), the work tree with 0.2.0"
+    )
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [
+        f"note: {note}",
+        "",
+        "== stack dev (main/render/dev.yaml -> work-tree/render/dev.yaml): what deploying it does ==",
+    ]
+    assert lines[3] == (
+        "  nodes rolled          node group research-cluster-system: up to 3 nodes (its max size), 1 at a time; "
+        "aws:ec2/launchTemplate:LaunchTemplate research-cluster-system-lt changes: EKS replaces every node "
+        "(UpdateNodegroupVersion)"
+    )
+    assert (
+        "  updated in place      aws:ec2/launchTemplate:LaunchTemplate research-t4-lt: "
+        "`metadataOptions.httpPutResponseHopLimit` -> new launch template version\n"
+    ) in done.stdout
+    assert done.stdout.count("-      httpPutResponseHopLimit: 2\n+      httpPutResponseHopLimit: 1\n") == 4
+    comment = (consumer / "pr.md").read_text()
+    assert comment.startswith(f"> {note}\n\n### Stack `dev`: what deploying this change does\n\n")
+    assert (
+        "- **nodes rolled**: node group vision-t4x4: up to 2 nodes (its max size), 1 at a time; "
+        "aws:ec2/launchTemplate:LaunchTemplate vision-t4x4-lt changes: EKS replaces every node "
+        "(UpdateNodegroupVersion)\n"
+    ) in comment
+
+    # A second review of the same base reuses the environment; --same-library renders both sides
+    # with this Python's library and says what that leaves out (no "no change" claim without it).
+    (env / "planted").write_text("")
+    same = review("diff", "--base", "main", "--same-library", cwd=consumer)
+    assert same.returncode == 0, same.stderr
+    assert same.stdout == (
+        "note: requirements.txt differ between main and the work tree, and --same-library rendered both with this "
+        "Python's gpu-eks-components 0.2.0: a library change is not in this review, only the program's and the "
+        "stack files' changes\n\n"
+        "no change: the rendered desired state is the same for dev "
+        "(main/render/dev.yaml -> work-tree/render/dev.yaml)\n"
+    )
+    again = review("diff", "--base", "main", "--format", "json", cwd=consumer)
+    assert again.returncode == 1, again.stderr
+    assert (env / "planted").is_file() and [p.name for p in (cache / "base-envs").iterdir()] == [env.name]
+    assert again.stderr.endswith(f"note: {note}\n")
+
+
+@pytest.mark.parametrize(
+    ("toolchain", "files", "why"),
+    [
+        ("uv", {"pyproject.toml": "[project]\nname = 'vision'\n", "uv.lock": "version = 1\n"}, "its toolchain is uv"),
+        ("pip", {"requirements.txt": "gpu-eks-components==0.3.0\n"}, "it has no requirements.txt"),
+    ],
+)
+def test_a_dependency_change_it_cannot_build_is_refused(
+    tmp_path: Path, toolchain: str, files: dict[str, str], why: str
+):
+    """Not "no change": the command says what it could not compare and how to compare it."""
+    root = tmp_path / "project"
+    shutil.copytree(PROJECT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    project = root / "Pulumi.yaml"
+    project.write_text(project.read_text().replace("toolchain: pip", f"toolchain: {toolchain}"))
+    if toolchain == "uv":
+        for name, text in files.items():
+            (root / name).write_text(text)
+    subprocess.run([*GIT, "init", "--quiet", str(root)], check=True, capture_output=True)
+    subprocess.run([*GIT, "-C", str(root), "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*GIT, "-C", str(root), "commit", "--quiet", "-m", "base"], check=True, capture_output=True)
+    for name, text in files.items():
+        (root / name).write_text(text + "# the pull request's\n")
+    done = review("diff", "--base", "main", cwd=root)
+    assert done.returncode == 2, done.stdout
+    changed = ", ".join(sorted(files))
+    assert done.stderr.endswith(
+        f"error: not compared: {changed} differ between main and the work tree (a dependency change: the base may "
+        f"use another gpu-eks-components), and gpu-eks-review builds the base's environment from a pip "
+        f"requirements.txt only (main: {why}). Pass --base-python with a Python that has the base's dependencies, "
+        "or --same-library to review the program's changes with this Python's library on both sides\n"
     )

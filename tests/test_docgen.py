@@ -1,7 +1,8 @@
 """One source for the config keys' documentation: the settings models (tooling/docgen.py).
 
-The committed components/multilang/inputs.py and the README's configuration reference are what
-``python -m tooling docs`` writes from the models now; the models document every key.
+The committed components/multilang/inputs.py and the configuration reference (docs/configuration.md)
+are what ``python -m tooling docs`` writes from the models now; the models document every key. The
+README's index of docs/ is what it writes from the pages there.
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ def test_multilang_inputs_are_generated_from_the_models():
 
 
 def test_readme_configuration_reference_is_generated_from_the_models():
+    page = docgen.CONFIGURATION.read_text()
+    assert page == docgen.readme_with_table(page), f"docs/configuration.md's configuration reference is {STALE}"
+
+
+def test_the_readme_index_of_docs_is_generated_from_the_pages():
     readme = docgen.README.read_text()
-    assert readme == docgen.readme_with_table(readme), f"README.md's configuration reference is {STALE}"
+    assert readme == docgen.readme_with_index(readme), f"README.md's index of docs/ is {STALE}"
 
 
 def test_generated_inputs_are_evaluated_at_run_time():

@@ -20,7 +20,7 @@ from components.config.instance_types import sharing_problem
 from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from components.sharing.plan import GroupPlan, plan_group
-from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml
+from tests.support import CHART_VERSIONS, load_reference_yaml
 from tooling import docgen
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
@@ -356,9 +356,9 @@ def test_the_sharing_rule_keys_on_a_shared_group_whatever_the_mode():
 
 
 def test_the_readme_families_table_is_generated_from_the_catalog():
-    readme = (ROOT / "README.md").read_text()
+    readme = docgen.CONFIGURATION.read_text()
     assert readme == docgen.readme_with_families(readme), (
-        "README.md's GPU families table is stale: python -m tooling docs"
+        "docs/configuration.md's GPU families table is stale: python -m tooling docs"
     )
     assert (
         "| `g6f` | L4 | 1/8 (L4-3Q): large xlarge, 1/4 (L4-6Q): 2xlarge, 1/2 (L4-12Q): 4xlarge | 2,861 MiB: large "

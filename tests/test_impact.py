@@ -610,10 +610,10 @@ def test_tag_change_rolls_every_node_group_through_its_launch_template(dev_rende
 
 
 def test_the_readme_example_comment_is_what_the_code_writes(dev_render, project_copy):
-    """README's pull request comment example, for `replicas: 4` -> `replicas: 2`, stays true."""
+    """docs/development.md's pull request comment example, for `replicas: 4` -> `replicas: 2`, stays true."""
     from tooling import diff
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "development.md").read_text()
     example = readme.split("### Stack `dev`: what deploying this change does\n\n", 1)[1].split("\n\n", 1)[0]
     new = changed_dev(project_copy, "replicas: 4", "replicas: 2")
     old_text = render_values.dump(dev_render)
@@ -621,7 +621,8 @@ def test_the_readme_example_comment_is_what_the_code_writes(dev_render, project_
     result = diff.compare("dev", diff.Side("a", old_text), diff.Side("b", new_text))
     comment = diff.comment_markdown([result])
     assert comment.startswith("### Stack `dev`: what deploying this change does\n\n" + example + "\n"), (
-        "update README's example comment (and docs/ci.md's) to what the code writes now:\n" + comment[:3000]
+        "update docs/development.md's example comment (and docs/ci.md's) to what the code writes now:\n"
+        + comment[:3000]
     )
 
 

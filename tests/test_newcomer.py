@@ -94,19 +94,19 @@ def problems(raw: dict) -> list[str]:
 def test_a_nested_typo_gets_a_suggestion():
     assert problems({"clusterName": "c", "systemNodeGroup": {"instanceType": ["t3.large"]}}) == [
         'gpu-eks:systemNodeGroup.instanceType: received ["t3.large"]; expected no such key; did you mean '
-        "instanceTypes? (see the README's configuration reference)"
+        "instanceTypes? (see the configuration reference, docs/configuration.md)"
     ]
     groups = [{"name": "t4", "instanceTypes": ["g4dn.xlarge"], "timeSlicing": {"replica": 2}}]
     assert problems({"clusterName": "c", "gpuNodeGroups": groups}) == [
         "gpu-eks:gpuNodeGroups[0].timeSlicing.replica: received 2; expected no such key; did you mean replicas? "
-        "(see the README's configuration reference)"
+        "(see the configuration reference, docs/configuration.md)"
     ]
 
 
 def test_an_unknown_key_like_no_other_gets_no_suggestion():
     assert problems({"clusterName": "c", "systemNodeGroup": {"colour": "blue"}}) == [
-        'gpu-eks:systemNodeGroup.colour: received "blue"; expected no such key (a typo? see the README\'s '
-        "configuration reference)"
+        'gpu-eks:systemNodeGroup.colour: received "blue"; expected no such key (a typo? see the configuration '
+        "reference, docs/configuration.md)"
     ]
 
 
@@ -116,9 +116,9 @@ def test_snake_case_keys_are_refused_naming_the_camel_case_key():
     assert problems({"cluster_name": "c", "systemNodeGroup": {"instance_types": ["t3.large"]}}) == [
         "gpu-eks:clusterName: received nothing; expected a value",
         'gpu-eks:systemNodeGroup.instance_types: received ["t3.large"]; expected no such key; did you mean '
-        "instanceTypes? (keys are camelCase) (see the README's configuration reference)",
+        "instanceTypes? (keys are camelCase) (see the configuration reference, docs/configuration.md)",
         'gpu-eks:cluster_name: received "c"; expected no such key; did you mean clusterName? (keys are camelCase) '
-        "(see the README's configuration reference)",
+        "(see the configuration reference, docs/configuration.md)",
     ]
     # Python code building the models directly keeps the field names.
     assert load_settings({"clusterName": "c"}).cluster_name == "c"

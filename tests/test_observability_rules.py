@@ -277,7 +277,7 @@ def test_every_alert_has_a_severity_and_a_runbook():
     for r in dev_spec()["groups"][0]["rules"]:
         assert r["labels"]["severity"] in ("critical", "warning", "info")
         assert set(r["annotations"]) == {"summary", "description", "runbook"}
-        assert r["annotations"]["runbook"].endswith(f"(runbook: README.md#observability, alert {r['alert']})")
+        assert r["annotations"]["runbook"].endswith(f"(runbook: docs/observability.md, alert {r['alert']})")
 
 
 def test_rules_use_only_fields_of_the_prometheus_rule_crd():

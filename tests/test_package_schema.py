@@ -544,7 +544,7 @@ def test_plugin_entry_point_serves_the_golden_schema_from_a_checkout(tmp_path: P
 
 
 def test_readme_yaml_example_constructs_the_python_examples_cluster():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "multilang.md").read_text()
     (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S) if TOKEN in b]
     program = yaml.safe_load(block)
     resource = program["resources"]["gpu"]
@@ -562,7 +562,7 @@ def test_readme_yaml_example_constructs_the_python_examples_cluster():
 
 
 def test_readme_typescript_example_uses_schema_names(schema):
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "multilang.md").read_text()
     (block,) = re.findall(r"```typescript\n(.*?)```", readme, flags=re.S)
     assert 'new gpueks.GpuCluster("ml", {' in block
     used = set(re.findall(r"(\w+): ", block))

@@ -1,6 +1,8 @@
-"""The README stays true: every Python example runs under the README's own mocks recipe, every
-module path it names exists, its version range is the one the error lists, its table of contents
-lists every heading, and its configuration table covers every key."""
+"""The README and the pages of docs/ stay true: every Python program in them runs under the mocks
+recipe of docs/testing.md (other Python blocks parse, and what they import exists), every path and
+module they name exists, the version range is the one the error lists, the README's table of
+contents lists its headings and its index lists every page, and the configuration reference
+(docs/configuration.md) covers every key."""
 
 from __future__ import annotations
 
@@ -19,15 +21,20 @@ from tests.support import ROOT
 from tooling.simulation import Simulation, run_program
 
 README = (ROOT / "README.md").read_text()
+#: The pages of docs/, by name (those other changes add included).
+PAGES = {p.name: p.read_text() for p in sorted((ROOT / "docs").glob("*.md"))}
+#: Everything a reader reads: the README, then every page.
+DOCS = "\n".join([README, *PAGES.values()])
+CONFIGURATION = PAGES["configuration.md"]
 
 
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README, flags=re.S)
+def python_blocks(text: str = DOCS) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
-def prose() -> str:
-    """The README without its fenced blocks (a ``#`` line in a block is no heading)."""
-    return re.sub(r"^```.*?^```$", "", README, flags=re.S | re.M)
+def prose(text: str = README) -> str:
+    """``text`` without its fenced blocks (a ``#`` line in a block is no heading)."""
+    return re.sub(r"^```.*?^```$", "", text, flags=re.S | re.M)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -35,6 +42,8 @@ def prose() -> str:
 # ---------------------------------------------------------------------------------------------
 
 MOCKS_BLOCK = "# gpu_mocks.py"
+#: A block that imports pulumi is a program: it runs under the mocks. Others are fragments.
+PROGRAM = re.compile(r"^import pulumi$", re.M)
 #: What the examples' StackReferences read: the platform team's stack of the GpuCapacity example.
 PLATFORM_OUTPUTS = {
     "acme/platform/prod": {
@@ -50,11 +59,12 @@ def readme_mocks() -> Any:
     """A fresh ``GpuEksMocks`` of the README's recipe, answering the examples' StackReferences."""
     (block,) = [b for b in python_blocks() if b.startswith(MOCKS_BLOCK)]
     namespace: dict[str, Any] = {"__name__": "gpu_mocks"}
-    exec(compile(block, "README.md:gpu_mocks.py", "exec"), namespace)
+    exec(compile(block, "docs/testing.md:gpu_mocks.py", "exec"), namespace)
     return namespace["GpuEksMocks"](stack_outputs=PLATFORM_OUTPUTS)
 
 
-EXAMPLES = [b for b in python_blocks() if not b.startswith(MOCKS_BLOCK)]
+EXAMPLES = [b for b in python_blocks() if not b.startswith(MOCKS_BLOCK) and PROGRAM.search(b)]
+FRAGMENTS = [b for b in python_blocks() if not b.startswith(MOCKS_BLOCK) and not PROGRAM.search(b)]
 _RUNS: dict[int, Simulation] = {}
 
 
@@ -76,11 +86,23 @@ def example_index(marker: str) -> int:
     return index
 
 
-def test_the_readme_has_one_mocks_recipe_and_two_examples():
-    assert [b.splitlines()[0] for b in python_blocks() if b.startswith(MOCKS_BLOCK)] == [
+def test_the_docs_have_one_mocks_recipe_and_the_readme_two_examples():
+    assert [b.splitlines()[0] for b in python_blocks(PAGES["testing.md"]) if b.startswith(MOCKS_BLOCK)] == [
         "# gpu_mocks.py: Pulumi mocks for a stack that uses the gpu-eks components"
     ]
-    assert len(EXAMPLES) == 2
+    assert len([b for b in python_blocks() if b.startswith(MOCKS_BLOCK)]) == 1
+    assert len([b for b in python_blocks(README) if PROGRAM.search(b)]) == 2
+    assert EXAMPLES[:2] == python_blocks(README)
+
+
+@pytest.mark.parametrize("index", range(len(FRAGMENTS)))
+def test_every_python_fragment_parses_and_its_imports_exist(index: int):
+    """Blocks that are no program (a call shown in passing) still parse, and name what exists."""
+    tree = ast.parse(FRAGMENTS[index])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("components"):
+            for alias in node.names:
+                resolve(f"{node.module}.{alias.name}")
 
 
 @pytest.mark.parametrize("index", range(len(EXAMPLES)))
@@ -127,14 +149,40 @@ def test_the_gpu_capacity_example_reads_the_platform_stack():
 PATH_PATTERN = r"(?<![\w/.-])(?:components|tooling|tests|docs|stacks|examples|scripts|plugin|bench)/[\w./<>*-]*"
 
 
-def readme_paths() -> list[str]:
-    return sorted({p.rstrip(".") for p in re.findall(PATH_PATTERN, README)})
+def readme_paths(text: str = DOCS) -> list[str]:
+    return sorted({p.rstrip(".") for p in re.findall(PATH_PATTERN, text)})
 
 
-def test_every_path_the_readme_names_exists():
+def test_every_path_the_readme_and_the_docs_name_exists():
     paths = readme_paths()
     assert {"components/catalog/instances.py", "docs/architecture.md", "tests/snapshots/<stack>.yaml"} <= set(paths)
     missing = [p for p in paths if not list(ROOT.glob(re.sub(r"<[^>]+>", "*", p)))]
+    assert missing == []
+
+
+#: A relative Markdown link of a page: ``[text](other.md)``, ``(../README.md#anchor)``.
+PAGE_LINK = re.compile(r"\]\((?!https?:|#|mailto:)([^)#\s]+)(?:#[\w-]*)?\)")
+
+
+#: A link to a heading: ``[text](#anchor)`` on the same page, ``[text](page.md#anchor)`` on another.
+ANCHOR_LINK = re.compile(r"\]\(((?!https?:)[^)#\s]*)#([\w-]+)\)")
+
+
+def anchors(path) -> set[str]:
+    return {github_anchor(h) for h in re.findall(r"^#{1,4} (.+)$", prose(path.read_text()), flags=re.M)}
+
+
+def test_every_relative_link_of_the_docs_pages_resolves():
+    """A page's ``[text](path)`` is relative to docs/; the README's to the root; an ``#anchor`` is a
+    heading of the page it points at (the README's sections moved to pages: their anchors did not)."""
+    missing = [f"README.md: {t}" for t in PAGE_LINK.findall(prose(README)) if not (ROOT / t).exists()]
+    for name, text in PAGES.items():
+        missing += [f"docs/{name}: {t}" for t in PAGE_LINK.findall(prose(text)) if not (ROOT / "docs" / t).exists()]
+    for path in [ROOT / "README.md", *(ROOT / "docs" / name for name in PAGES)]:
+        for target, anchor in ANCHOR_LINK.findall(prose(path.read_text())):
+            page = (path.parent / target) if target else path
+            if page.suffix == ".md" and page.is_file() and anchor not in anchors(page):
+                missing.append(f"{path.relative_to(ROOT)}: {target}#{anchor}")
     assert missing == []
 
 
@@ -153,8 +201,8 @@ def resolve(dotted: str) -> object:
 
 
 def readme_dotted_names() -> list[str]:
-    named = re.findall(r"`((?:components|tooling)(?:\.\w+)+)`", README)
-    named += re.findall(r"python -m ((?:components|tooling)\b[\w.]*)", README)
+    named = re.findall(r"`((?:components|tooling)(?:\.\w+)+)`", DOCS)
+    named += re.findall(r"python -m ((?:components|tooling)\b[\w.]*)", DOCS)
     return sorted(set(named))
 
 
@@ -196,7 +244,7 @@ def test_a_function_is_named_by_its_full_module_path():
     assert "verification.namespace" in keys
     short = [
         token
-        for token in re.findall(r"`([a-z_]\w*(?:\.\w+)+)`", README)
+        for token in re.findall(r"`([a-z_]\w*(?:\.\w+)+)`", DOCS)
         if token.rsplit(".", 1)[1] in functions
         and not token.startswith("components.")
         and not any(key == token or key.endswith("." + token) for key in keys)
@@ -214,8 +262,10 @@ def test_the_version_range_is_the_list_the_error_names(monkeypatch: pytest.Monke
 
     # The suite's date (tests/conftest.py): 1.31 is in extended support until 2026-11-26.
     assert catalog.today() == dt.date(2026, 11, 21)
-    m = re.search(r"the\s+versions accepted are (1\.\d+)–(1\.\d+), the list an invalid `kubernetesVersion`", README)
-    assert m, "README: the sentence giving the accepted Kubernetes versions"
+    m = re.search(
+        r"the\s+versions accepted are (1\.\d+)–(1\.\d+), the list an invalid `kubernetesVersion`", CONFIGURATION
+    )
+    assert m, "docs/configuration.md: the sentence giving the accepted Kubernetes versions"
     first, last = (int(v.split(".")[1]) for v in m.groups())
     with pytest.raises(ConfigError) as err:
         load_settings({"clusterName": "c", "kubernetesVersion": "1.2"})
@@ -233,7 +283,7 @@ def github_anchor(heading: str) -> str:
 def test_the_table_of_contents_lists_every_heading_in_order():
     text = prose()
     headings = re.findall(r"^(#{2,3}) (.+)$", text, flags=re.M)
-    assert ("##", "Quick start") in headings and ("###", "Testing your stack under mocks") in headings
+    assert ("##", "Quick start") in headings and ("##", "Documentation") in headings
     contents = re.search(r"^Contents:\n\n((?:\s*- \[.+\n)+)", text, flags=re.M)
     assert contents, "README: a 'Contents:' list of links"
     entries = re.findall(r"^( *)- \[(.+?)\]\(#([\w-]+)\)$", contents.group(1), flags=re.M)
@@ -244,7 +294,49 @@ def test_the_table_of_contents_lists_every_heading_in_order():
 def test_the_quick_start_comes_before_the_resource_tree():
     assert README.index("./scripts/run   ") < README.index(' GpuCluster "gpu-eks"  (gpu-eks:index:GpuCluster)')
     sections = re.findall(r"^## (.+)$", prose(), flags=re.M)
-    assert sections[:3] == ["Quick start", "What it builds", "Configuration reference"]
+    assert sections[:3] == ["Quick start", "What it builds", "Using the components from another stack"]
+
+
+def test_the_resource_tree_names_every_component_of_the_library():
+    """The "What it builds" tree shows the real component tree: every ComponentResource type token the library
+    declares (a component added later must be drawn there too)."""
+    tokens = set()
+    for path in (ROOT / "components").rglob("*.py"):
+        tokens |= set(re.findall(r'^TYPE_NAME = "(gpu-eks:[\w:]+)"$', path.read_text(), flags=re.M))
+    assert {"gpu-eks:karpenter:Karpenter", "gpu-eks:teams:Teams", "gpu-eks:index:GpuCapacity"} <= tokens
+    tree = README.split("## What it builds", 1)[1].split("\n## ", 1)[0]
+    assert sorted(t for t in tokens if f"({t}" not in tree) == []
+
+
+def test_the_readme_is_short_and_every_concept_has_a_page():
+    assert len(README.splitlines()) < 500
+    assert {
+        "sharing.md",
+        "teams.md",
+        "karpenter.md",
+        "cluster-autoscaler.md",
+        "cold-start.md",
+        "observability.md",
+        "review.md",
+        "preflight.md",
+        "upgrading.md",
+        "configuration.md",
+    } <= set(PAGES)
+
+
+def test_the_readme_indexes_every_page_of_docs(tmp_path):
+    """The index is generated from docs/*.md: a page another change adds is listed by ``python -m
+    tooling docs`` (tests/test_docgen.py fails until it is), under its own title."""
+    from tooling import docgen
+
+    listed = re.findall(r"^- \[(.+)\]\(docs/([\w.-]+\.md)\)$", README, flags=re.M)
+    assert [page for _, page in listed] == list(PAGES)
+    assert ("Teams", "teams.md") in listed
+    (tmp_path / "teams.md").write_text("# Teams\n")
+    (tmp_path / "node-boot-stage.md").write_text("# The node boot stage\n\nWhat runs before kubelet.\n")
+    assert docgen.docs_index(tmp_path) == (
+        "- [The node boot stage](docs/node-boot-stage.md)\n- [Teams](docs/teams.md)\n"
+    )
 
 
 def config_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -267,10 +359,10 @@ def config_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 
 def test_configuration_reference_lists_every_key():
-    table = {m.group(1) for m in re.finditer(r"^\| `([^`]+)` \|", README, flags=re.M)}
+    table = {m.group(1) for m in re.finditer(r"^\| `([^`]+)` \|", CONFIGURATION, flags=re.M)}
     keys = set(config_keys(Settings))
     assert {"gpuNodeGroups[].timeSlicing.replicas", "network.vpcId", "systemNodeGroup.diskSizeGiB"} <= keys
-    assert keys - table == set(), "document these keys in the README's configuration reference"
+    assert keys - table == set(), "document these keys in the configuration reference (docs/configuration.md)"
 
 
 def test_lazy_exports_match_all():

@@ -99,3 +99,68 @@ def test_the_readme_consumer_line_installs_this_version(tmp_path: Path):
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.split() == ["0.2.0", "0.2.0"]
     assert (site / "components" / "composites" / "gpu_capacity.py").is_file()
+
+
+# --- Release hygiene: a pinned build backend, CHANGELOG links to refs that exist -------------------
+
+
+def test_the_build_backend_is_pinned_as_requirements_dev_pins_it():
+    """A release must rebuild bit for bit: the backend is one version, the one the tests build with."""
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]
+    pins = dict(line.split("==") for line in (ROOT / "requirements-dev.txt").read_text().splitlines() if "==" in line)
+    assert build["requires"] == ["setuptools==80.9.0"] == [f"setuptools=={pins['setuptools']}"]
+    assert build["build-backend"] == "setuptools.build_meta"
+
+
+#: A CHANGELOG link reference's refs: ``compare/<a>...<b>``, ``tree/<a>``, ``releases/tag/<a>``.
+CHANGELOG_LINK = re.compile(r"^\[([^\]]+)\]: https://github\.com/[^/]+/[^/]+/(compare|tree|releases/tag)/(\S+)$", re.M)
+
+
+def changelog_refs(text: str) -> dict[str, list[str]]:
+    """Each link reference's label and the git refs it names."""
+    refs: dict[str, list[str]] = {}
+    for label, kind, tail in CHANGELOG_LINK.findall(text):
+        refs[label] = tail.split("...") if kind == "compare" else [tail]
+    return refs
+
+
+def missing_refs(text: str, version: str) -> list[str]:
+    """Refs of ``text``'s links that this repository lacks: a tag or a commit. ``v<version>`` (the
+    version being released, tagged by ``python -m tooling release tag`` after the tests) may be missing."""
+    missing = []
+    for label, refs in changelog_refs(text).items():
+        for ref in refs:
+            if ref == f"v{version}":
+                continue
+            done = subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                capture_output=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                missing.append(f"[{label}]: {ref}")
+    return missing
+
+
+def test_the_changelog_links_name_refs_that_exist():
+    """Neither 0.1.0 nor 0.2.0 was tagged: their links name the commits (bde7cb0, where the CHANGELOG
+    says 0.1.0 stands, and 19061e2, which cut 0.2.0), not tags that do not exist."""
+    import pytest
+
+    text = (ROOT / "CHANGELOG.md").read_text()
+    assert changelog_refs(text) == {
+        "Unreleased": ["19061e2d349e9d71d54d0f5549167866f3860150", "HEAD"],
+        "0.2.0": ["bde7cb06f990b674cd52a3f19c0fa757977a428d", "19061e2d349e9d71d54d0f5549167866f3860150"],
+        "0.1.0": ["bde7cb06f990b674cd52a3f19c0fa757977a428d"],
+    }
+    shallow = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"], capture_output=True, text=True, check=False
+    )
+    if shallow.stdout.strip() != "false":
+        pytest.skip("a shallow clone (CI's default checkout) lacks the history")
+    assert missing_refs(text, package_version()) == []
+    # The check can fail: a ref this repository lacks; the version being released may be untagged yet.
+    unknown = "0" * 40
+    link = f"[0.3.0]: https://github.com/<org>/<this-repo>/compare/{unknown}...v0.3.0\n"
+    assert missing_refs(link, "0.3.0") == [f"[0.3.0]: {unknown}"]
+    assert missing_refs(link, "0.4.0") == [f"[0.3.0]: {unknown}", "[0.3.0]: v0.3.0"]

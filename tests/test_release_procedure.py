@@ -114,6 +114,21 @@ def test_prepare_moves_version_changelog_and_install_lines(tmp_path: Path):
     assert release.check(root, "v0.3.0") == "### Added\n\n- A new thing.\n"
 
 
+def test_prepare_compares_from_a_commit_when_the_last_release_was_never_tagged(tmp_path: Path):
+    """This CHANGELOG's Unreleased link compares from 0.2.0's commit (never tagged): the new version's
+    link compares from that commit, and Unreleased from the new tag."""
+    root = project(tmp_path)
+    changelog = root / "CHANGELOG.md"
+    sha = "19061e2d349e9d71d54d0f5549167866f3860150"
+    changelog.write_text(changelog.read_text().replace("compare/v0.2.0...HEAD", f"compare/{sha}...HEAD"))
+    release.prepare(root, "0.3.0", dt.date(2026, 12, 1))
+    assert changelog.read_text().endswith(
+        "[Unreleased]: https://github.com/<org>/<this-repo>/compare/v0.3.0...HEAD\n"
+        f"[0.3.0]: https://github.com/<org>/<this-repo>/compare/{sha}...v0.3.0\n"
+        "[0.2.0]: https://github.com/<org>/<this-repo>/compare/v0.1.0...v0.2.0\n"
+    )
+
+
 def test_prepare_refuses_nothing_to_release_and_going_back(tmp_path: Path):
     empty = CHANGELOG.replace("### Added\n\n- A new thing.\n\n", "")
     with pytest.raises(release.ReleaseError, match="the 'Unreleased' section is empty"):
@@ -201,6 +216,11 @@ def test_it_checks_the_tag_then_builds_and_publishes_after_the_tests(workflow: d
 
 
 def test_only_the_publish_job_can_mint_an_identity_token(workflow: dict[str, Any]):
+    """The publish job runs in the environment `pypi`, whose required reviewers (the setup the
+    workflow's header and docs/upgrading.md ask for) are what keep a pushed tag alone from publishing."""
+    header = (ROOT / ".github" / "workflows" / "release.yml").read_text().split("\nname:", 1)[0]
+    assert "add required reviewers to it (Deployment protection rules)" in header
+    assert "**The `pypi` environment needs required reviewers.**" in (ROOT / "docs" / "upgrading.md").read_text()
     jobs = workflow["jobs"]
     assert jobs["publish"]["permissions"] == {"id-token": "write"}
     assert jobs["publish"]["environment"]["name"] == "pypi"
@@ -246,6 +266,7 @@ def test_the_workflows_build_step_makes_the_sdist_and_the_wheel(workflow: dict[s
     setuptools, which requirements-dev.txt pins; the workflow builds in an isolated env)."""
     (step,) = [s for s in workflow["jobs"]["build"]["steps"] if "python -m build" in s.get("run", "")]
     assert "python -m pip install build==1.2.2.post1\n" in step["run"]
+    assert 'SOURCE_DATE_EPOCH="$(git log -1 --format=%ct)"\nexport SOURCE_DATE_EPOCH\n' in step["run"]
     source = tmp_path / "src"
     files = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True)
     for name in files.stdout.splitlines():
@@ -253,14 +274,25 @@ def test_the_workflows_build_step_makes_the_sdist_and_the_wheel(workflow: dict[s
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             (source / name).write_bytes((ROOT / name).read_bytes())
     dist = tmp_path / "dist"
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1764000000"}  # the step sets the tagged commit's time
     done = subprocess.run(
         [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
         capture_output=True,
         text=True,
         timeout=300,
+        env=env,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     version = release.version(ROOT)
+    # Rebuilt from files checked out at another time, the wheel is the same bytes.
+    for path in source.rglob("*"):
+        os.utime(path, (1_900_000_000, 1_900_000_000))
+    again = tmp_path / "again"
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
+    done = subprocess.run([*pip_wheel, "-w", str(again), str(source)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    wheel = f"gpu_eks_components-{version}-py3-none-any.whl"
+    assert (again / wheel).read_bytes() == (dist / wheel).read_bytes()
     assert sorted(p.name for p in dist.iterdir()) == [
         f"gpu_eks_components-{version}-py3-none-any.whl",
         f"gpu_eks_components-{version}.tar.gz",

@@ -122,8 +122,8 @@ def test_an_unknown_instance_type_names_the_nearest_known_ones(instance_type, de
     (line,) = problems({"gpuNodeGroups": [group(instanceTypes=[instance_type])]})
     assert line == (
         f'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["{instance_type}"]; expected NVIDIA GPU instance types '
-        "the library knows (families g4dn, g5, g5g, g6, gr6, g6e, p4d, p4de, p5, p5e, p5en, g6f, gr6f; README "
-        f'"GPU families"), got {instance_type}: {detail}'
+        "the library knows (families g4dn, g5, g5g, g6, gr6, g6e, p4d, p4de, p5, p5e, p5en, g6f, gr6f; "
+        f'docs/configuration.md, "GPU families"), got {instance_type}: {detail}'
     )
 
 

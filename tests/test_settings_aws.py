@@ -756,7 +756,7 @@ def test_render_prints_the_warnings(tmp_path: Path):
 def test_the_readme_error_example_is_what_the_program_prints():
     import re
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "configuration.md").read_text()
     (example,) = re.findall(r"```\n(error: invalid stack configuration.*?)```", readme, flags=re.S)
     config = {"gpueks:deletionProtection": "true", "gpu-eks:gpuNodeGroups": '[{"name": "t4"}, {"name": "t4"}]'}
     with pytest.raises(ConfigError) as info:

@@ -194,7 +194,9 @@ def test_the_example_declares_each_teams_objects(teams_example):
         ("ResourceQuota", "gpu-eks-teams-ml-quota"),
         ("Role", "gpu-eks-teams-cv-check"),
         ("Role", "gpu-eks-teams-ml-check"),
+        ("RoleBinding", "gpu-eks-teams-cv-admin"),
         ("RoleBinding", "gpu-eks-teams-cv-check"),
+        ("RoleBinding", "gpu-eks-teams-ml-admin"),
         ("RoleBinding", "gpu-eks-teams-ml-check"),
         ("ServiceAccount", "gpu-eks-teams-cv-check"),
         ("ServiceAccount", "gpu-eks-teams-ml-check"),
@@ -220,6 +222,18 @@ def test_the_example_declares_each_teams_objects(teams_example):
         "clusterName": "gpu-eks-teams",
         "principalArn": "arn:aws:iam::123456789012:role/MlEngineers",
         "type": "STANDARD",
+        "kubernetesGroups": ["gpu-eks-team-ml"],
+    }
+    # The team's group holds admin in its namespace through RBAC itself: the API server's escalation
+    # check reads RBAC only, so the EKS access policy alone cannot create a RoleBinding
+    # (aws/containers-roadmap#2682); with this one, the team can bind its own ServiceAccounts.
+    binding = sim.one("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "gpu-eks-teams-cv-admin").inputs
+    assert binding == {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "gpu-eks-team-cv-admin", "namespace": "vision"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "gpu-eks-team-cv"}],
     }
     # Every Kubernetes object goes to the cluster through its provider.
     for r in sim.resources:
@@ -251,7 +265,7 @@ def test_the_example_objects_validate(teams_example):
         }
     )
     found = [r for r in teams_example.resources if r.type in kinds and "teams" in r.name]
-    assert len(found) == 19
+    assert len(found) == 21  # the two admin RoleBindings included
     for r in found:
         api_version, kind = kinds[r.type]
         kubernetes_validate.validate({**r.inputs, "apiVersion": api_version, "kind": kind}, "1.35.0", strict=True)

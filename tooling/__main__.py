@@ -5,7 +5,7 @@ Commands:
   diff       unified diff of two renders (two stacks, or the work tree against a git ref)
   coldstart  print the cold-start model of each GPU group of a stack (offline)
   release    cut a release (prepare, tag) and check one (the release workflow's gate)
-  docs       write the config keys' documentation (README table, multilang inputs) from the settings models
+  docs       write the generated docs (docs/configuration.md, multilang inputs, the docs index)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("tooling.diff", "unified diff of renders (stack vs stack, or work tree vs git ref)"),
     "coldstart": ("tooling.coldstart", "print the cold-start model of each GPU group of a stack, offline"),
     "release": ("tooling.release", "cut a release (prepare X.Y.Z, tag) or check a tag against the version"),
-    "docs": ("tooling.docgen", "write README's configuration reference and multilang/inputs.py from the models"),
+    "docs": ("tooling.docgen", "write docs/configuration.md's tables, multilang/inputs.py and README's docs index"),
 }
 
 

@@ -6,8 +6,10 @@ paragraph of its docstring. From them this writes
 
 * components/multilang/inputs.py: the component package's inputs, one TypedDict per model (Pulumi's
   analyzer turns them, and the docstring under each key, into the package schema);
-* README.md: the "Configuration reference" table, between the markers below, and the "GPU
-  families" table from the catalog (tooling/families.py).
+* docs/configuration.md: the "Configuration reference" table, between the markers below, and the
+  "GPU families" table from the catalog (tooling/families.py);
+* README.md: its "Documentation" index, one link per page of docs/ (``docs/*.md``, by file name,
+  each with its title): a page another change adds is listed by running this again.
 
 ``--check`` writes nothing and fails when a file is stale (tests/test_docgen.py does the same).
 """
@@ -35,8 +37,13 @@ from . import REPO_ROOT, families
 
 INPUTS = REPO_ROOT / "components" / "multilang" / "inputs.py"
 README = REPO_ROOT / "README.md"
+#: The page holding the configuration reference and the GPU families table.
+CONFIGURATION = REPO_ROOT / "docs" / "configuration.md"
+DOCS = REPO_ROOT / "docs"
 BEGIN = "<!-- BEGIN GENERATED: configuration reference (python -m tooling docs) -->"
 END = "<!-- END GENERATED -->"
+INDEX_BEGIN = "<!-- BEGIN GENERATED: docs index (python -m tooling docs) -->"
+INDEX_END = "<!-- END GENERATED: docs index -->"
 
 #: The component's inputs are the stack config: the root model, under the name the schema knows.
 ROOT_MODEL = Settings
@@ -258,33 +265,52 @@ def _row(key: str, doc: KeyDoc) -> str:
 
 
 def reference_table() -> str:
-    """The README's configuration reference table, one row per key, as generated from the models."""
+    """The configuration reference table, one row per key, as generated from the models."""
     return "\n".join(["| key | type | default | meaning |", "|---|---|---|---|", *_rows(ROOT_MODEL, "")]) + "\n"
 
 
 def replace_generated(readme: str, begin: str, end: str, body: str) -> str:
     """``readme`` with the text between the ``begin`` and ``end`` markers replaced by ``body``."""
     if readme.count(begin) != 1 or readme.count(end) != 1 or readme.index(begin) > readme.index(end):
-        raise DocError(f"README.md: no single {begin} ... {end} section")
+        raise DocError(f"no single {begin} ... {end} section")
     head, rest = readme.split(begin, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{begin}\n\n{body}\n{end}{tail}"
 
 
 def readme_with_table(readme: str) -> str:
-    """``readme`` with the generated configuration reference table."""
+    """``readme`` (docs/configuration.md's text) with the generated configuration reference table."""
     return replace_generated(readme, BEGIN, END, reference_table())
 
 
 def readme_with_families(readme: str) -> str:
-    """``readme`` with the generated "GPU families" table (tooling/families.py)."""
+    """``readme`` (docs/configuration.md's text) with the generated "GPU families" table (tooling/families.py)."""
     return replace_generated(readme, families.BEGIN, families.END, families.families_table())
+
+
+def page_title(path: Path) -> str:
+    """A docs page's title: its first ``# `` line."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    raise DocError(f"{path.relative_to(REPO_ROOT)}: no '# title' line")
+
+
+def docs_index(folder: Path | None = None) -> str:
+    """The README's list of the pages in docs/, by file name, each linked under its title."""
+    pages = sorted((folder or DOCS).glob("*.md"))
+    return "".join(f"- [{page_title(p)}](docs/{p.name})\n" for p in pages)
+
+
+def readme_with_index(readme: str, folder: Path | None = None) -> str:
+    """``readme`` with the generated index of the docs pages."""
+    return replace_generated(readme, INDEX_BEGIN, INDEX_END, docs_index(folder))
 
 
 def generated() -> dict[Path, str]:
     """Each generated file and the text it should hold."""
-    readme = readme_with_families(readme_with_table(README.read_text()))
-    return {INPUTS: inputs_source(), README: readme}
+    configuration = readme_with_families(readme_with_table(CONFIGURATION.read_text()))
+    return {INPUTS: inputs_source(), CONFIGURATION: configuration, README: readme_with_index(README.read_text())}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,4 @@
-"""The README's "GPU families" table, generated from the catalog (components/catalog/instances.py)
+"""The "GPU families" table of docs/configuration.md, generated from the catalog (components/catalog/instances.py)
 by ``python -m tooling docs`` (tooling/docgen.py) between the markers below."""
 
 from __future__ import annotations

@@ -43,8 +43,9 @@ README_PINS = (
 )
 GOLDEN_SCHEMA = Path("tests") / "golden" / "schema.json"
 LINK_REFERENCE = re.compile(r"^\[[^\]]+\]: \S+$", re.M)
-#: The CHANGELOG's link reference of "Unreleased": ``[Unreleased]: <repo>/compare/vX.Y.Z...HEAD``.
-UNRELEASED_LINK = re.compile(r"^\[Unreleased\]: (?P<repo>\S+)/compare/v(?P<old>\d+\.\d+\.\d+)\.\.\.HEAD$", re.M)
+#: The CHANGELOG's link reference of "Unreleased": ``[Unreleased]: <repo>/compare/<ref>...HEAD``, the
+#: ref the last release's tag ``vX.Y.Z`` (or a commit: 0.2.0 was never tagged).
+UNRELEASED_LINK = re.compile(r"^\[Unreleased\]: (?P<repo>\S+)/compare/(?P<old>\S+?)\.\.\.HEAD$", re.M)
 
 
 class ReleaseError(Exception):
@@ -104,7 +105,7 @@ def _changelog_with_release(text: str, new: str, date: dt.date) -> str:
     text = text.replace(UNRELEASED, f"{UNRELEASED}\n\n## [{new}] - {date.isoformat()}", 1)
     # The link references at the end (Keep a Changelog): Unreleased compares from the new tag.
     return UNRELEASED_LINK.sub(
-        lambda m: f"[Unreleased]: {m['repo']}/compare/v{new}...HEAD\n[{new}]: {m['repo']}/compare/v{m['old']}...v{new}",
+        lambda m: f"[Unreleased]: {m['repo']}/compare/v{new}...HEAD\n[{new}]: {m['repo']}/compare/{m['old']}...v{new}",
         text,
         count=1,
     )

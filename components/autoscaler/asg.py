@@ -25,7 +25,7 @@ Pure functions, no Pulumi. Every rule follows kubernetes/autoscaler at tag
   may launch. (A group whose first type is already its smallest, like prod's g4dn.xlarge +
   g4dn.2xlarge, needs no tag: CA's template is that type.) With nodes running, CA copies a
   running node instead (processors/nodeinfosprovider/mixed_nodeinfos_processor.go), whatever its
-  size: no tag can steer that (README, "Cluster Autoscaler and scale from zero"). The settings warn
+  size: no tag can steer that (docs/cluster-autoscaler.md). The settings warn
   only where the tags are written (config/warnings.py).
 """
 

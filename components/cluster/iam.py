@@ -67,7 +67,7 @@ def _known(partition: str) -> str:
     if not partition:
         raise ValueError(
             "aws.getPartition returned no partition (under Pulumi mocks, answer the call "
-            "'aws:index/getPartition:getPartition' with {'partition': 'aws'}: see the README's testing guide)"
+            "'aws:index/getPartition:getPartition' with {'partition': 'aws'}: see docs/testing.md)"
         )
     return partition
 

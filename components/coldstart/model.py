@@ -4,7 +4,7 @@ Pure and offline (no Pulumi, no I/O): it reads the group's plan (instance type, 
 ``coldStart`` levers) and the catalog (EBS bandwidth and instance store: catalog/storage.py), and
 adds up figures. Every figure names its source; a figure no AWS, Kubernetes or NVIDIA text gives is
 marked ``ASSUMPTION`` and says what it assumes. The totals are a model to compare settings with, not
-a measurement: README "Cold start" says how far to trust them.
+a measurement: docs/cold-start.md says how far to trust them.
 
 The path, in order (one step waits for the one before; what runs beside it is listed as parallel):
 the Cluster Autoscaler's decision, EC2's launch and boot, the instance store's RAID0 (with
@@ -26,6 +26,7 @@ from ..config.coldstart import (
     FAST_IMAGE_PULL_MIN_VCPUS,
     ColdStart,
     cold_start_problems,
+    soci_store_on_root_volume,
 )
 from ..sharing.plan import GroupPlan
 
@@ -170,22 +171,28 @@ def fast_image_pull_applies(instance_type: str) -> bool:
     return t.vcpus >= FAST_IMAGE_PULL_MIN_VCPUS and t.memory_mib >= FAST_IMAGE_PULL_MIN_MEMORY_GIB * 1024
 
 
-def disk_mibps(instance_type: str, cold: ColdStart) -> tuple[float, str]:
+def disk_mibps(instance_type: str, cold: ColdStart, ami_release_version: str | None = None) -> tuple[float, str]:
     """The rate containerd's writes land at, and where: the instance store's RAID0, or the gp3 root
-    volume capped by the instance's EBS bandwidth at burst (catalog/storage.py)."""
+    volume capped by the instance's EBS bandwidth at burst (catalog/storage.py). FastImagePull writes
+    to the SOCI snapshotter's store, which an AMI release before v20251217 leaves on the root volume
+    (config/coldstart.py ``soci_store_on_root_volume``)."""
     io = INSTANCE_IO[instance_type]
-    if cold.local_storage is not None:
+    soci_on_root = fast_image_pull_applies(instance_type) and soci_store_on_root_volume(cold, ami_release_version)
+    if cold.local_storage is not None and not soci_on_root:
         rate = INSTANCE_STORE_MIBPS.value * io.nvme_disks
         return rate, f"instance store RAID0 of {io.nvme_disks} NVMe disk(s): {rate:g} MiB/s ({ASSUMPTION})"
     ebs = io.ebs_max_mbps / MB_PER_MIB
     rate = min(cold.root_throughput_mibps, ebs)
+    where = f"SOCI store on the root volume (AMI {ami_release_version}, before v20251217): " if soci_on_root else ""
     return rate, (
-        f"gp3 root volume {cold.root_throughput_mibps} MiB/s, instance EBS {io.ebs_max_mbps:g} MB/s at burst "
+        f"{where}gp3 root volume {cold.root_throughput_mibps} MiB/s, instance EBS {io.ebs_max_mbps:g} MB/s at burst "
         f"(DescribeInstanceTypes): {rate:.0f} MiB/s"
     )
 
 
-def pull_seconds(instance_type: str, cold: ColdStart, image_gib: float) -> tuple[float, str, str]:
+def pull_seconds(
+    instance_type: str, cold: ColdStart, image_gib: float, ami_release_version: str | None = None
+) -> tuple[float, str, str]:
     """Seconds to pull and unpack ``image_gib`` compressed GiB: the slowest of the download, the
     unpack and the disk writes (a pipeline over layers: the slowest stage sets the pace)."""
     fast = cold.fast_image_pull and fast_image_pull_applies(instance_type)
@@ -193,7 +200,7 @@ def pull_seconds(instance_type: str, cold: ColdStart, image_gib: float) -> tuple
     unpacked = compressed * UNPACKED_RATIO.value
     streams = FAST_STREAMS.value if fast else DEFAULT_STREAMS.value
     unpacks = min(FAST_UNPACKS.value, catalog.GPU_INSTANCE_TYPES[instance_type].vcpus) if fast else 1
-    rate, disk = disk_mibps(instance_type, cold)
+    rate, disk = disk_mibps(instance_type, cold, ami_release_version)
     stages = {
         f"download ({streams:g} streams)": compressed / (streams * STREAM_MIBPS.value),
         f"unpack ({unpacks:g} at a time)": unpacked / (unpacks * UNPACK_MIBPS.value),
@@ -210,7 +217,7 @@ def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None =
     ``image_gib`` compressed GiB, on the group's first instance type."""
     cold = plan.cold_start if cold is None else cold
     instance_type = plan.instance_types[0]
-    pull, bound, disk = pull_seconds(instance_type, cold, image_gib)
+    pull, bound, disk = pull_seconds(instance_type, cold, image_gib, plan.settings.ami_release_version)
     streams = FAST_STREAMS if cold.fast_image_pull and fast_image_pull_applies(instance_type) else DEFAULT_STREAMS
     steps = [
         Step("Karpenter batches the pending pods, creates a NodeClaim", KARPENTER_BATCH.value, KARPENTER_BATCH.source)
@@ -272,8 +279,15 @@ def lever_options(plan: GroupPlan) -> dict[str, ColdStart]:
     # and where the group's AMI release knows the gate (the settings' rule).
     fast_enough = "localStorage" in base or base["rootVolumeThroughput"] >= FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS
     fast = ColdStart.model_validate({**base, "fastImagePull": True})
-    valid = not cold_start_problems(fast, plan.instance_types, disk, plan.settings.ami_release_version)
-    if fast_enough and valid and fast_image_pull_applies(instance_type):
+    release = plan.settings.ami_release_version
+    valid = not cold_start_problems(fast, plan.instance_types, disk, release)
+    # Not where the pinned release leaves FastImagePull's store on the root volume (the warning's rule).
+    if (
+        fast_enough
+        and valid
+        and fast_image_pull_applies(instance_type)
+        and not soci_store_on_root_volume(fast, release)
+    ):
         options[f"{label}, fastImagePull"] = fast
     return options
 

@@ -25,7 +25,13 @@ Every value reaches a real consumer, and each rule here names it:
   (nodeadm/doc/examples.md, "Enabling fast image pull") asks for at least 600 MiB/s of root volume
   throughput, "below that value, you may see longer image pull times". nodeadm knows the gate by
   that name from v20250821 (before it: ``AggressiveImagePull``) and ignores gates it does not know,
-  so a group pinning an older ``amiReleaseVersion`` is refused.
+  so a group pinning an older ``amiReleaseVersion`` is refused. With the gate on, images unpack into
+  the SOCI snapshotter's store, ``/var/lib/soci-snapshotter-grpc``, which ``localStorage`` moves to
+  the instance store only from amazon-eks-ami v20251217 (commit 89cf1baf, PR #2548 "mount soci
+  directory to instance store"; v20251209's templates/shared/runtime/bin/setup-local-disks binds
+  kubelet's, containerd's and the pod logs' folders only): with both levers and a release pinned
+  from v20250821 to v20251209 the images stay on the root volume (a warning; the cold-start model
+  uses the root volume's rate).
 * Not offered: kubelet's ``maxParallelImagePulls``. nodeadm already writes ``serializeImagePulls:
   false`` with no limit (nodeadm/internal/kubelet/config.go, v20260724), so kubelet pulls every image
   of a node at once and the setting could only cap that. (nodeadm itself would take it:
@@ -63,6 +69,18 @@ FAST_IMAGE_PULL_MIN_VCPUS = 4
 #: The first amazon-eks-ami release whose nodeadm reads ``FastImagePull`` (v20250821: commit 28454ab9
 #: "rename feature flag"; v20250819's nodeadm/internal/api/types.go has ``AggressiveImagePull`` only).
 FAST_IMAGE_PULL_MIN_AMI_RELEASE = "20250821"
+#: The first amazon-eks-ami release whose setup-local-disks bind-mounts the SOCI snapshotter's store
+#: onto the instance store (v20251217: commit 89cf1baf, PR #2548; module docstring).
+SOCI_ON_LOCAL_STORAGE_MIN_AMI_RELEASE = "20251217"
+
+
+def soci_store_on_root_volume(cold: ColdStart, ami_release_version: str | None) -> bool:
+    """With ``localStorage`` and ``fastImagePull``, the AMI release pinned keeps the SOCI snapshotter's
+    store on the root volume (before v20251217; None: the latest release, which moves it)."""
+    if cold.local_storage is None or not cold.fast_image_pull:
+        return False
+    release = AMI_RELEASE_VERSION_PATTERN.fullmatch(ami_release_version or "")
+    return bool(release) and release.group(3) < SOCI_ON_LOCAL_STORAGE_MIN_AMI_RELEASE
 
 
 class ColdStart(_Model):

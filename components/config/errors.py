@@ -171,7 +171,7 @@ def _expected(e: Mapping[str, Any]) -> str:
     ctx: Mapping[str, Any] = e.get("ctx") or {}
     plain = {
         "missing": "a value",
-        "extra_forbidden": "no such key (a typo? see the README's configuration reference)",
+        "extra_forbidden": "no such key (a typo? see the configuration reference, docs/configuration.md)",
         "int_type": "a whole number",
         "int_parsing": "a whole number",
         "int_from_float": "a whole number",
@@ -209,7 +209,7 @@ def _expected(e: Mapping[str, Any]) -> str:
         text, field = bounds[kind]
         return text.format(ctx.get(field))
     # Any other pydantic error type: never pass its phrasing on (tests feed every field wrong shapes).
-    return "a value of the type documented in the README's configuration reference"
+    return "a value of the type documented in the configuration reference (docs/configuration.md)"
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
@@ -264,7 +264,7 @@ def problems_from(err: ValidationError, namespace: str, model: type[BaseModel] |
         if e["type"] == "extra_forbidden" and model is not None and loc and isinstance(loc[-1], str):
             hint = unknown_key_hint(loc[-1], keys_at(model, loc[:-1]))
             if hint:
-                expected = f"no such key; {hint}(see the README's configuration reference)"
+                expected = f"no such key; {hint}(see the configuration reference, docs/configuration.md)"
         problems.append(Problem(key=key_of(loc, namespace), received=received, expected=expected))
     return problems
 

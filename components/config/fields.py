@@ -450,12 +450,13 @@ def doc(
 ) -> dict[str, Any]:
     """``Field()`` keyword arguments documenting a config key: ``Field(4, ge=1, **doc("...", type="int ≥ 1"))``.
 
-    The one source of the key's documentation: ``python -m tooling docs`` writes the README's
-    configuration reference and the multi-language inputs (components/multilang/inputs.py) from it.
+    The one source of the key's documentation: ``python -m tooling docs`` writes the
+    configuration reference (docs/configuration.md) and the multi-language inputs
+    (components/multilang/inputs.py) from it.
     Only metadata: nothing here changes validation.
 
-    * ``meaning``: what the key does (Markdown; the README's "meaning" column, the schema's description).
-    * ``type``, ``default``: the README's "type" and "default" columns (Markdown). A key without a
+    * ``meaning``: what the key does (Markdown; the reference's "meaning" column, the schema's description).
+    * ``type``, ``default``: the reference's "type" and "default" columns (Markdown). A key without a
       ``type`` has no row of its own: an object key whose own keys have rows (``network``).
     * ``pulumi_input``: other languages may pass an Output (``pulumi.Input``) where this model lets
       an unresolved value through (``_plain_only``); every other input is plain.

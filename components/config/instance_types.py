@@ -38,7 +38,8 @@ def known_gpu_types(types: list[str]) -> list[str]:
         detail = "; ".join(_unknown_detail(t) for t in unknown)
         families = ", ".join(catalog.FAMILIES)
         raise ValueError(
-            f'NVIDIA GPU instance types the library knows (families {families}; README "GPU families"), got {detail}'
+            f"NVIDIA GPU instance types the library knows (families {families}; docs/configuration.md, "
+            f'"GPU families"), got {detail}'
         )
     rows = [catalog.GPU_INSTANCE_TYPES[t] for t in types]
     # One group, one kind of slot: the plan derives the GPU-count and accelerator labels, the slots

@@ -34,7 +34,7 @@ def load_settings(
     ConfigError listing every problem, keys prefixed with ``namespace``.
     """
     try:
-        # by_name=False: only the documented camelCase keys (the stack file's, the README's, the
+        # by_name=False: only the documented camelCase keys (the stack file's, docs/configuration.md's, the
         # component package's). The Python field names (``cluster_name``) are for Python code that
         # builds the models directly; read from a mapping they would be a second, undocumented
         # spelling of a key, and both could be given at once. A snake_case key is refused naming

@@ -12,7 +12,13 @@ from ..autoscaler import asg
 from ..catalog.storage import INSTANCE_IO
 from ..gpu_operator import chart
 from . import teams
-from .coldstart import FAST_IMAGE_PULL_MIN_MEMORY_GIB, FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS, FAST_IMAGE_PULL_MIN_VCPUS
+from .coldstart import (
+    FAST_IMAGE_PULL_MIN_MEMORY_GIB,
+    FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS,
+    FAST_IMAGE_PULL_MIN_VCPUS,
+    SOCI_ON_LOCAL_STORAGE_MIN_AMI_RELEASE,
+    soci_store_on_root_volume,
+)
 from .errors import CONFIG_NAMESPACE, Problem
 from .group_rules import capacity_message
 from .network import EKS_ADDRESSES_PER_SUBNET
@@ -245,6 +251,17 @@ def _cold_start_levers_that_give_less(settings: GpuCapacitySettings) -> Iterable
                 expected=f"false on {', '.join(small)}: nodeadm ignores FastImagePull below "
                 f"{FAST_IMAGE_PULL_MIN_VCPUS} vCPUs or {FAST_IMAGE_PULL_MIN_MEMORY_GIB} GiB of memory "
                 "(awslabs/amazon-eks-ami v20260724 nodeadm/internal/containerd/config.go UseSOCISnapshotter)",
+            )
+        if soci_store_on_root_volume(cold, group.ami_release_version):
+            yield Problem(
+                key=f"{key}.fastImagePull",
+                received=True,
+                expected=f"an amiReleaseVersion of <x.y.z>-{SOCI_ON_LOCAL_STORAGE_MIN_AMI_RELEASE} or later (or none, "
+                "the latest) with coldStart.localStorage: before amazon-eks-ami "
+                f"v{SOCI_ON_LOCAL_STORAGE_MIN_AMI_RELEASE} (PR #2548) setup-local-disks leaves "
+                "/var/lib/soci-snapshotter-grpc, where FastImagePull unpacks, on "
+                f"the root volume ({cold.root_throughput_mibps} MiB/s), so {group.ami_release_version} pulls at the "
+                "root volume's rate, not the instance store's",
             )
         if cold.local_storage is None and cold.root_throughput_mibps < FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS:
             yield Problem(

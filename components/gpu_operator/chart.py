@@ -2,7 +2,7 @@
 
 For each version we keep the chart's *own* default entries of the two toleration lists we
 extend. Helm replaces lists instead of merging them, so to add a toleration without losing the
-chart's we must send the chart's entries too. tests/test_chart_reference.py compares every row
+chart's we must send the chart's entries too. tests/test_helm_values.py compares every row
 here with the chart's values.yaml in ../shared/reference/gpu-operator/<version>/, so a wrong
 row cannot go unnoticed. Each row also says which dcgm-exporter the chart ships and what it can do
 (tests/test_observability.py checks the image and env against values.yaml).

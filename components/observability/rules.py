@@ -43,8 +43,8 @@ GROUP_NAME = "gpu-eks-shared-gpus"
 #: XID marks the GPU unhealthy: the plugin stops advertising it.
 APPLICATION_XIDS: tuple[int, ...] = (13, 31, 43, 45, 68, 109)
 
-#: Where each alert's runbook is: the README section of this library.
-RUNBOOK = "README.md#observability"
+#: Where each alert's runbook is: this library's page on observability.
+RUNBOOK = "docs/observability.md"
 
 #: One GPU, whatever the pod a series was copied onto.
 _GPU = "node, UUID, gpu"

@@ -31,8 +31,8 @@ from .rules import kube_state_metrics_name
 #: Name of the teams' rule group (in the same PrometheusRule as the shared-GPU alerts).
 GROUP_NAME = "gpu-eks-teams"
 ALERT = "GpuTeamAtQuotaWithPendingPods"
-#: Where the alert's runbook is: the README section on teams.
-RUNBOOK = "README.md#teams"
+#: Where the alert's runbook is: the teams page's section on usage.
+RUNBOOK = "docs/teams.md#usage-per-team"
 
 
 def _quota(namespace: str, resource: str, kind: str) -> str:

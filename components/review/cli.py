@@ -9,9 +9,12 @@ Run it in your project (the folder holding ``Pulumi.yaml``), or point ``--projec
            (``--against``); ``--comment FILE`` writes the pull request comment
 
 The base of ``--base`` is checked out into a temporary ``git worktree`` and rendered in a
-subprocess of this same Python, with the library installed here: the diff shows what your
-program's and your stack files' changes do. For a library upgrade, render the base with the old
-version: ``--base-python`` names a Python (a virtualenv's) that has the base's requirements.
+subprocess. With the same dependency files on both sides it is this Python, with the library
+installed here: the diff shows what your program's and your stack files' changes do. When the base's
+requirements.txt differs (a library upgrade), the base is rendered with the base's own library, in an
+environment this command builds from it and caches (``baseenv``); ``--base-python`` names such a
+Python yourself, ``--same-library`` renders both sides with this one (the output says what that
+leaves out). A dependency change it cannot build (poetry, uv) is refused, never called "no change".
 
 Exit status: render 0 rendered, 1 the program failed, 2 unknown stack or unreadable config; diff
 0 no difference, 1 differences, 2 errors.
@@ -28,13 +31,13 @@ from pathlib import Path
 
 from components.config import stackfile
 
-from . import diff, render
+from . import baseenv, diff, render
 from . import values as render_values
 
 PROG = "gpu-eks-review"
 RENDER_COMMAND = f"{PROG} render"
 #: Where a consumer reads the render's conventions.
-DOCS = 'the gpu-eks-components README, "Reviewing your own stacks"'
+DOCS = "gpu-eks-components' docs/review.md"
 BASE_RENDER_TIMEOUT_SECONDS = 300
 #: The ``pulumi`` version the review tools are tested with (requirements.txt's pin; a test keeps
 #: them equal): the simulated engine drives the SDK's mocks, which are not a stable Pulumi API.
@@ -99,8 +102,8 @@ def render_base(stack: str, base_root: Path, ref: str, python: str | None = None
         raise diff.DiffError(f"rendering stack {stack!r} of {ref} took over {BASE_RENDER_TIMEOUT_SECONDS} s") from None
     if python and "No module named components.review" in done.stderr:
         raise diff.DiffError(
-            f"{python} has no {PROG} (gpu-eks-components 0.2.0 and earlier do not ship it): --base-python needs "
-            "a library version that does"
+            f"the base's library ({python}) has no {PROG}, which renders the base: components/review came after "
+            "the 0.2.0 release (released 0.2.0 and older do not ship it); the base needs a library version with it"
         )
     if done.returncode != 0:
         raise diff.DiffError(f"cannot render stack {stack!r} of {ref} (exit {done.returncode}):\n{done.stderr.strip()}")
@@ -115,22 +118,29 @@ def _render_or_fail(stack: str, root: Path) -> str:
 
 
 def diff_base(
-    ref: str, root: Path, stacks: Sequence[str] | None, context: int = 3, python: str | None = None
-) -> list[diff.StackDiff]:
+    ref: str,
+    root: Path,
+    stacks: Sequence[str] | None,
+    context: int = 3,
+    python: str | None = None,
+    same_library: bool = False,
+) -> tuple[list[diff.StackDiff], str]:
+    """Each stack's comparison with ``ref``, and the note on the library the base was rendered with."""
     here = stackfile.available_stacks(root)
     unknown = [s for s in stacks or () if s not in here]
     if unknown:
         raise diff.DiffError(f"unknown stack {unknown[0]!r}: there is no {stackfile.stack_file(unknown[0], root)}")
     results: list[diff.StackDiff] = []
     with diff.worktree(ref, root) as base_root:
+        library = baseenv.choose(base_root, root, ref, python, same_library)
         chosen = list(stacks) if stacks else sorted(set(here) | set(stackfile.available_stacks(base_root)))
         for stack in chosen:
-            old = render_base(stack, base_root, ref, python)
+            old = render_base(stack, base_root, ref, library.python)
             new = _render_or_fail(stack, root) if stack in here else ""
             warning = diff.replaced_report(stack, old, new, f"{RENDER_COMMAND} --stack {stack}")
             sides = (diff.Side(f"{ref}/render/{stack}.yaml", old), diff.Side(f"work-tree/render/{stack}.yaml", new))
             results.append(diff.compare(stack, *sides, context=context, warning=warning))
-    return results
+    return results, library.note
 
 
 def diff_stacks(stack: str, against: str, root: Path, context: int = 3) -> list[diff.StackDiff]:
@@ -162,7 +172,14 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--base-python",
         metavar="PYTHON",
-        help="render the base with this Python (a virtualenv with the base's requirements: a library upgrade)",
+        help="render the base with this Python (a virtualenv with the base's requirements) instead of the one "
+        "built from the base's requirements.txt when it differs",
+    )
+    d.add_argument(
+        "--same-library",
+        action="store_true",
+        help="render the base with this Python's library even when the base's dependency files differ "
+        "(reviews the program's changes only; the output says so)",
     )
     d.add_argument("--context", type=int, default=3, metavar="N", help="lines of context (default: 3)")
     d.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json, for tools")
@@ -197,20 +214,26 @@ def _run_render(args: argparse.Namespace) -> int:
 
 
 def _run_diff(args: argparse.Namespace) -> int:
+    note = ""
     try:
         root = _project(args.project)
         if args.against is not None:
             results = diff_stacks(args.stack or _default_stack(root), args.against, root, args.context)
         else:
             stacks = [args.stack] if args.stack else None
-            results = diff_base(args.base, root, stacks, args.context, args.base_python)
+            results, note = diff_base(args.base, root, stacks, args.context, args.base_python, args.same_library)
     except (diff.DiffError, render.RenderError) as err:
         print(f"error: {str(err).removeprefix('error: ')}", file=sys.stderr)
         return 2
-    sys.stdout.write(diff.json_output(results) if args.format == "json" else diff.text_output(results))
+    if args.format == "json":
+        sys.stdout.write(diff.json_output(results))
+        print(note, end="", file=sys.stderr)
+    else:
+        sys.stdout.write(note + ("\n" if note else "") + diff.text_output(results))
     sys.stdout.flush()
     if args.comment is not None:
-        render.write_text(args.comment, diff.comment_markdown(results, command=f"{PROG} diff"))
+        comment = diff.comment_markdown(results, command=f"{PROG} diff")
+        render.write_text(args.comment, (f"> {note.strip().removeprefix('note: ')}\n\n" if note else "") + comment)
     warnings = "".join(r.warning for r in results)
     if warnings:
         print(warnings, end="", file=sys.stderr)

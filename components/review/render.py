@@ -134,7 +134,7 @@ def render_document(
     }
 
 
-#: Where a render's conventions are explained: this repository's docs, or for a consumer the README.
+#: Where a render's conventions are explained: this repository's docs/render.md, or for a consumer docs/review.md.
 DOCS = "docs/render.md"
 
 

@@ -135,7 +135,7 @@ class FakeCloud(pulumi_mocks.Mocks):
         return f"{name}-id", outputs
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
-        # The SDK's mock monitor iterates the failures: a list, never None (pulumi 3.272 mocks.py).
+        # The SDK's mock monitor iterates the failures: a list, never None (pulumi 3.272 pulumi/runtime/mocks.py).
         return self._answer(args.token), []
 
     def _answer(self, token: str) -> dict:

@@ -6,7 +6,7 @@ a node picks its profile with the label ``nvidia.com/device-plugin.config=<profi
 Time-slicing gives no memory or fault isolation: the pods sharing a T4 share its 16 GiB and
 a GPU fault in one affects the others. It raises utilisation for small, trusted workloads.
 MPS (``sharing.mps``) runs an MPS control daemon per node that limits each client to
-1/replicas of the GPU's memory and compute (README, "Sharing modes").
+1/replicas of the GPU's memory and compute (docs/sharing.md).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from . import device_plugin
 #: (k8s-device-plugin ``sharing.timeSlicing.renameByDefault``: ``<resource>.shared``).
 SHARED_GPU_RESOURCE = f"{device_plugin.GPU_RESOURCE}.shared"
 
-#: The sharing modes of a group (README, "Sharing modes").
+#: The sharing modes of a group (docs/sharing.md).
 SHARING_MODES = ("timeSlicing", "mps", "exclusive", "mig")
 
 #: The node label mig-manager reads: the name of the mig-parted config to apply (NVIDIA/mig-parted

@@ -106,6 +106,15 @@ class Teams(pulumi.ComponentResource):
             )
             if args.check is not None:
                 self._check(prefix, team, args.plans, args.check, enforced)
+            if team.principals:
+                bound = access.admin_role_binding(team)
+                k8s.rbac.v1.RoleBinding(
+                    f"{prefix}-admin",
+                    metadata=bound["metadata"],
+                    role_ref=bound["roleRef"],
+                    subjects=bound["subjects"],
+                    opts=in_namespace,
+                )
             for k, (arn, key) in enumerate(access.principal_keys(team).items()):
                 where = f"{CONFIG_NAMESPACE}:teams[{i}].principals[{k}]"
                 self.access_entries[arn] = self._access(f"{prefix}-{key}", team, arn, where, args, partition)
@@ -171,6 +180,10 @@ class Teams(pulumi.ComponentResource):
             cluster_name=args.cluster_name,
             principal_arn=principal,
             type=access.ACCESS_ENTRY_TYPE,
+            # Updated in place: an existing entry is kept (terraform-provider-aws
+            # internal/service/eks/access_entry.go: kubernetes_groups is not ForceNew, Update calls
+            # UpdateAccessEntry with them).
+            kubernetes_groups=[access.team_group(team)],
             opts=pulumi.ResourceOptions(parent=self),
         )
         aws.eks.AccessPolicyAssociation(
