@@ -209,3 +209,152 @@ def test_the_architecture_checks_catch_a_stale_doc(tmp_path: Path):
     (tmp_path / "pkg" / "old" / "__init__.py").write_text("")
     assert folders_not_named("`old/` owns things", tmp_path / "pkg") == ["newconcept"]
     assert named_paths_missing("see `old/gone.py` and `pkg/old/__init__.py`", [tmp_path]) == ["old/gone.py"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Floors: the direction the folders import in, measured (issue 35)
+# ---------------------------------------------------------------------------------------------
+#
+# catalog <- config <- plan <- components <- composites <- the faces: each floor imports only the
+# floors below it (and its own). Two numbers say how far the code is from that, and
+# docs/architecture.md records them (``python -m tests.test_architecture`` prints both):
+#
+# * the back-up imports: each (importing folder, imported module) where the module sits on a floor
+#   above the folder's (one pair however many modules of the folder import it);
+# * the walk of ``plan_group`` over a MIG group: the folders of the functions it calls, in call
+#   order, consecutive calls in one folder counted once: the folders visited, the moves between
+#   them, and the climbs (moves into a folder on a floor above the plan's own: the plan calling up
+#   into the components it is meant to feed).
+
+#: The floor of each folder of ``components`` (a top-level module is its own folder).
+FLOORS: dict[str, int] = {
+    "catalog": 0,
+    "version": 0,
+    "config": 1,
+    "sharing": 2,
+    **dict.fromkeys(
+        (
+            "nodegroups",
+            "autoscaler",
+            "gpu_operator",
+            "karpenter",
+            "cluster",
+            "verification",
+            "teams",
+            "observability",
+            "coldstart",
+            "preflight",
+        ),
+        3,
+    ),
+    "composites": 4,
+    # The faces: the package itself, this repository's program, the other languages, the review.
+    **dict.fromkeys(("components", "__main__", "program", "multilang", "review"), 5),
+}
+
+#: A MIG group on managed nodes (examples/Pulumi.mig-h100.yaml): the plan's longest walk.
+WALK_GROUP = {
+    "name": "h100-mixed",
+    "instanceTypes": ["p5.48xlarge"],
+    "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+    "migStrategy": "mixed",
+    "mig": {"migDevices": {"1g.10gb": 4, "3g.40gb": 1}, "replicas": {"1g.10gb": 2}},
+}
+
+
+def folder_of(module: str) -> str:
+    """``components.a.b`` -> ``a``; ``components`` -> ``components``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def backup_imports(graph: Mapping[str, Iterable[str]], floors: Mapping[str, int]) -> list[tuple[str, str]]:
+    """Each (importing folder, imported module) where the module's floor is above the folder's."""
+    return sorted(
+        {
+            (folder_of(importer), imported)
+            for importer, imports in graph.items()
+            for imported in imports
+            if floors[folder_of(imported)] > floors[folder_of(importer)]
+        }
+    )
+
+
+def walk_of(calls: Iterable[str], floors: Mapping[str, int]) -> tuple[list[str], int, int, int]:
+    """The folders of ``calls`` (module names, in call order, the first one the walk's start) with
+    consecutive repeats dropped, and (folders visited, moves, climbs above the start's floor)."""
+    walk: list[str] = []
+    for module in calls:
+        folder = folder_of(module)
+        if not walk or walk[-1] != folder:
+            walk.append(folder)
+    climbs = sum(floors[folder] > floors[walk[0]] for folder in walk[1:])
+    return walk, len(set(walk)), len(walk) - 1, climbs
+
+
+def plan_group_calls(group: Mapping[str, object] = WALK_GROUP) -> list[str]:
+    """The module of every function of ``components`` that ``plan_group(group)`` calls, in order."""
+    import sys
+
+    from components.config.groups import GpuNodeGroupSettings
+    from components.sharing.plan import plan_group
+
+    settings = GpuNodeGroupSettings.model_validate(group)
+    calls: list[str] = []
+
+    def profile(frame, event, _arg):
+        module = frame.f_globals.get("__name__", "")
+        if event == "call" and module.startswith("components."):
+            calls.append(module)
+
+    sys.setprofile(profile)
+    try:
+        plan_group(settings)
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_the_back_up_imports_are_the_known_ones():
+    assert backup_imports(import_graph(ROOT, "components"), FLOORS) == [
+        ("config", "components.autoscaler.asg"),
+        ("config", "components.autoscaler.chart"),
+        ("config", "components.autoscaler.rules"),
+        ("config", "components.gpu_operator.chart"),
+        ("config", "components.nodegroups.labels"),
+        ("config", "components.sharing.plan"),
+        ("sharing", "components.autoscaler.asg"),
+        ("sharing", "components.nodegroups.labels"),
+        ("sharing", "components.nodegroups.placement"),
+        ("sharing", "components.nodegroups.userdata"),
+    ]
+
+
+def test_the_plan_group_walk():
+    walk, folders, moves, climbs = walk_of(plan_group_calls(), FLOORS)
+    assert " ".join(walk) == (
+        "sharing config sharing catalog sharing catalog sharing catalog sharing"
+        " nodegroups config nodegroups sharing autoscaler sharing"
+    )
+    assert (folders, moves, climbs) == (5, 14, 3)
+
+
+def test_the_floor_measures_count_what_they_say():
+    floors = {"low": 0, "mid": 1, "top": 2}
+    graph = {
+        "pkg.low.a": {"pkg.mid.b", "pkg.low.c"},
+        "pkg.low.c": {"pkg.mid.b", "pkg.top.d"},
+        "pkg.top.d": {"pkg.low.a"},
+    }
+    assert backup_imports(graph, floors) == [("low", "pkg.mid.b"), ("low", "pkg.top.d")]
+    calls = ["pkg.mid.x", "pkg.mid.y", "pkg.low.a", "pkg.mid.x", "pkg.top.z", "pkg.top.z", "pkg.mid.x", "pkg.top.w"]
+    assert walk_of(calls, floors) == (["mid", "low", "mid", "top", "mid", "top"], 3, 5, 2)
+
+
+if __name__ == "__main__":
+    _walk, _folders, _moves, _climbs = walk_of(plan_group_calls(), FLOORS)
+    _backups = backup_imports(import_graph(ROOT, "components"), FLOORS)
+    print(f"back-up imports: {len(_backups)}")
+    for _pair in _backups:
+        print("   ", *_pair)
+    print(f"plan_group walk: {' -> '.join(_walk)}: {_folders} folders, {_moves} moves, {_climbs} climbs")
