@@ -21,8 +21,8 @@ import yaml
 
 from components import catalog
 from components.autoscaler import asg, iam
-from components.autoscaler import chart as ca_chart
 from components.autoscaler import values as ca_values
+from components.catalog import cluster_autoscaler as ca_chart
 from components.config.errors import ConfigError
 from components.config.groups import Taint
 from components.config.loading import load_settings

@@ -32,11 +32,11 @@ from typing import Any
 import pytest
 import yaml
 
+from components.catalog import gpu_operator as chart
 from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings, TimeSlicing, sharing_problems
 from components.config.loading import load_settings
 from components.config.sharing import Mps
-from components.gpu_operator import chart
 from components.gpu_operator import values as operator_values
 from components.sharing import device_plugin
 from components.sharing.plan import GroupPlan, plan_groups

@@ -16,10 +16,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from ..catalog import cluster_autoscaler as chart
 from ..cluster.iam import partition_of
 from ..config import charts
 from ..config.addons import AutoscalerSettings
-from . import chart, iam, values
+from . import iam, values
 
 TYPE_NAME = "gpu-eks:autoscaler:ClusterAutoscaler"
 #: Helm waits for the Deployment (one pod on the system node group).

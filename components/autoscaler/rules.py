@@ -3,11 +3,12 @@ GpuCluster's settings and a GpuCapacity's alike."""
 
 from __future__ import annotations
 
+from ..catalog import cluster_autoscaler as chart
+from ..catalog.labels import ACCELERATOR_LABEL
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.settings import GpuCapacitySettings
-from ..nodegroups.labels import ACCELERATOR_LABEL
 from ..sharing.plan import GroupPlan
-from . import asg, chart
+from . import asg
 
 
 def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:

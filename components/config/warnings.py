@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable
 
 from .. import catalog
 from ..autoscaler import asg
+from ..catalog import gpu_operator as chart
 from ..catalog.storage import INSTANCE_IO
-from ..gpu_operator import chart
 from . import teams
 from .coldstart import FAST_IMAGE_PULL_MIN_MEMORY_GIB, FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS, FAST_IMAGE_PULL_MIN_VCPUS
 from .errors import CONFIG_NAMESPACE, Problem

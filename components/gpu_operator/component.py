@@ -9,12 +9,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog import gpu_operator as chart
 from ..config import charts
 from ..config.addons import GpuOperatorSettings
 from ..config.errors import describe_problems
 from ..config.group_rules import gpu_groups_problems
 from ..nodegroups.component import GpuNodeGroup
-from . import chart, coverage, values
+from . import coverage, values
 
 TYPE_NAME = "gpu-eks:operator:GpuOperator"
 

@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalog import gpu_operator as chart
 from ..config.groups import Taint
 from ..config.sharing import allocation_policy_problems
 from ..nodegroups import placement
 from ..sharing import device_plugin, mig_parted
 from ..sharing.plan import GroupPlan
-from . import chart
 
 
 def gpu_taints(plans: Sequence[GroupPlan]) -> list[Taint]:

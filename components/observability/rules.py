@@ -30,8 +30,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalog import labels
 from ..config.addons import AlertThresholds
-from ..nodegroups import labels
 from ..sharing.plan import GroupPlan
 
 #: Name of the rule group (and of the PrometheusRule object).

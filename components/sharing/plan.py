@@ -28,12 +28,13 @@ from typing import Any
 
 from .. import catalog
 from ..autoscaler import asg
+from ..catalog import labels
 from ..catalog import mig as mig_catalog
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.mig import gpu_layout
 from ..config.sharing import Mps
-from ..nodegroups import labels, placement, userdata
+from ..nodegroups import placement, userdata
 from . import device_plugin
 
 #: The extended resource a renamed profile advertises instead of ``nvidia.com/gpu``

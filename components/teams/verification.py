@@ -30,8 +30,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..catalog.labels import NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
-from ..nodegroups.labels import NODE_GROUP_LABEL
 from ..sharing.plan import GroupPlan
 from ..verification.podsecurity import restricted_pod_spec
 from .objects import team_labels
