@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from .config.settings import GpuCapacitySettings, Settings
     from .gpu_operator.component import GpuOperator, GpuOperatorArgs
     from .nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
-    from .sharing.plan import GroupPlan, plan_group
+    from .plan.group import GroupPlan, plan_group
     from .verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 

@@ -297,7 +297,7 @@ def plan_group_calls(group: Mapping[str, object] = WALK_GROUP) -> list[str]:
     import sys
 
     from components.config.groups import GpuNodeGroupSettings
-    from components.sharing.plan import plan_group
+    from components.plan.group import plan_group
 
     settings = GpuNodeGroupSettings.model_validate(group)
     calls: list[str] = []

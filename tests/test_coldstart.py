@@ -20,7 +20,7 @@ from components.config.errors import ConfigError
 from components.config.loading import load_settings
 from components.config.stackfile import load_stack
 from components.config.warnings import settings_warnings
-from components.nodegroups import userdata
+from components.plan import userdata
 from tests.support import ROOT, copy_project
 from tests.test_nodeconfig import strict
 from tooling import __main__ as tooling_main

@@ -17,9 +17,8 @@ from components.config import charts
 from components.config.groups import Taint
 from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
-from components.nodegroups import placement
-from components.sharing import device_plugin
-from components.sharing.plan import GroupPlan, plan_groups
+from components.plan import device_plugin, placement
+from components.plan.group import GroupPlan, plan_groups
 from tests.scheduling import node_matches_affinity
 from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path
 

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from components.config.groups import GpuNodeGroupSettings, Taint
-from components.nodegroups import userdata
-from components.sharing.plan import GroupPlan, plan_group, plan_groups
+from components.plan import userdata
+from components.plan.group import GroupPlan, plan_group, plan_groups
 
 DEFAULT = GpuNodeGroupSettings.model_validate({"name": "gpu"})
 WIDE = GpuNodeGroupSettings.model_validate(

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from components.config import stackfile
-from components.nodegroups import userdata
+from components.plan import userdata
 from tests.support import ROOT, copy_project, tooling_cli
 from tooling import render, render_urns, render_values
 from tooling.render_values import SECRET, UNKNOWN, Decoded

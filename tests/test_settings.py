@@ -10,7 +10,7 @@ from components.catalog import gpu_operator as chart
 from components.config.errors import ConfigError
 from components.config.loading import load_capacity_settings, load_settings
 from components.config.settings import GpuCapacitySettings, Settings
-from components.sharing.plan import plan_group
+from components.plan.group import plan_group
 from tests.support import ROOT
 from tooling.simulation import run_stack
 

@@ -7,8 +7,8 @@ from ..catalog import cluster_autoscaler as chart
 from ..catalog.labels import ACCELERATOR_LABEL
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.settings import GpuCapacitySettings
-from ..sharing.plan import GroupPlan
-from . import asg
+from ..plan import asg
+from ..plan.group import GroupPlan
 
 
 def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:

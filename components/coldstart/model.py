@@ -27,7 +27,7 @@ from ..config.coldstart import (
     ColdStart,
     cold_start_problems,
 )
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 
 ASSUMPTION = "ASSUMPTION"
 #: EBS bandwidth is in MB/s, gp3 throughput in MiB/s.

@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import catalog
-from ..sharing.plan import GroupPlan, plan_groups
+from ..plan.group import GroupPlan, plan_groups
 from .addons import AutoscalerSettings, GpuOperatorSettings, ObservabilitySettings, VerificationSettings
 from .addresses import gpu_group_addresses, system_group_addresses
 from .capacity_provider import (

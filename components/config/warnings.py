@@ -8,9 +8,9 @@ import ipaddress
 from collections.abc import Callable, Iterable
 
 from .. import catalog
-from ..autoscaler import asg
 from ..catalog import gpu_operator as chart
 from ..catalog.storage import INSTANCE_IO
+from ..plan import asg
 from . import teams
 from .coldstart import FAST_IMAGE_PULL_MIN_MEMORY_GIB, FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS, FAST_IMAGE_PULL_MIN_VCPUS
 from .errors import CONFIG_NAMESPACE, Problem

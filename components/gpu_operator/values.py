@@ -16,9 +16,8 @@ from typing import Any
 from ..catalog import gpu_operator as chart
 from ..config.groups import Taint
 from ..config.sharing import allocation_policy_problems
-from ..nodegroups import placement
-from ..sharing import device_plugin, mig_parted
-from ..sharing.plan import GroupPlan
+from ..plan import device_plugin, mig_parted, placement
+from ..plan.group import GroupPlan
 
 
 def gpu_taints(plans: Sequence[GroupPlan]) -> list[Taint]:

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..cluster.iam import managed_policy_arn, partition_of
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from . import iam, interruption, objects, values
 
 TYPE_NAME = "gpu-eks:karpenter:Karpenter"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..catalog import labels
 from ..config.capacity_provider import karpenter_replicas
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from . import objects
 
 CHART = "oci://public.ecr.aws/karpenter/karpenter"

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from ..autoscaler import asg
 from ..config.groups import GpuNodeGroupSettings
 from ..gpu_operator import coverage
 from ..karpenter import objects as karpenter_objects
 from ..karpenter.component import GroupObjects, KarpenterTarget, declare_group_objects
-from ..sharing.plan import GroupPlan, plan_group
+from ..plan import asg
+from ..plan.group import GroupPlan, plan_group
 from .managed import ManagedNodeGroupSpec, declare_managed_node_group
 
 TYPE_PREFIX = "gpu-eks:nodegroup"

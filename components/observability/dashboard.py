@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..config.teams import TeamSettings
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from . import teams as team_usage
 
 #: The dashboard's uid and title (stable: Grafana links use the uid).

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..catalog import labels
 from ..config.addons import AlertThresholds
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 
 #: Name of the rule group (and of the PrometheusRule object).
 GROUP_NAME = "gpu-eks-shared-gpus"

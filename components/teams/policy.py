@@ -39,7 +39,7 @@ from typing import Any
 
 from ..catalog.labels import NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from .objects import object_name, team_labels
 
 

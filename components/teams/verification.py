@@ -32,7 +32,7 @@ from typing import Any
 
 from ..catalog.labels import NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from ..verification.podsecurity import restricted_pod_spec
 from .objects import team_labels
 from .policy import placement_message

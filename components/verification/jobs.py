@@ -46,7 +46,7 @@ from typing import Any
 
 from ..autoscaler.values import SAFE_TO_EVICT_ANNOTATION
 from ..config.capacity_provider import KARPENTER
-from ..sharing.plan import MIG_CONFIG_STATE_LABEL, GroupPlan
+from ..plan.group import MIG_CONFIG_STATE_LABEL, GroupPlan
 from .podsecurity import restricted_pod_spec
 
 #: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from .jobs import CONCURRENT_DEADLINE_SECONDS, HOLD_SECONDS, _job_spec, _pod_spec, _probe_env
 
 #: The share of its slice's memory (over the slice's replicas) each pod holds.

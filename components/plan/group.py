@@ -27,15 +27,13 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import catalog
-from ..autoscaler import asg
 from ..catalog import labels
 from ..catalog import mig as mig_catalog
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.mig import gpu_layout
 from ..config.sharing import Mps
-from ..nodegroups import placement, userdata
-from . import device_plugin
+from . import asg, device_plugin, placement, userdata
 
 #: The extended resource a renamed profile advertises instead of ``nvidia.com/gpu``
 #: (k8s-device-plugin ``sharing.timeSlicing.renameByDefault``: ``<resource>.shared``).
