@@ -138,7 +138,7 @@ def test_the_library_never_imports_the_review_tools():
     assert sorted(d for d in review_deps if not d.startswith("components.review")) == [
         "components.config.errors",
         "components.config.stackfile",
-        "components.nodegroups.userdata",
+        "components.plan.userdata",
         "components.version",
     ]
 

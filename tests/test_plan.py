@@ -1,4 +1,4 @@
-"""The plan of a GPU node group (components/sharing/plan.py): every derived fact, written out.
+"""The plan of a GPU node group (components/plan/group.py): every derived fact, written out.
 
 Expectations are literals read off the upstream facts they stand for (EKS max pods, the device
 plugin's config format, kubelet's flag syntax, CA's tag names), not recomputed with the code

@@ -44,7 +44,7 @@ def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_N
         # holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
         # profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
         # CA would count the node unready for good and eventually remove it. (Nodes of mixed MIG
-        # slices, which never advertise nvidia.com/gpu either, go without the label: sharing.plan.)
+        # slices, which never advertise nvidia.com/gpu either, go without the label: plan.group.)
         if ACCELERATOR_LABEL in plan.node_labels and asg.NVIDIA_GPU not in plan.advertised_resources:
             problems.append(
                 Problem(

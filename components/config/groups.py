@@ -140,7 +140,7 @@ class TimeSlicing(_Model):
             default="`true`",
         ),
     )
-    # None: the group's name (sharing.plan.GroupPlan.profile_name), which no sharing setting changes.
+    # None: the group's name (plan.group.GroupPlan.profile_name), which no sharing setting changes.
     profile: LabelValue | None = Field(
         None,
         **doc(

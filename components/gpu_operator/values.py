@@ -243,7 +243,7 @@ def gpu_operator_values(
             }
         },
         **({"dcgmExporter": dcgm} if dcgm else {}),
-        # The layouts of the MIG groups (sharing/mig_parted.py); none: the chart's own.
+        # The layouts of the MIG groups (plan/mig_parted.py); none: the chart's own.
         **({"migManager": mig_manager} if mig_manager else {}),
     }
     # MPS needs no value here: the chart never copies devicePlugin.mps into the ClusterPolicy

@@ -53,7 +53,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     #: The validated settings the group was declared from.
     settings: GpuNodeGroupSettings
-    #: Everything derived from them (``sharing.plan``): the operator, the autoscaler and the
+    #: Everything derived from them (``plan.group``): the operator, the autoscaler and the
     #: verification read the group's plan from here.
     plan: GroupPlan
     #: The managed node group and its launch template (None for a Karpenter group).
