@@ -244,6 +244,7 @@ FLOORS: dict[str, int] = {
             "observability",
             "coldstart",
             "preflight",
+            "helm",
         ),
         3,
     ),

@@ -15,6 +15,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..cluster.iam import managed_policy_arn, partition_of
+from ..helm import helm_release
 from ..plan.group import GroupPlan
 from . import iam, interruption, objects, values
 
@@ -221,17 +222,14 @@ class Karpenter(pulumi.ComponentResource):
             node_overlay=args.node_overlay,
             system_nodes=args.system_nodes,
         )
-        self.release = k8s.helm.v3.Release(
+        self.release = helm_release(
             f"{name}-release",
-            name=values.RELEASE_NAME,
+            release_name=values.RELEASE_NAME,
             chart=values.CHART,
             version=values.CHART_VERSION,
             namespace=values.NAMESPACE,
-            create_namespace=False,
             values=self.values,
-            atomic=True,
-            cleanup_on_fail=True,
-            timeout=RELEASE_TIMEOUT_SECONDS,
+            timeout_seconds=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, queue_policy, *targets]),
         )
         self.register_outputs(
