@@ -21,10 +21,10 @@ from components.gpu_operator import values as operator_values
 from components.observability import dashboard
 from components.plan import mig_parted
 from components.plan.group import GroupPlan
+from components.review.impact import rules as impact_rules
 from components.verification import jobs as verification_jobs
 from components.verification import mig as mig_verification
 from tests.support import CHART_VERSIONS, load_reference_yaml
-from tooling.impact import rules as impact_rules
 
 P4D = "p4d.24xlarge"
 P5 = "p5.48xlarge"
