@@ -370,16 +370,22 @@ def test_the_floors_below_the_components_declare_nothing():
 
 
 def imports_of_old_paths(roots: Iterable[Path], old: Iterable[str]) -> list[str]:
-    """``path: module`` for each import of a module of ``old`` (or one below it) under ``roots``."""
+    """``path: module`` for each import of a module of ``old`` under ``roots`` (relative imports
+    resolved from the package each root's modules are in, the root's own name)."""
     old = tuple(old)
     found = []
     for root in roots:
         for path in python_files(root):
+            package = module_name(path, root.parent).split(".")
+            if path.name != "__init__.py":
+                package = package[:-1]
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Import):
                     names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and not node.level:
-                    names = [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
+                elif isinstance(node, ast.ImportFrom):
+                    base_parts = package[: len(package) - (node.level - 1)] if node.level else []
+                    module = ".".join([*base_parts, *([node.module] if node.module else [])])
+                    names = [module, *(f"{module}.{a.name}" for a in node.names)]
                 else:
                     continue
                 found += [f"{path.relative_to(root.parent)}: {n}" for n in names if n in old]
@@ -400,10 +406,15 @@ def test_nothing_here_imports_a_moved_module_at_its_old_path():
 def test_an_old_path_finder_is_caught(tmp_path: Path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "a.py").write_text("import old.mod\nfrom old import mod\nfrom old.mod import x\nimport new\n")
-    assert imports_of_old_paths([tmp_path / "pkg"], ["old.mod"]) == [
+    (tmp_path / "pkg" / "sub").mkdir()
+    (tmp_path / "pkg" / "sub" / "b.py").write_text("from ..old import mod\nfrom . import mod\nfrom .mod import y\n")
+    assert imports_of_old_paths([tmp_path / "pkg"], ["old.mod", "pkg.old.mod", "pkg.sub.mod"]) == [
         "pkg/a.py: old.mod",
         "pkg/a.py: old.mod",
         "pkg/a.py: old.mod",
+        "pkg/sub/b.py: pkg.old.mod",
+        "pkg/sub/b.py: pkg.sub.mod",
+        "pkg/sub/b.py: pkg.sub.mod",
     ]
 
 
