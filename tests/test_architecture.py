@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
 
 from tests.support import ROOT
@@ -78,8 +79,10 @@ def _target(name: str, modules: set[str]) -> str | None:
     return None
 
 
+@cache
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:
-    """Module -> the modules of ``package`` it imports, for every module of ``root/package``."""
+    """Module -> the modules of ``package`` it imports, for every module of ``root/package`` (once
+    per run: do not change it)."""
     paths = {module_name(p, root): p for p in python_files(root / package)}
     modules = set(paths)
     graph: dict[str, set[str]] = {}
