@@ -36,6 +36,10 @@ MOVED_PACKAGES: tuple[str, ...] = ("components.sharing",)
 class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds an old path of ``MOVED_MODULES`` and gives the module that lives at its new one."""
 
+    def __init__(self) -> None:
+        #: The moved modules' own specs, by old path (see exec_module).
+        self._specs: dict[str, importlib.machinery.ModuleSpec] = {}
+
     def find_spec(self, fullname, path, target=None):
         if fullname in MOVED_MODULES or fullname in MOVED_PACKAGES:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname in MOVED_PACKAGES)
@@ -46,7 +50,7 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return types.ModuleType(spec.name, f"Moved: see components.moved ({MOVED_PACKAGES}).")
         module = importlib.import_module(MOVED_MODULES[spec.name])
         # The import system gives the module the spec it was found by: exec_module puts its own back.
-        self._specs = {**getattr(self, "_specs", {}), spec.name: module.__spec__}
+        self._specs[spec.name] = module.__spec__
         return module
 
     def exec_module(self, module):
