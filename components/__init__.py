@@ -16,6 +16,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .moved import install as _install_moved
+
+# Old paths of moved modules (components/moved.py) import the modules at their new ones.
+_install_moved()
+
 _EXPORTS: dict[str, str] = {
     "Cluster": "cluster.component",
     "ClusterAutoscaler": "autoscaler.component",
@@ -34,9 +39,9 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "config.errors",
     "GpuCapacitySettings": "config.settings",
     "GpuNodeGroupSettings": "config.groups",
-    "GroupPlan": "sharing.plan",
+    "GroupPlan": "plan.group",
     "Taint": "config.groups",
-    "plan_group": "sharing.plan",
+    "plan_group": "plan.group",
     "GpuOperatorSettings": "config.addons",
     "Settings": "config.settings",
     "load_capacity_settings": "config.loading",
@@ -84,7 +89,7 @@ if TYPE_CHECKING:
     from .config.settings import GpuCapacitySettings, Settings
     from .gpu_operator.component import GpuOperator, GpuOperatorArgs
     from .nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
-    from .sharing.plan import GroupPlan, plan_group
+    from .plan.group import GroupPlan, plan_group
     from .verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from components import catalog
 from components.karpenter import objects
-from components.sharing.plan import GroupPlan
+from components.plan.group import GroupPlan
 from tests.scheduling import node_matches_affinity
 
 

@@ -1,6 +1,6 @@
 """The Kubernetes scheduler's view of a required node affinity, for tests.
 
-The library renders node affinities (``components.nodegroups.placement.gpu_node_affinity``, the
+The library renders node affinities (``components.plan.placement.gpu_node_affinity``, the
 autoscaler's values); tests use ``node_matches_affinity`` to check which nodes those affinities
 admit. Nothing here imports Pulumi.
 """

@@ -20,15 +20,15 @@ import pytest
 import yaml
 
 from components import catalog
-from components.autoscaler import asg, iam
-from components.autoscaler import chart as ca_chart
+from components.autoscaler import iam
 from components.autoscaler import values as ca_values
+from components.catalog import cluster_autoscaler as ca_chart
 from components.config.errors import ConfigError
 from components.config.groups import Taint
 from components.config.loading import load_settings
 from components.config.warnings import settings_warnings
-from components.nodegroups import placement, userdata
-from components.sharing.plan import plan_group
+from components.plan import asg, placement, userdata
+from components.plan.group import plan_group
 from components.verification import jobs
 from tests.ca_instance_types import CA_INSTANCE_TYPES
 from tests.scheduling import node_matches_affinity

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from components import load_capacity_settings, load_settings
+from components.catalog.gpu_operator import DEFAULT_CHART_VERSION, support_status
 from components.config.warnings import settings_warnings
-from components.gpu_operator.chart import DEFAULT_CHART_VERSION, support_status
 
 PAGE = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html"
 

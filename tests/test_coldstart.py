@@ -20,11 +20,13 @@ from components.config.errors import ConfigError
 from components.config.loading import load_settings
 from components.config.stackfile import load_stack
 from components.config.warnings import settings_warnings
-from components.nodegroups import userdata
+from components.plan import userdata
+from components.review import impact
+from components.review import values as render_values
 from tests.support import ROOT, copy_project
 from tests.test_nodeconfig import strict
 from tooling import __main__ as tooling_main
-from tooling import impact, render, render_values
+from tooling import render
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
@@ -240,7 +242,7 @@ def test_no_lever_leaves_the_node_config_as_before():
 
 
 # ---------------------------------------------------------------------------------------------
-# Day 2: a lever is a new launch template version, which rolls the group (tooling/impact)
+# Day 2: a lever is a new launch template version, which rolls the group (components/review/impact)
 # ---------------------------------------------------------------------------------------------
 
 

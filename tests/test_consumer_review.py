@@ -103,7 +103,7 @@ def test_a_library_upgrade_is_reviewed_with_the_base_python(consumer: Path, tmp_
     old = tmp_path / "old"
     shutil.copytree(ROOT / "components", old / "components", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(ROOT / "pyproject.toml", old / "pyproject.toml")
-    chart = old / "components" / "gpu_operator" / "chart.py"
+    chart = old / "components" / "catalog" / "gpu_operator.py"
     chart.write_text(
         chart.read_text().replace('DEFAULT_CHART_VERSION = "v26.7.0"', 'DEFAULT_CHART_VERSION = "v25.10.1"')
     )
@@ -139,7 +139,7 @@ def test_the_library_never_imports_the_review_tools():
     assert sorted(d for d in review_deps if not d.startswith("components.review")) == [
         "components.config.errors",
         "components.config.stackfile",
-        "components.nodegroups.userdata",
+        "components.plan.userdata",
         "components.version",
     ]
 

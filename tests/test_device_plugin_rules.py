@@ -16,12 +16,13 @@ import pytest
 import yaml
 
 from components import catalog
+from components.catalog import labels
 from components.config.errors import ConfigError
 from components.config.loading import load_settings
 from components.config.warnings import settings_warnings
 from components.gpu_operator import values as operator_values
-from components.nodegroups import labels, userdata
-from components.sharing.plan import GroupPlan, plan_groups
+from components.plan import userdata
+from components.plan.group import GroupPlan, plan_groups
 from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml, reference_path
 from tooling.simulation import Simulation, run_stack
 

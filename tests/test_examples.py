@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from components.config import stackfile
-from components.nodegroups import userdata
+from components.plan import userdata
 from tests.support import CHART_VERSIONS, ROOT
 from tests.test_autoscaler import LT, asg_tags_of, fits, nodeconfig_of, pod_from_outputs, template_node
 from tooling.simulation import Simulation, program_from_file, run_program

@@ -11,14 +11,14 @@ import jsonschema
 import pytest
 import yaml
 
+from components.catalog import gpu_operator as chart
+from components.catalog import labels
 from components.config import charts
 from components.config.groups import Taint
 from components.config.loading import load_settings
-from components.gpu_operator import chart
 from components.gpu_operator import values as operator_values
-from components.nodegroups import labels, placement
-from components.sharing import device_plugin
-from components.sharing.plan import GroupPlan, plan_groups
+from components.plan import device_plugin, placement
+from components.plan.group import GroupPlan, plan_groups
 from tests.scheduling import node_matches_affinity
 from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path
 

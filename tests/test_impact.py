@@ -1,4 +1,4 @@
-"""tooling.impact: the change-impact summary. Every rule of the table with a change that triggers it
+"""components.review.impact: the change-impact summary. Every rule of the table with a change that triggers it
 and one that does not (hand-written renders), the consequences across resources (a launch template
 version rolls its node groups), and the summary of real stack changes rendered from copies of the
 project (the issue's list: replicas, instance type, taint, chart version, Kubernetes version, tag)."""
@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from components.review import impact
+from components.review import values as render_values
 from tests.support import ROOT, copy_project
-from tooling import impact, render, render_values
+from tooling import render
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -12,8 +12,8 @@ from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings
 from components.config.loading import load_settings
 from components.karpenter import objects
-from components.nodegroups.userdata import parse_mime
-from components.sharing.plan import plan_group
+from components.plan.group import plan_group
+from components.plan.userdata import parse_mime
 from tests.crd_cel import crd_problems, karpenter_schema
 
 ZERO = {"minSize": 0, "desiredSize": 0, "maxSize": 3}

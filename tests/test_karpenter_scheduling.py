@@ -12,7 +12,7 @@ import yaml
 
 from components.config.groups import GpuNodeGroupSettings
 from components.config.loading import load_settings
-from components.sharing.plan import plan_group
+from components.plan.group import plan_group
 from components.verification import jobs
 from tests.karpenter_scheduling import job_pods, provision, workload_pods
 from tests.support import ROOT

@@ -7,7 +7,7 @@ import kubernetes_validate
 import pytest
 
 from components.config.loading import load_settings
-from components.sharing.plan import plan_group
+from components.plan.group import plan_group
 from components.verification import jobs
 from tests.support import ROOT, settings_for_stack
 

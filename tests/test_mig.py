@@ -19,12 +19,12 @@ from components.config.loading import load_settings
 from components.config.warnings import settings_warnings
 from components.gpu_operator import values as operator_values
 from components.observability import dashboard
-from components.sharing import mig_parted
-from components.sharing.plan import GroupPlan
+from components.plan import mig_parted
+from components.plan.group import GroupPlan
+from components.review.impact import rules as impact_rules
 from components.verification import jobs as verification_jobs
 from components.verification import mig as mig_verification
 from tests.support import CHART_VERSIONS, load_reference_yaml
-from tooling.impact import rules as impact_rules
 
 P4D = "p4d.24xlarge"
 P5 = "p5.48xlarge"

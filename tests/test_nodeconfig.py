@@ -14,9 +14,10 @@ import pytest
 import yaml
 
 from components import catalog
+from components.catalog import labels
 from components.config.loading import load_settings
-from components.nodegroups import labels, userdata
-from components.sharing.plan import GroupPlan, plan_group
+from components.plan import userdata
+from components.plan.group import GroupPlan, plan_group
 from tests.support import STACKS, simulate
 from tooling.simulation import Simulation
 

@@ -1,4 +1,4 @@
-"""The plan of a GPU node group (components/sharing/plan.py): every derived fact, written out.
+"""The plan of a GPU node group (components/plan/group.py): every derived fact, written out.
 
 Expectations are literals read off the upstream facts they stand for (EKS max pods, the device
 plugin's config format, kubelet's flag syntax, CA's tag names), not recomputed with the code
@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from components.config.groups import GpuNodeGroupSettings, Taint
-from components.nodegroups import userdata
-from components.sharing.plan import GroupPlan, plan_group, plan_groups
+from components.plan import userdata
+from components.plan.group import GroupPlan, plan_group, plan_groups
 
 DEFAULT = GpuNodeGroupSettings.model_validate({"name": "gpu"})
 WIDE = GpuNodeGroupSettings.model_validate(

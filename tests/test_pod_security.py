@@ -130,7 +130,7 @@ def test_the_verification_objects_pass_checkov(dev_report: dict[str, Any]):
 def test_the_mps_and_exclusive_probe_jobs_pass_checkov(tmp_path: Path):
     """The probe pods of MPS and exclusive groups (not in dev) meet the same checks."""
     from components.config.loading import load_settings
-    from components.sharing.plan import plan_groups
+    from components.plan.group import plan_groups
     from components.verification import jobs
     from components.verification.podsecurity import DENY_ALL_NETWORK_POLICY_SPEC
 

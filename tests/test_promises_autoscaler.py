@@ -380,7 +380,8 @@ def test_autoscaled_verification_covers_the_group_at_zero(scaled: Simulation):
         "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-5e19c0a9"),
         "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-452f9a3a"),
         "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-52e24f0f"),
-        "gpu-eks-verify-zero-exclusive": (1, 1, "exclusive-zero-3ffc6f16"),
+        # The exclusive probe changed once (issue 35: the shared CUDA preamble), so did its name.
+        "gpu-eks-verify-zero-exclusive": (1, 1, "exclusive-zero-4df102aa"),
     }
     pod = scaled.one(JOB, "gpu-eks-verify-multi-concurrent").inputs["spec"]["template"]["spec"]
     assert pod["tolerations"] == [

@@ -209,7 +209,7 @@ def readme_dotted_names() -> list[str]:
 def test_every_dotted_name_the_readme_names_resolves():
     names = readme_dotted_names()
     assert {
-        "components.nodegroups.userdata.gpu_node_config",
+        "components.plan.userdata.gpu_node_config",
         "components.gpu_operator.values.gpu_operator_values",
         "components.composites.declare.declare_gpu_capacity",
         "tooling",

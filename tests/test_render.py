@@ -15,10 +15,12 @@ import pytest
 import yaml
 
 from components.config import stackfile
-from components.nodegroups import userdata
+from components.plan import userdata
+from components.review import urns as render_urns
+from components.review import values as render_values
+from components.review.values import SECRET, UNKNOWN, Decoded
 from tests.support import ROOT, copy_project, tooling_cli
-from tooling import render, render_urns, render_values
-from tooling.render_values import SECRET, UNKNOWN, Decoded
+from tooling import render
 from tooling.simulation import Registration
 
 SECRET_WIRE = {render_values.SIG_KEY: render_values.SECRET_SIG, "value": "s3cr3t"}

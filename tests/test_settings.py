@@ -6,11 +6,11 @@ import pulumi
 import pytest
 
 from components import catalog
+from components.catalog import gpu_operator as chart
 from components.config.errors import ConfigError
 from components.config.loading import load_capacity_settings, load_settings
 from components.config.settings import GpuCapacitySettings, Settings
-from components.gpu_operator import chart
-from components.sharing.plan import plan_group
+from components.plan.group import plan_group
 from tests.support import ROOT
 from tooling.simulation import run_stack
 

@@ -32,14 +32,14 @@ from typing import Any
 import pytest
 import yaml
 
+from components.catalog import gpu_operator as chart
 from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings, TimeSlicing, sharing_problems
 from components.config.loading import load_settings
 from components.config.sharing import Mps
-from components.gpu_operator import chart
 from components.gpu_operator import values as operator_values
-from components.sharing import device_plugin
-from components.sharing.plan import GroupPlan, plan_groups
+from components.plan import device_plugin
+from components.plan.group import GroupPlan, plan_groups
 from components.verification import jobs
 from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml
 from tests.test_device_plugin_rules import PLUGIN_FIELDS, RESOURCE_FIELDS, plugin_config_problems

@@ -22,8 +22,10 @@ import pulumi
 import pytest
 
 from components.composites import declare
+from components.review import urns as render_urns
+from components.review import values as render_values
 from tests.support import ROOT, STACKS, simulate
-from tooling import diff, render, render_urns, render_values
+from tooling import diff, render
 
 SNAPSHOTS = ROOT / render.SNAPSHOT_DIR
 #: How much of a snapshot diff a failure shows (the rest: run the refresh command and git diff).

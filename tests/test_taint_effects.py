@@ -21,8 +21,8 @@ import pytest
 from components import GpuCluster, GpuClusterArgs, load_settings
 from components.config.groups import GpuNodeGroupSettings, Taint
 from components.gpu_operator.values import gpu_operator_values
-from components.nodegroups import placement
-from components.sharing.plan import plan_group
+from components.plan import placement
+from components.plan.group import plan_group
 from components.verification.jobs import concurrent_job_spec, warmup_job_spec
 from tests.test_plan import kubelet_flags_in
 from tooling.simulation import Simulation, run_program

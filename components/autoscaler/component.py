@@ -16,10 +16,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from ..catalog import cluster_autoscaler as chart
 from ..cluster.iam import partition_of
 from ..config import charts
 from ..config.addons import AutoscalerSettings
-from . import chart, iam, values
+from ..helm import helm_release
+from . import iam, values
 
 TYPE_NAME = "gpu-eks:autoscaler:ClusterAutoscaler"
 #: Helm waits for the Deployment (one pod on the system node group).
@@ -88,18 +90,15 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             region=region,
             role_arn=role_arn,
         )
-        self.release = k8s.helm.v3.Release(
+        self.release = helm_release(
             f"{name}-release",
-            name=values.RELEASE_NAME,
+            release_name=values.RELEASE_NAME,
             chart=chart.AUTOSCALER_CHART_NAME,
             version=s.chart_version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.AUTOSCALER_CHART_REPOSITORY),
+            repository=chart.AUTOSCALER_CHART_REPOSITORY,
             namespace=values.NAMESPACE,
-            create_namespace=False,
             values=self.values,
-            atomic=True,
-            cleanup_on_fail=True,
-            timeout=RELEASE_TIMEOUT_SECONDS,
+            timeout_seconds=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
         )
         self.register_outputs(

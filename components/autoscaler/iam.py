@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..cluster import iam as cluster_iam
-from .asg import cluster_tag
+from ..plan.asg import cluster_tag
 from .values import NAMESPACE, SERVICE_ACCOUNT
 
 #: Read actions CA needs (cloudprovider/aws/README.md, "Full Cluster Autoscaler Features Policy").

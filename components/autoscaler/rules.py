@@ -3,11 +3,12 @@ GpuCluster's settings and a GpuCapacity's alike."""
 
 from __future__ import annotations
 
+from ..catalog import cluster_autoscaler as chart
+from ..catalog.labels import ACCELERATOR_LABEL
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.settings import GpuCapacitySettings
-from ..nodegroups.labels import ACCELERATOR_LABEL
-from ..sharing.plan import GroupPlan
-from . import asg, chart
+from ..plan import asg
+from ..plan.group import GroupPlan
 
 
 def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:
@@ -43,7 +44,7 @@ def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_N
         # holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
         # profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
         # CA would count the node unready for good and eventually remove it. (Nodes of mixed MIG
-        # slices, which never advertise nvidia.com/gpu either, go without the label: sharing.plan.)
+        # slices, which never advertise nvidia.com/gpu either, go without the label: plan.group.)
         if ACCELERATOR_LABEL in plan.node_labels and asg.NVIDIA_GPU not in plan.advertised_resources:
             problems.append(
                 Problem(

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..catalog import cluster_autoscaler as chart
+from ..catalog import labels
 from ..config.addons import AutoscalerSettings
-from ..nodegroups import labels
-from . import chart
-from .asg import discovery_tags
+from ..plan.asg import discovery_tags
 
 #: Where CA runs: kube-system, under a fixed service account name (the IRSA trust policy names it).
 NAMESPACE = "kube-system"

@@ -92,8 +92,37 @@ class Cluster(pulumi.ComponentResource):
         super().__init__(TYPE_NAME, name, None, opts)
         tags = dict(args.tags)
         partition = partition_of(self)
+        public_subnet_ids = self._network(name, args, tags)
+        self._control_plane(name, args, tags, partition, public_subnet_ids)
 
-        # --- Network -------------------------------------------------------------------------
+        # --- Node role (shared by every managed node group of this cluster) -----------------
+        self.node_role, self.node_role_arn = declare_node_role(
+            f"{name}-node-role", parent=self, partition=partition, tags=tags
+        )
+        self._system_nodes(name, args, tags)
+
+        # --- Kubernetes provider -------------------------------------------------------------
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "oidcProviderArn": self.oidc_provider_arn,
+                "oidcProviderUrl": self.oidc_provider_url,
+                "nodeRoleArn": self.node_role_arn,
+                "vpcId": self.vpc_id,
+                "privateSubnetIds": self.private_subnet_ids,
+            }
+        )
+
+    def _network(self, name: str, args: ClusterArgs, tags: dict[str, str]) -> pulumi.Input[Sequence[str]]:
+        """The VPC (created, or the existing one resolved): sets ``vpc_id`` and
+        ``private_subnet_ids``; returns the public subnets (the control plane's)."""
         net = args.network
         public_subnet_ids: pulumi.Input[Sequence[str]]
         if net.existing_vpc:
@@ -121,26 +150,19 @@ class Cluster(pulumi.ComponentResource):
             self.vpc_id = vpc.vpc_id
             self.private_subnet_ids = vpc.private_subnet_ids
             public_subnet_ids = vpc.public_subnet_ids
+        return public_subnet_ids
 
-        # --- Control plane -------------------------------------------------------------------
-        # Principals must be of the provider's partition; checked when the partition is known.
-        admin_arns = list(args.admin_principal_arns)
-        checked_partition = partition.apply(lambda p: _same_partition(admin_arns, p))
-        # Keyed by principal, not position: pulumi-eks names the AccessEntry resources after the
-        # key, so reordering the list must not rename (replace) them.
-        keys = access_entry_keys(args.admin_principal_arns)
-        access_entries = {
-            keys[arn]: eks.AccessEntryArgs(
-                principal_arn=checked_partition.apply(lambda _, arn=arn: arn),
-                access_policies={
-                    "cluster-admin": eks.AccessPolicyAssociationArgs(
-                        policy_arn=checked_partition.apply(cluster_access_policy_arn),
-                        access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                    )
-                },
-            )
-            for arn in admin_arns
-        }
+    def _control_plane(
+        self,
+        name: str,
+        args: ClusterArgs,
+        tags: dict[str, str],
+        partition: pulumi.Output[str],
+        public_subnet_ids: pulumi.Input[Sequence[str]],
+    ) -> None:
+        """The EKS cluster with its admins' access entries: sets ``eks``, ``cluster_name``,
+        ``kubeconfig`` and the OIDC provider's ARN and URL."""
+        access_entries = _admin_access_entries(args.admin_principal_arns, partition)
         public = bool(args.endpoint_public_access_cidrs)
         self.eks = eks.Cluster(
             f"{name}-eks",
@@ -174,12 +196,9 @@ class Cluster(pulumi.ComponentResource):
         self.oidc_provider_arn = self.eks.oidc_provider_arn
         self.oidc_provider_url = self.eks.oidc_provider_url
 
-        # --- Node role (shared by every managed node group of this cluster) -----------------
-        self.node_role, self.node_role_arn = declare_node_role(
-            f"{name}-node-role", parent=self, partition=partition, tags=tags
-        )
-
-        # --- System node group: untainted, for CoreDNS, gpu-operator, NFD master/gc ---------
+    def _system_nodes(self, name: str, args: ClusterArgs, tags: dict[str, str]) -> None:
+        """The system node group (untainted, for CoreDNS, gpu-operator, NFD master/gc) and the
+        CoreDNS add-on that needs it: sets ``system_node_group`` and ``coredns``."""
         system = args.system_node_group
         _, self.system_node_group = declare_managed_node_group(
             f"{name}-system",
@@ -211,24 +230,27 @@ class Cluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
 
-        # --- Kubernetes provider -------------------------------------------------------------
-        self.provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
 
-        self.register_outputs(
-            {
-                "clusterName": self.cluster_name,
-                "kubeconfig": self.kubeconfig,
-                "oidcProviderArn": self.oidc_provider_arn,
-                "oidcProviderUrl": self.oidc_provider_url,
-                "nodeRoleArn": self.node_role_arn,
-                "vpcId": self.vpc_id,
-                "privateSubnetIds": self.private_subnet_ids,
-            }
+def _admin_access_entries(principal_arns: Sequence[str], partition: pulumi.Output[str]) -> dict[str, Any]:
+    """The cluster-admin access entry of each admin principal, keyed by principal, not position:
+    pulumi-eks names the AccessEntry resources after the key, so reordering the list must not
+    rename (replace) them. Principals must be of the provider's partition; checked when the
+    partition is known."""
+    admin_arns = list(principal_arns)
+    checked_partition = partition.apply(lambda p: _same_partition(admin_arns, p))
+    keys = access_entry_keys(principal_arns)
+    return {
+        keys[arn]: eks.AccessEntryArgs(
+            principal_arn=checked_partition.apply(lambda _, arn=arn: arn),
+            access_policies={
+                "cluster-admin": eks.AccessPolicyAssociationArgs(
+                    policy_arn=checked_partition.apply(cluster_access_policy_arn),
+                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                )
+            },
         )
+        for arn in admin_arns
+    }
 
 
 def _same_partition(arns: Sequence[str], partition: str) -> str:

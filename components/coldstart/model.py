@@ -28,7 +28,7 @@ from ..config.coldstart import (
     cold_start_problems,
     soci_store_on_root_volume,
 )
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 
 ASSUMPTION = "ASSUMPTION"
 #: EBS bandwidth is in MB/s, gp3 throughput in MiB/s.

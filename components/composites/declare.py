@@ -88,24 +88,9 @@ def declare_gpu_capacity(
     verification checks them). ``karpenter``: the cluster's Karpenter, which the settings'
     ``capacityProvider: karpenter`` groups need.
     """
-    autoscaling = settings.autoscaler_enabled
-    # Checked before anything is declared.
-    if autoscaling:
-        if autoscaler_cluster_name is None:
-            raise ValueError(
-                f"{name}: the Cluster Autoscaler needs the cluster's name as a plain string (it names the ASG "
-                "discovery tag): received none"
-            )
-        if target.oidc_provider_arn is None or target.oidc_provider_url is None:
-            raise ValueError(
-                f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
-                "received no oidc_provider_arn/oidc_provider_url"
-            )
-    # The OIDC provider the cloudwatch pipeline needs: GpuCapacity checks it with its other
-    # problems (observability.values.oidc_provider_problem); GpuCluster always passes its own.
-    obs = settings.observability
-    # The cluster name the autoscaler discovers the groups by; None: no autoscaler.
-    ca_cluster_name = autoscaler_cluster_name if autoscaling else None
+    # Checked before anything is declared. The cluster name the autoscaler discovers the groups
+    # by; None: no autoscaler.
+    ca_cluster_name = _autoscaler_cluster_name(name, target, settings, autoscaler_cluster_name)
     gpu_node_groups = {
         g.name: GpuNodeGroup(
             f"{name}-{g.name}",
@@ -124,100 +109,13 @@ def declare_gpu_capacity(
         )
         for g in settings.gpu_node_groups
     }
-    covered = [*gpu_node_groups.values(), *node_groups]
-
-    k8s_providers = {"kubernetes": target.provider}
-    # What observability asks of the operator's dcgm-exporter; None: the chart's defaults.
-    exporter = (
-        ExporterOptions(
-            # Per-pod attribution only where something reads the operator's exporter: the
-            # prometheus pipeline scrapes it; the CloudWatch add-on runs and scrapes its own
-            # dcgm-exporter (values.py). hostPID and the pods read access are not granted for nothing.
-            per_pod_metrics=obs.per_pod_metrics and obs.prometheus,
-            service_monitor_labels=dict(obs.prometheus_labels) if obs.prometheus else None,
-        )
-        if obs.enabled
-        else None
-    )
-    gpu_operator = GpuOperator(
-        f"{name}-{OPERATOR_CHILD}",
-        GpuOperatorArgs(
-            settings=settings.gpu_operator,
-            gpu_node_groups=covered,
-            # The operator, NFD master and gc need an untainted node to run on.
-            wait_for=list(target.ready),
-            exporter=exporter,
-        ),
-        opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
-    )
-
-    # --- Cluster Autoscaler: scales the GPU groups, from zero too (issue 9) -------------------
-    cluster_autoscaler = None
-    if ca_cluster_name is not None:
-        cluster_autoscaler = ClusterAutoscaler(
-            f"{name}-{AUTOSCALER_CHILD}",
-            ClusterAutoscalerArgs(
-                settings=settings.autoscaler,
-                cluster_name=ca_cluster_name,
-                kubernetes_version=settings.kubernetes_version,
-                oidc_provider_arn=target.oidc_provider_arn,
-                oidc_provider_url=target.oidc_provider_url,
-                # CA runs on an untainted node (the system node group).
-                wait_for=list(target.ready),
-                tags=tags,
-            ),
-            opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
-        )
-
-    check = None
-    if settings.verify_time_slicing:
-        check = TimeSlicingVerification(
-            f"{name}-{VERIFICATION_CHILD}",
-            TimeSlicingVerificationArgs(
-                settings=settings.verification,
-                gpu_node_groups=covered,
-                # With an autoscaler, the warm-up Jobs are what bring a group's first node.
-                wait_for=[gpu_operator, *([cluster_autoscaler] if cluster_autoscaler else [])],
-                autoscaling=cluster_autoscaler is not None,
-            ),
-            opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
-        )
-    observability = None
-    if obs.enabled:
-        plans = [g.plan for g in covered]
-        observability = GpuObservability(
-            f"{name}-{OBSERVABILITY_CHILD}",
-            GpuObservabilityArgs(
-                settings=obs,
-                plans=plans,
-                cluster_name=target.cluster_name,
-                operator_namespace=settings.gpu_operator.namespace,
-                per_pod_metrics=per_pod_gpu_metrics(plans, settings.gpu_operator.chart_version, exporter),
-                oidc_provider_arn=target.oidc_provider_arn,
-                oidc_provider_url=target.oidc_provider_url,
-                tags=tags,
-                # The operator creates the namespace the rule and the dashboard default to.
-                wait_for=[gpu_operator.namespace],
-                teams=settings.teams,
-            ),
-            opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
-        )
-    teams = None
-    if settings.teams:
-        teams = Teams(
-            f"{name}-{TEAMS_CHILD}",
-            TeamsArgs(
-                teams=settings.teams,
-                plans=[g.plan for g in covered],
-                cluster_name=target.cluster_name,
-                authentication_mode=target.authentication_mode,
-                # With the verification, a Job per team proves its policy and quota (verification.teams).
-                check=TeamsCheck(namespace=check.namespace, image=settings.verification.probe_image)
-                if check is not None and settings.verification.teams
-                else None,
-            ),
-            opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
-        )
+    on_cluster = _OnCluster(name, parent, target, settings, tags, covered=[*gpu_node_groups.values(), *node_groups])
+    exporter = _exporter_options(settings)
+    gpu_operator = on_cluster.operator(exporter)
+    cluster_autoscaler = on_cluster.autoscaler(ca_cluster_name) if ca_cluster_name is not None else None
+    check = on_cluster.verification(gpu_operator, cluster_autoscaler) if settings.verify_time_slicing else None
+    observability = on_cluster.observability(gpu_operator, exporter) if settings.observability.enabled else None
+    teams = on_cluster.teams(check) if settings.teams else None
     return GpuCapacityParts(
         gpu_node_groups=gpu_node_groups,
         operator=gpu_operator,
@@ -226,6 +124,140 @@ def declare_gpu_capacity(
         observability=observability,
         teams=teams,
     )
+
+
+def _autoscaler_cluster_name(
+    name: str, target: ClusterTarget, settings: GpuCapacitySettings, autoscaler_cluster_name: str | None
+) -> str | None:
+    """The cluster name the Cluster Autoscaler discovers the groups by, None without an autoscaler;
+    a ValueError where the autoscaler is enabled without what it needs of the cluster."""
+    if not settings.autoscaler_enabled:
+        return None
+    if autoscaler_cluster_name is None:
+        raise ValueError(
+            f"{name}: the Cluster Autoscaler needs the cluster's name as a plain string (it names the ASG "
+            "discovery tag): received none"
+        )
+    if target.oidc_provider_arn is None or target.oidc_provider_url is None:
+        raise ValueError(
+            f"{name}: the Cluster Autoscaler needs the cluster's IAM OIDC provider (IRSA): "
+            "received no oidc_provider_arn/oidc_provider_url"
+        )
+    return autoscaler_cluster_name
+
+
+def _exporter_options(settings: GpuCapacitySettings) -> ExporterOptions | None:
+    """What observability asks of the operator's dcgm-exporter; None: the chart's defaults. (The
+    OIDC provider the cloudwatch pipeline needs: GpuCapacity checks it with its other problems,
+    observability.values.oidc_provider_problem; GpuCluster always passes its own.)"""
+    obs = settings.observability
+    if not obs.enabled:
+        return None
+    return ExporterOptions(
+        # Per-pod attribution only where something reads the operator's exporter: the
+        # prometheus pipeline scrapes it; the CloudWatch add-on runs and scrapes its own
+        # dcgm-exporter (values.py). hostPID and the pods read access are not granted for nothing.
+        per_pod_metrics=obs.per_pod_metrics and obs.prometheus,
+        service_monitor_labels=dict(obs.prometheus_labels) if obs.prometheus else None,
+    )
+
+
+@dataclass
+class _OnCluster:
+    """The cluster-side parts of GPU capacity, each a child of ``parent`` on the cluster's
+    Kubernetes provider, for the ``covered`` GPU node groups (the settings' and the caller's)."""
+
+    name: str
+    parent: pulumi.Resource
+    target: ClusterTarget
+    settings: GpuCapacitySettings
+    tags: Mapping[str, pulumi.Input[str]]
+    covered: list[GpuNodeGroup]
+
+    def _opts(self) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self.parent, providers={"kubernetes": self.target.provider})
+
+    def operator(self, exporter: ExporterOptions | None) -> GpuOperator:
+        return GpuOperator(
+            f"{self.name}-{OPERATOR_CHILD}",
+            GpuOperatorArgs(
+                settings=self.settings.gpu_operator,
+                gpu_node_groups=self.covered,
+                # The operator, NFD master and gc need an untainted node to run on.
+                wait_for=list(self.target.ready),
+                exporter=exporter,
+            ),
+            opts=self._opts(),
+        )
+
+    def autoscaler(self, cluster_name: str) -> ClusterAutoscaler:
+        """Cluster Autoscaler: scales the GPU groups, from zero too (issue 9)."""
+        return ClusterAutoscaler(
+            f"{self.name}-{AUTOSCALER_CHILD}",
+            ClusterAutoscalerArgs(
+                settings=self.settings.autoscaler,
+                cluster_name=cluster_name,
+                kubernetes_version=self.settings.kubernetes_version,
+                oidc_provider_arn=self.target.oidc_provider_arn,
+                oidc_provider_url=self.target.oidc_provider_url,
+                # CA runs on an untainted node (the system node group).
+                wait_for=list(self.target.ready),
+                tags=self.tags,
+            ),
+            opts=self._opts(),
+        )
+
+    def verification(
+        self, gpu_operator: GpuOperator, cluster_autoscaler: ClusterAutoscaler | None
+    ) -> TimeSlicingVerification:
+        return TimeSlicingVerification(
+            f"{self.name}-{VERIFICATION_CHILD}",
+            TimeSlicingVerificationArgs(
+                settings=self.settings.verification,
+                gpu_node_groups=self.covered,
+                # With an autoscaler, the warm-up Jobs are what bring a group's first node.
+                wait_for=[gpu_operator, *([cluster_autoscaler] if cluster_autoscaler else [])],
+                autoscaling=cluster_autoscaler is not None,
+            ),
+            opts=self._opts(),
+        )
+
+    def observability(self, gpu_operator: GpuOperator, exporter: ExporterOptions | None) -> GpuObservability:
+        plans = [g.plan for g in self.covered]
+        return GpuObservability(
+            f"{self.name}-{OBSERVABILITY_CHILD}",
+            GpuObservabilityArgs(
+                settings=self.settings.observability,
+                plans=plans,
+                cluster_name=self.target.cluster_name,
+                operator_namespace=self.settings.gpu_operator.namespace,
+                per_pod_metrics=per_pod_gpu_metrics(plans, self.settings.gpu_operator.chart_version, exporter),
+                oidc_provider_arn=self.target.oidc_provider_arn,
+                oidc_provider_url=self.target.oidc_provider_url,
+                tags=self.tags,
+                # The operator creates the namespace the rule and the dashboard default to.
+                wait_for=[gpu_operator.namespace],
+                teams=self.settings.teams,
+            ),
+            opts=self._opts(),
+        )
+
+    def teams(self, check: TimeSlicingVerification | None) -> Teams:
+        settings = self.settings
+        return Teams(
+            f"{self.name}-{TEAMS_CHILD}",
+            TeamsArgs(
+                teams=settings.teams,
+                plans=[g.plan for g in self.covered],
+                cluster_name=self.target.cluster_name,
+                authentication_mode=self.target.authentication_mode,
+                # With the verification, a Job per team proves its policy and quota (verification.teams).
+                check=TeamsCheck(namespace=check.namespace, image=settings.verification.probe_image)
+                if check is not None and settings.verification.teams
+                else None,
+            ),
+            opts=self._opts(),
+        )
 
 
 def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, object]]:

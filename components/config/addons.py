@@ -9,8 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 
-from ..autoscaler import chart as ca_chart
-from ..gpu_operator import chart
+from ..catalog import cluster_autoscaler as ca_chart
+from ..catalog import gpu_operator as chart
 from .charts import pinned_chart_version
 from .fields import (
     ImageReference,

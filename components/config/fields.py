@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidatorFunc
 from pydantic.alias_generators import to_camel
 
 from .. import catalog
-from ..nodegroups import labels
+from ..catalog import labels
 from .errors import is_unresolved
 
 

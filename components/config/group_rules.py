@@ -10,7 +10,7 @@ import base64
 from collections.abc import Sequence
 
 from .. import catalog
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from .capacity_provider import uses_karpenter
 from .errors import KeyedProblem
 from .names import reserved_group_name_problem

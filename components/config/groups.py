@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from .. import catalog
-from ..nodegroups import labels
+from ..catalog import labels
 from . import capacity_provider
 from .coldstart import ColdStart, cold_start_problems
 from .errors import KeyedProblem, KeyedProblems
@@ -140,7 +140,7 @@ class TimeSlicing(_Model):
             default="`true`",
         ),
     )
-    # None: the group's name (sharing.plan.GroupPlan.profile_name), which no sharing setting changes.
+    # None: the group's name (plan.group.GroupPlan.profile_name), which no sharing setting changes.
     profile: LabelValue | None = Field(
         None,
         **doc(

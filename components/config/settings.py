@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import catalog
-from ..sharing.plan import GroupPlan, plan_groups
+from ..plan.group import GroupPlan, plan_groups
 from .addons import AutoscalerSettings, GpuOperatorSettings, ObservabilitySettings, VerificationSettings
 from .addresses import gpu_group_addresses, system_group_addresses
 from .capacity_provider import (
@@ -134,7 +134,7 @@ class GpuCapacitySettings(_Model):
 
     @cached_property
     def plans(self) -> tuple[GroupPlan, ...]:
-        """The plan of each GPU node group (``sharing.plan``), in order: derived once per settings
+        """The plan of each GPU node group (``plan.group``), in order: derived once per settings
         object, read by the rules across keys, the autoscaler's rules, the warnings and preflight."""
         return plan_groups(self.gpu_node_groups, self.cloudwatch_pipeline)
 

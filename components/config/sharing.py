@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..gpu_operator import chart
+from ..catalog import gpu_operator as chart
 from .errors import KeyedProblem, KeyedProblems
 from .fields import Count, LabelValue, _Model, doc
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from .errors import KeyedProblem, KeyedProblems
 from .fields import RESERVED_NAMESPACES, Count, NamespaceName, PrincipalArn, ResourceName, _Model, _unique, doc
 

@@ -8,9 +8,9 @@ import ipaddress
 from collections.abc import Callable, Iterable
 
 from .. import catalog
-from ..autoscaler import asg
+from ..catalog import gpu_operator as chart
 from ..catalog.storage import INSTANCE_IO
-from ..gpu_operator import chart
+from ..plan import asg
 from . import teams
 from .coldstart import (
     FAST_IMAGE_PULL_MIN_MEMORY_GIB,
@@ -64,7 +64,7 @@ def _autoscaled_group_not_smallest_first(settings: GpuCapacitySettings) -> Itera
     # node from the first type of its mixed instances policy (aws_wrapper.go getInstanceTypesForAsgs)
     # and its README ("Using Mixed Instances Policies and Spot Instances") asks for types of the same
     # CPU and RAM. When the first type is not the smallest, the ASG's resources/cpu and
-    # resources/memory tags size that template down to the smallest (autoscaler/asg.py
+    # resources/memory tags size that template down to the smallest (plan/asg.py
     # smallest_size_tags), so scale-from-zero stays safe but never serves a pod that needs more.
     if not settings.autoscaler_enabled:
         return
@@ -144,7 +144,7 @@ def _kubernetes_version_in_extended_support(settings: GpuCapacitySettings) -> It
 
 @warning_rule
 def _gpu_operator_past_nvidia_support(settings: GpuCapacitySettings) -> Iterable[Problem]:
-    # NVIDIA's life cycle of gpu-operator major versions (gpu_operator/chart.py CHART_LIFE_CYCLE,
+    # NVIDIA's life cycle of gpu-operator major versions (catalog/gpu_operator.py CHART_LIFE_CYCLE,
     # from its "Platform Support" page): a chart past support still deploys, but gets no fixes.
     version = settings.gpu_operator.chart_version
     status = chart.support_status(version)

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog import gpu_operator as chart
 from ..config import charts
 from ..config.addons import GpuOperatorSettings
 from ..config.errors import describe_problems
 from ..config.group_rules import gpu_groups_problems
+from ..helm import helm_release
 from ..nodegroups.component import GpuNodeGroup
-from . import chart, coverage, values
+from . import coverage, values
 
 TYPE_NAME = "gpu-eks:operator:GpuOperator"
 
@@ -95,18 +97,15 @@ class GpuOperator(pulumi.ComponentResource):
             )
             release_after.append(self.metrics_config_map)
         # The release depends on the namespace through `namespace=`, hence on `wait_for` too.
-        self.release = k8s.helm.v3.Release(
+        self.release = helm_release(
             f"{name}-release",
-            name=RELEASE_NAME,
+            release_name=RELEASE_NAME,
             chart=chart.CHART_NAME,
             version=s.chart_version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.CHART_REPOSITORY),
+            repository=chart.CHART_REPOSITORY,
             namespace=self.namespace.metadata.name,
-            create_namespace=False,
             values=self.values,
-            atomic=True,
-            cleanup_on_fail=True,
-            timeout=RELEASE_TIMEOUT_SECONDS,
+            timeout_seconds=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=release_after),
         )
         self.register_outputs(

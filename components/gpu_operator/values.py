@@ -13,12 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalog import gpu_operator as chart
 from ..config.groups import Taint
 from ..config.sharing import allocation_policy_problems
-from ..nodegroups import placement
-from ..sharing import device_plugin, mig_parted
-from ..sharing.plan import GroupPlan
-from . import chart
+from ..plan import device_plugin, mig_parted, placement
+from ..plan.group import GroupPlan
 
 
 def gpu_taints(plans: Sequence[GroupPlan]) -> list[Taint]:
@@ -244,7 +243,7 @@ def gpu_operator_values(
             }
         },
         **({"dcgmExporter": dcgm} if dcgm else {}),
-        # The layouts of the MIG groups (sharing/mig_parted.py); none: the chart's own.
+        # The layouts of the MIG groups (plan/mig_parted.py); none: the chart's own.
         **({"migManager": mig_manager} if mig_manager else {}),
     }
     # MPS needs no value here: the chart never copies devicePlugin.mps into the ClusterPolicy

@@ -15,7 +15,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..cluster.iam import managed_policy_arn, partition_of
-from ..sharing.plan import GroupPlan
+from ..helm import helm_release
+from ..plan.group import GroupPlan
 from . import iam, interruption, objects, values
 
 TYPE_NAME = "gpu-eks:karpenter:Karpenter"
@@ -118,8 +119,41 @@ class Karpenter(pulumi.ComponentResource):
         partition = partition_of(self)
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        self._node_role(name, args, tags, partition, child)
+        interruption_ready = self._interruption_queue(name, args, tags, child)
+        self._discovery_tags(name, args, child)
+        self._controller(name, args, tags, child, partition, region, account)
+        self.release = helm_release(
+            f"{name}-release",
+            release_name=values.RELEASE_NAME,
+            chart=values.CHART,
+            version=values.CHART_VERSION,
+            namespace=values.NAMESPACE,
+            values=self.values,
+            timeout_seconds=RELEASE_TIMEOUT_SECONDS,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *interruption_ready]),
+        )
+        self.register_outputs(
+            {
+                "roleArn": self.role.arn,
+                "nodeRoleName": self.node_role.name,
+                "interruptionQueue": self.queue.name,
+                "releaseName": self.release.name,
+                "chartVersion": values.CHART_VERSION,
+                "nodeOverlay": args.node_overlay,
+            }
+        )
 
-        # --- The nodes' role, and their way into the cluster (access entry, EC2_LINUX) ---------
+    def _node_role(
+        self,
+        name: str,
+        args: KarpenterArgs,
+        tags: dict[str, str],
+        partition: pulumi.Output[str],
+        child: pulumi.ResourceOptions,
+    ) -> None:
+        """The nodes' role, and their way into the cluster (access entry, EC2_LINUX): sets
+        ``node_role``, ``node_access`` and ``node_role_name``."""
         self.node_role = aws.iam.Role(
             f"{name}-node-role",
             assume_role_policy=iam.node_trust_policy(),
@@ -148,7 +182,11 @@ class Karpenter(pulumi.ComponentResource):
             self.node_role.name, self.node_access.id, *[a.id for a in attachments]
         ).apply(lambda xs: xs[0])
 
-        # --- Interruption queue and its EventBridge rules -------------------------------------
+    def _interruption_queue(
+        self, name: str, args: KarpenterArgs, tags: dict[str, str], child: pulumi.ResourceOptions
+    ) -> list[pulumi.Resource]:
+        """The interruption queue (sets ``queue``) and its EventBridge rules; returns what the
+        release waits for (the queue policy and the rules' targets)."""
         # Named after the cluster, as the reference (cloudformation.yaml QueueName: ${ClusterName}):
         # one queue per cluster, and its name is what the chart's settings.interruptionQueue takes.
         self.queue = aws.sqs.Queue(
@@ -182,8 +220,10 @@ class Karpenter(pulumi.ComponentResource):
                     opts=child,
                 )
             )
+        return [queue_policy, *targets]
 
-        # --- Discovery tags --------------------------------------------------------------------
+    def _discovery_tags(self, name: str, args: KarpenterArgs, child: pulumi.ResourceOptions) -> None:
+        """karpenter.sh/discovery on the cluster security group and the subnets given here."""
         tag_args = {"key": objects.DISCOVERY_TAG, "value": args.cluster_name}
         aws.ec2.Tag(f"{name}-discovery-sg", resource_id=args.cluster_security_group_id, **tag_args, opts=child)
         subnets = pulumi.Output.from_input(args.subnet_ids)
@@ -195,7 +235,18 @@ class Karpenter(pulumi.ComponentResource):
                 opts=child,
             )
 
-        # --- The controller's role (IRSA) and the release --------------------------------------
+    def _controller(
+        self,
+        name: str,
+        args: KarpenterArgs,
+        tags: dict[str, str],
+        child: pulumi.ResourceOptions,
+        partition: pulumi.Output[str],
+        region: pulumi.Output[str],
+        account: pulumi.Output[str],
+    ) -> None:
+        """The controller's role (IRSA) and policy, and the chart's values that name them: sets
+        ``role`` and ``values``."""
         self.role = aws.iam.Role(
             f"{name}-role",
             description=f"Karpenter controller of EKS cluster {args.cluster_name} (IRSA)",
@@ -220,27 +271,4 @@ class Karpenter(pulumi.ComponentResource):
             role_arn=role_arn,
             node_overlay=args.node_overlay,
             system_nodes=args.system_nodes,
-        )
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name=values.RELEASE_NAME,
-            chart=values.CHART,
-            version=values.CHART_VERSION,
-            namespace=values.NAMESPACE,
-            create_namespace=False,
-            values=self.values,
-            atomic=True,
-            cleanup_on_fail=True,
-            timeout=RELEASE_TIMEOUT_SECONDS,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, queue_policy, *targets]),
-        )
-        self.register_outputs(
-            {
-                "roleArn": self.role.arn,
-                "nodeRoleName": self.node_role.name,
-                "interruptionQueue": self.queue.name,
-                "releaseName": self.release.name,
-                "chartVersion": values.CHART_VERSION,
-                "nodeOverlay": args.node_overlay,
-            }
         )

@@ -27,10 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..nodegroups import userdata
 from ..nodegroups.managed import IMDS_HOP_LIMIT, ROOT_DEVICE
-from ..sharing import device_plugin
-from ..sharing.plan import GroupPlan
+from ..plan import device_plugin, userdata
+from ..plan.group import GroupPlan
 
 #: API versions of Karpenter 1.14.1's kinds (its CRDs' served versions).
 NODEPOOL_API_VERSION = "karpenter.sh/v1"

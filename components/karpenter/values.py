@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..catalog import labels
 from ..config.capacity_provider import karpenter_replicas
-from ..nodegroups import labels
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from . import objects
 
 CHART = "oci://public.ecr.aws/karpenter/karpenter"

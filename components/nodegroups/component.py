@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from ..autoscaler import asg
 from ..config.groups import GpuNodeGroupSettings
 from ..gpu_operator import coverage
 from ..karpenter import objects as karpenter_objects
 from ..karpenter.component import GroupObjects, KarpenterTarget, declare_group_objects
-from ..sharing.plan import GroupPlan, plan_group
+from ..plan import asg
+from ..plan.group import GroupPlan, plan_group
 from .managed import ManagedNodeGroupSpec, declare_managed_node_group
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
@@ -53,7 +53,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     #: The validated settings the group was declared from.
     settings: GpuNodeGroupSettings
-    #: Everything derived from them (``sharing.plan``): the operator, the autoscaler and the
+    #: Everything derived from them (``plan.group``): the operator, the autoscaler and the
     #: verification read the group's plan from here.
     plan: GroupPlan
     #: The managed node group and its launch template (None for a Karpenter group).

@@ -25,7 +25,7 @@ import pulumi_kubernetes as k8s
 from ..cluster.iam import managed_policy_arn, partition_of
 from ..config.addons import ObservabilitySettings
 from ..config.teams import TeamSettings
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from . import dashboard, rules, values
 from . import teams as team_usage
 

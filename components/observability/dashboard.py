@@ -7,12 +7,13 @@ panels stay empty at chart versions whose exporter has no per-pod metrics).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from ..config.teams import TeamSettings
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from . import teams as team_usage
 
 #: The dashboard's uid and title (stable: Grafana links use the uid).
@@ -120,22 +121,60 @@ def _team_panels(teams: Sequence[TeamSettings], y: int) -> list[dict[str, Any]]:
 
 
 def dashboard(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) -> dict[str, Any]:
-    """The dashboard model; the red line of the per-pod memory panel is the smallest slot share.
-    With ``teams``, a "Per team" row below the others."""
-    smallest_share = min(p.memory_per_slot_mib for p in plans)
-    per_gpu = "{{node}} GPU {{gpu}}"
+    """The dashboard model: a "Per node" row, a "Per pod" row (the red line of its memory panel is
+    the smallest slot share) and the slot table; with ``teams``, a "Per team" row below them."""
+    panels = [*_node_panels(plans), *_pod_panels(plans), _slot_table(10, plans, 2 + 3 * _HEIGHT)]
+    if teams:
+        panels += _team_panels(teams, 2 + 4 * _HEIGHT)
+    return {
+        "uid": UID,
+        "title": TITLE,
+        "tags": ["gpu", "gpu-eks"],
+        "timezone": "utc",
+        "schemaVersion": 39,
+        "version": 1,
+        "editable": True,
+        "refresh": "1m",
+        "time": {"from": "now-6h", "to": "now"},
+        "templating": {"list": copy.deepcopy(_VARIABLES)},
+        "panels": panels,
+    }
+
+
+#: The dashboard's variables: the Prometheus data source and the nodes (all by default).
+_VARIABLES = [
+    {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"},
+    {
+        "name": "node",
+        "type": "query",
+        "label": "Node",
+        "datasource": _DATASOURCE,
+        "query": {"query": "label_values(DCGM_FI_DEV_FB_FREE, node)", "refId": "node"},
+        "definition": "label_values(DCGM_FI_DEV_FB_FREE, node)",
+        "refresh": 2,
+        "includeAll": True,
+        "multi": True,
+        "allValue": ".*",
+    },
+]
+#: The legend of a series per GPU.
+_PER_GPU = "{{node}} GPU {{gpu}}"
+
+
+def _node_panels(plans: Sequence[GroupPlan]) -> list[dict[str, Any]]:
+    """The "Per node" row: utilisation, memory (per MIG slice too, with a MIG group), last XID and
+    the pods holding a slot, per GPU."""
     # With a MIG group, memory per slice (dcgm-exporter's GPU_I_ID, GPU_I_PROFILE: rules._SLICE).
     mig = any(p.mig_layout is not None for p in plans)
     memory_by = "node, gpu, GPU_I_ID, GPU_I_PROFILE" if mig else "node, gpu"
-    memory_legend = per_gpu + (" {{GPU_I_PROFILE}} {{GPU_I_ID}}" if mig else "")
-    per_pod = "{{namespace}}/{{pod}} ({{node}} GPU {{gpu}})"
-    panels = [
+    memory_legend = _PER_GPU + (" {{GPU_I_PROFILE}} {{GPU_I_ID}}" if mig else "")
+    return [
         _row(1, "Per node", 0),
         _panel(
             2,
             "GPU utilisation per GPU",
             f'max by (node, gpu) (DCGM_FI_DEV_GPU_UTIL{{pod_uid="", {_NODE}}})',
-            per_gpu,
+            _PER_GPU,
             "percent",
             0,
             1,
@@ -153,7 +192,7 @@ def dashboard(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) ->
             4,
             "Last XID per GPU (0: none)",
             f"max by (node, gpu) (DCGM_FI_DEV_XID_ERRORS{{{_NODE}}})",
-            per_gpu,
+            _PER_GPU,
             "none",
             0,
             1 + _HEIGHT,
@@ -163,11 +202,19 @@ def dashboard(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) ->
             "Pods holding a slot per GPU",
             # A series per container holding a slot: one per pod first (see rules.alert_rules).
             f'count by (node, gpu) (max by (node, gpu, pod_uid) (DCGM_FI_DEV_GPU_UTIL{{pod_uid!="", {_NODE}}}))',
-            per_gpu,
+            _PER_GPU,
             "none",
             _WIDTH,
             1 + _HEIGHT,
         ),
+    ]
+
+
+def _pod_panels(plans: Sequence[GroupPlan]) -> list[dict[str, Any]]:
+    """The "Per pod" row: utilisation, memory (red: the smallest slot share of ``plans``) and the
+    last XID of the GPU each pod runs on."""
+    per_pod = "{{namespace}}/{{pod}} ({{node}} GPU {{gpu}})"
+    return [
         _row(6, "Per pod", 1 + 2 * _HEIGHT),
         _panel(
             7,
@@ -186,7 +233,7 @@ def dashboard(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) ->
             "decmbytes",
             _WIDTH,
             2 + 2 * _HEIGHT,
-            thresholds=(smallest_share,),
+            thresholds=(min(p.memory_per_slot_mib for p in plans),),
         ),
         _panel(
             9,
@@ -197,39 +244,7 @@ def dashboard(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) ->
             0,
             2 + 3 * _HEIGHT,
         ),
-        _slot_table(10, plans, 2 + 3 * _HEIGHT),
     ]
-    if teams:
-        panels += _team_panels(teams, 2 + 4 * _HEIGHT)
-    return {
-        "uid": UID,
-        "title": TITLE,
-        "tags": ["gpu", "gpu-eks"],
-        "timezone": "utc",
-        "schemaVersion": 39,
-        "version": 1,
-        "editable": True,
-        "refresh": "1m",
-        "time": {"from": "now-6h", "to": "now"},
-        "templating": {
-            "list": [
-                {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"},
-                {
-                    "name": "node",
-                    "type": "query",
-                    "label": "Node",
-                    "datasource": _DATASOURCE,
-                    "query": {"query": "label_values(DCGM_FI_DEV_FB_FREE, node)", "refId": "node"},
-                    "definition": "label_values(DCGM_FI_DEV_FB_FREE, node)",
-                    "refresh": 2,
-                    "includeAll": True,
-                    "multi": True,
-                    "allValue": ".*",
-                },
-            ]
-        },
-        "panels": panels,
-    }
 
 
 def dashboard_json(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) -> str:

@@ -30,9 +30,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalog import labels
 from ..config.addons import AlertThresholds
-from ..nodegroups import labels
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 
 #: Name of the rule group (and of the PrometheusRule object).
 GROUP_NAME = "gpu-eks-shared-gpus"

@@ -329,6 +329,28 @@ async def _resolve(value: Any) -> tuple[Any, bool, bool]:
     return await out.future(with_unknowns=True), known, secret
 
 
+def _reporting_all_but(raised: BaseException) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:
+    """The run's loop's exception handler once the run failed with ``raised``. The SDK resolves every
+    output of the failed resource, and of all that depends on it, with that error; nobody awaits
+    them, and each one garbage-collected later would print "Future exception was never retrieved"
+    with the whole traceback (after a test run's summary, or inside an unrelated ``ast.parse``, which
+    CPython 3.11 then fails: "AST constructor recursion depth mismatch"). The caller has that error
+    (``run_program`` raised it, with its causes): any other one is still reported."""
+    chain: list[BaseException] = []
+    pending: list[BaseException | None] = [raised]
+    while pending:
+        exc = pending.pop()
+        if exc is not None and not any(exc is seen for seen in chain):
+            chain.append(exc)
+            pending += [exc.__cause__, exc.__context__]
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if not any(context.get("exception") is seen for seen in chain):
+            loop.default_exception_handler(context)
+
+    return handler
+
+
 def run_program(
     program: Callable[[], Any],
     config: Mapping[str, str],
@@ -396,7 +418,11 @@ def run_program(
             wire = json_format.MessageToDict(await rpc.serialize_properties(getattr(root, "outputs", {}), {}))
             return Simulation(regs, outputs, secret, unknown, stack_urn, wire)
 
-        return loop.run_until_complete(asyncio.wait_for(run(), timeout))
+        try:
+            return loop.run_until_complete(asyncio.wait_for(run(), timeout))
+        except BaseException as failure:
+            loop.set_exception_handler(_reporting_all_but(failure))
+            raise
     finally:
         try:
             # A timed-out run leaves tasks behind: cancel them so they die with this loop.

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from components.nodegroups.userdata import parse_mime
+from components.plan.userdata import parse_mime
 
 #: What a reviewer sees instead of a secret value.
 SECRET = "[secret]"

@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from ..cluster.iam import cluster_access_policy_arn, partition_of, principal_partition_problems
 from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem, deploy_time_error
 from ..config.teams import TeamSettings
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from ..verification.jobs import AWAIT_MARGIN_SECONDS
 from . import access, objects, policy, verification
 

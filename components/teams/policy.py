@@ -37,9 +37,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..catalog.labels import NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
-from ..nodegroups.labels import NODE_GROUP_LABEL
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from .objects import object_name, team_labels
 
 

@@ -30,9 +30,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..catalog.labels import NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
-from ..nodegroups.labels import NODE_GROUP_LABEL
-from ..sharing.plan import GroupPlan
+from ..plan.group import GroupPlan
 from ..verification.podsecurity import restricted_pod_spec
 from .objects import team_labels
 from .policy import placement_message

@@ -46,7 +46,7 @@ from typing import Any
 
 from ..autoscaler.values import SAFE_TO_EVICT_ANNOTATION
 from ..config.capacity_provider import KARPENTER
-from ..sharing.plan import MIG_CONFIG_STATE_LABEL, GroupPlan
+from ..plan.group import MIG_CONFIG_STATE_LABEL, GroupPlan
 from .podsecurity import restricted_pod_spec
 
 #: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.
@@ -209,16 +209,10 @@ def job_name(prefix: str, plan: GroupPlan, spec: dict[str, Any]) -> str:
 #: driver API (libcuda.so.1) through ctypes, and the NVIDIA container runtime mounts libcuda into
 #: any container granted a GPU with the ``compute`` driver capability (set in ``_probe_env``).
 
-#: Exit 0 only if this process is an MPS client (the device plugin set CUDA_MPS_PIPE_DIRECTORY,
-#: internal/plugin/mps.go updateReponse), an allocation above its share fails with
-#: CUDA_ERROR_OUT_OF_MEMORY (2) and one within it succeeds; then hold that memory and the slot.
-#: argv: bytes above, bytes within, seconds to hold. Above comes first, before this client holds
-#: anything, so the other clients' holdings (a quarter share each) leave the GPU room for it.
-MPS_PROBE_PROGRAM = """
-import ctypes, os, sys, time
-above, within, hold = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-if not os.environ.get("CUDA_MPS_PIPE_DIRECTORY"):
-    sys.exit("not an MPS client: CUDA_MPS_PIPE_DIRECTORY is unset")
+#: The CUDA start of every probe (MPS, exclusive, MIG): load the driver API, ``check`` (exit with the
+#: failing call and its CUresult), initialise it, and create a context on the pod's first device
+#: (``dev``, ``ctx``). The probe imports ctypes and sys before it.
+CUDA_PREAMBLE = """
 cuda = ctypes.CDLL("libcuda.so.1")
 def check(what, rc):
     if rc != 0:
@@ -227,7 +221,21 @@ check("cuInit", cuda.cuInit(0))
 dev, ctx = ctypes.c_int(), ctypes.c_void_p()
 check("cuDeviceGet", cuda.cuDeviceGet(ctypes.byref(dev), 0))
 check("cuCtxCreate", cuda.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev))
-def alloc(size):
+"""
+
+#: Exit 0 only if this process is an MPS client (the device plugin set CUDA_MPS_PIPE_DIRECTORY,
+#: internal/plugin/mps.go updateReponse), an allocation above its share fails with
+#: CUDA_ERROR_OUT_OF_MEMORY (2) and one within it succeeds; then hold that memory and the slot.
+#: argv: bytes above, bytes within, seconds to hold. Above comes first, before this client holds
+#: anything, so the other clients' holdings (a quarter share each) leave the GPU room for it.
+MPS_PROBE_PROGRAM = (
+    """
+import ctypes, os, sys, time
+above, within, hold = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+if not os.environ.get("CUDA_MPS_PIPE_DIRECTORY"):
+    sys.exit("not an MPS client: CUDA_MPS_PIPE_DIRECTORY is unset")"""
+    + CUDA_PREAMBLE
+    + """def alloc(size):
     ptr = ctypes.c_uint64()
     return cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(size)), ptr
 rc, ptr = alloc(above)
@@ -243,6 +251,7 @@ if rc != 0:
 print(f"MPS memory limit enforced; holding {within >> 20} MiB and the slot for {hold} s")
 time.sleep(hold)
 """
+)
 
 
 def mps_probe_sizes(plan: GroupPlan) -> tuple[int, int]:
@@ -282,26 +291,22 @@ EXCLUSIVE_HOLD_FRACTION = 0.6
 
 #: Allocate argv[1] bytes of GPU memory (exit 1 if the GPU cannot give them) and hold them for
 #: argv[2] seconds.
-EXCLUSIVE_PROBE_PROGRAM = """
+EXCLUSIVE_PROBE_PROGRAM = (
+    """
 import ctypes, sys, time
-size, hold = int(sys.argv[1]), int(sys.argv[2])
-cuda = ctypes.CDLL("libcuda.so.1")
-def check(what, rc):
-    if rc != 0:
-        sys.exit(f"{what} failed: CUresult {rc}")
-check("cuInit", cuda.cuInit(0))
-count, dev, ctx, ptr = ctypes.c_int(), ctypes.c_int(), ctypes.c_void_p(), ctypes.c_uint64()
+size, hold = int(sys.argv[1]), int(sys.argv[2])"""
+    + CUDA_PREAMBLE
+    + """count, ptr = ctypes.c_int(), ctypes.c_uint64()
 check("cuDeviceGetCount", cuda.cuDeviceGetCount(ctypes.byref(count)))
 if count.value != 1:
     sys.exit(f"{count.value} GPUs visible, expected the 1 this pod requested")
-check("cuDeviceGet", cuda.cuDeviceGet(ctypes.byref(dev), 0))
-check("cuCtxCreate", cuda.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev))
 rc = cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(size))
 if rc != 0:
     sys.exit(f"could not hold {size >> 20} MiB (CUresult {rc}): another pod uses this GPU")
 print(f"holding {size >> 20} MiB of this pod's GPU for {hold} s")
 time.sleep(hold)
 """
+)
 
 
 def exclusive_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:

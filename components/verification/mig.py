@@ -23,32 +23,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..sharing.plan import GroupPlan
-from .jobs import CONCURRENT_DEADLINE_SECONDS, HOLD_SECONDS, _job_spec, _pod_spec, _probe_env
+from ..plan.group import GroupPlan
+from .jobs import CONCURRENT_DEADLINE_SECONDS, CUDA_PREAMBLE, HOLD_SECONDS, _job_spec, _pod_spec, _probe_env
 
 #: The share of its slice's memory (over the slice's replicas) each pod holds.
 MIG_FILL_FRACTION = 0.9
 
 #: argv: the MIG profile the pod must see, the slice's replicas, seconds to hold.
-MIG_PROBE_PROGRAM = """
+MIG_PROBE_PROGRAM = (
+    """
 import ctypes, re, subprocess, sys, time
 profile, replicas, hold = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=True).stdout
 print(listing)
 seen = re.findall(r"^\\s*MIG (\\S+)\\s+Device\\s+\\d+:", listing, re.M)
 if seen != [profile]:
-    sys.exit(f"MIG devices visible: {seen}; expected exactly one {profile}")
-cuda = ctypes.CDLL("libcuda.so.1")
-def check(what, rc):
-    if rc != 0:
-        sys.exit(f"{what} failed: CUresult {rc}")
-check("cuInit", cuda.cuInit(0))
-count, dev, ctx, ptr = ctypes.c_int(), ctypes.c_int(), ctypes.c_void_p(), ctypes.c_uint64()
+    sys.exit(f"MIG devices visible: {seen}; expected exactly one {profile}")"""
+    + CUDA_PREAMBLE
+    + """count, ptr = ctypes.c_int(), ctypes.c_uint64()
 check("cuDeviceGetCount", cuda.cuDeviceGetCount(ctypes.byref(count)))
 if count.value != 1:
     sys.exit(f"{count.value} CUDA devices visible, expected the 1 slice this pod requested")
-check("cuDeviceGet", cuda.cuDeviceGet(ctypes.byref(dev), 0))
-check("cuCtxCreate", cuda.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev))
 free, total = ctypes.c_size_t(), ctypes.c_size_t()
 check("cuMemGetInfo", cuda.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)))
 size = int(total.value * FRACTION) // replicas
@@ -57,7 +52,8 @@ if rc != 0:
     sys.exit(f"could not hold {size >> 20} of {total.value >> 20} MiB (CUresult {rc}): another pod uses this slice")
 print(f"{profile}: holding {size >> 20} of {total.value >> 20} MiB of this slice for {hold} s")
 time.sleep(hold)
-""".replace("FRACTION", str(MIG_FILL_FRACTION))
+"""
+).replace("FRACTION", str(MIG_FILL_FRACTION))
 
 
 def _profile_of(plan: GroupPlan, resource: str) -> str:

@@ -348,7 +348,7 @@ RULES: tuple[Rule, ...] = (
         "NVIDIA/gpu-operator (device-plugin DaemonSet env MIG_STRATEGY)",
         chart="gpu-operator",
     ),
-    # A MIG layout change is a new mig-parted ConfigMap name (components/sharing/mig_parted.py):
+    # A MIG layout change is a new mig-parted ConfigMap name (components/plan/mig_parted.py):
     # the operator re-points mig-manager at it, its DaemonSet rolls, and each mig-manager applies
     # its node's layout on start; where the layout changed it stops the operator's GPU clients
     # (device plugin, GFD, dcgm-exporter), re-partitions the GPUs, and starts them again.

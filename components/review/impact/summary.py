@@ -390,7 +390,7 @@ def _drifts(new_items: Sequence[Mapping[str, Any]], impacts: Mapping[str, Resour
         return (item.get("inputs") or {}).get("spec") or {}
 
     def gpu(pool: Mapping[str, Any]) -> bool:
-        # The library's GPU pools label their nodes with the GPU count (nodegroups/labels.py).
+        # The library's GPU pools label their nodes with the GPU count (catalog/labels.py).
         return "gpu-eks.io/gpu-count" in ((spec(pool).get("template") or {}).get("metadata") or {}).get("labels", {})
 
     rolls = []

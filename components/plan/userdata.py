@@ -24,9 +24,9 @@ from typing import Any
 import yaml
 
 from .. import catalog
+from ..catalog import labels
 from ..config.coldstart import ColdStart
 from ..config.groups import Taint
-from . import labels
 
 NODECONFIG_API_VERSION = "node.eks.aws/v1alpha1"
 NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..catalog.labels import GPU_COUNT_LABELS
 from ..config.groups import Taint
-from .labels import GPU_COUNT_LABELS
 
 # Taints and tolerations
 # ---------------------------------------------------------------------------------------------

@@ -6,9 +6,9 @@ itself:
 
 * the node group (``nodegroups.component``): instance types, AMI type, the nodeadm user data that
   labels and taints its nodes;
-* the gpu-operator values (``gpu_operator.values``, ``sharing.mig_parted``): the sharing profile
+* the gpu-operator values (``gpu_operator.values``, ``plan.mig_parted``): the sharing profile
   and its device-plugin config file, the taints to tolerate, the MIG strategy and layout;
-* the Cluster Autoscaler (``autoscaler.asg``, ``autoscaler.rules``): the node-template tags that let
+* the Cluster Autoscaler (``plan.asg``, ``autoscaler.rules``): the node-template tags that let
   it build a template node of the group at zero nodes;
 * the verification (``verification.jobs``): the node selector, tolerations, resource name and how
   many pods one node must run at once;
@@ -27,14 +27,13 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import catalog
-from ..autoscaler import asg
+from ..catalog import labels
 from ..catalog import mig as mig_catalog
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.mig import gpu_layout
 from ..config.sharing import Mps
-from ..nodegroups import labels, placement, userdata
-from . import device_plugin
+from . import asg, device_plugin, placement, userdata
 
 #: The extended resource a renamed profile advertises instead of ``nvidia.com/gpu``
 #: (k8s-device-plugin ``sharing.timeSlicing.renameByDefault``: ``<resource>.shared``).
@@ -130,7 +129,7 @@ class GroupPlan:
     #: The launch template's user data: base64 MIME with the nodeadm NodeConfig.
     user_data: str
     #: Cluster Autoscaler node-template tags of the group's ASG (labels, taints, resources),
-    #: without the discovery tags (those name the cluster: ``autoscaler.asg.asg_tags``).
+    #: without the discovery tags (those name the cluster: ``plan.asg.asg_tags``).
     node_template_tags: Mapping[str, str]
     #: The MIG layout of each GPU (profile -> slices), None without ``mig``.
     mig_layout: Mapping[str, int] | None = None

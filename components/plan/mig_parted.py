@@ -25,7 +25,7 @@ import yaml
 
 from ..catalog.mig import MIG_DISABLED
 from . import device_plugin
-from .plan import GroupPlan
+from .group import GroupPlan
 
 #: The ConfigMap key mig-manager reads ("ConfigMap MUST have a key named config.yaml": the chart's
 #: values.yaml migManager.config, v26.7.0; the operator mounts it as /mig-parted-config/config.yaml).

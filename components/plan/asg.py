@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 
 from .. import catalog
 from ..config.groups import Taint
-from ..sharing.device_plugin import GPU_RESOURCE
+from .device_plugin import GPU_RESOURCE
 
 TAG_PREFIX = "k8s.io/cluster-autoscaler"
 DISCOVERY_TAG = f"{TAG_PREFIX}/enabled"

@@ -1,0 +1,47 @@
+"""How this library installs a Helm chart: one ``k8s.helm.v3.Release`` helper for every chart
+(gpu-operator, Cluster Autoscaler, Karpenter), so the install and upgrade settings are one decision.
+
+* ``atomic``: a failed install or upgrade is rolled back (helm ``--atomic``, which also waits), so a
+  failed ``pulumi up`` leaves the last working release, not a half-upgraded one;
+* ``cleanup_on_fail``: the resources a failed upgrade created are deleted (``--cleanup-on-fail``);
+* ``create_namespace=False``: the namespace is the caller's (kube-system, or one it declares);
+* ``timeout``: how long Helm waits for the chart's workloads, per chart (its caller says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+def helm_release(
+    resource_name: str,
+    *,
+    release_name: str,
+    chart: str,
+    version: str,
+    namespace: pulumi.Input[str],
+    values: Mapping[str, Any],
+    timeout_seconds: int,
+    opts: pulumi.ResourceOptions,
+    repository: str | None = None,
+) -> k8s.helm.v3.Release:
+    """The release ``release_name`` of ``chart`` at ``version`` (from ``repository``, or an
+    ``oci://`` chart reference without one)."""
+    return k8s.helm.v3.Release(
+        resource_name,
+        name=release_name,
+        chart=chart,
+        version=version,
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repository) if repository else None,
+        namespace=namespace,
+        create_namespace=False,
+        values=values,
+        atomic=True,
+        cleanup_on_fail=True,
+        timeout=timeout_seconds,
+        opts=opts,
+    )
