@@ -186,7 +186,7 @@ KUBERNETES_VERSIONS: dict[str, KubernetesVersion] = {
 }
 
 #: Default Kubernetes version: in EKS standard support until 2027-03-27, the version the chart
-#: versions in chart.py were validated with. Stacks pin their own version explicitly; this
+#: versions in catalog/gpu_operator.py were validated with. Stacks pin their own version explicitly; this
 #: default serves importers. 1.36 is accepted.
 DEFAULT_KUBERNETES_VERSION = "1.35"
 KUBERNETES_VERSION_PATTERN = re.compile(r"1\.(\d{2})", re.ASCII)
