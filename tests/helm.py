@@ -92,6 +92,7 @@ def helm() -> Path:
     return path
 
 
+@functools.cache
 def chart_dir(*parts: str) -> Path:
     """The directory of a whole chart of the reference (e.g. ``gpu-operator``, ``v26.7.0``,
     ``chart``), each of its pinned files located (../shared/reference or the verified download)."""
@@ -126,7 +127,9 @@ def template(chart: Path, release: str, namespace: str, values: dict[str, Any]) 
     """``helm template`` of ``chart`` with ``values``: its documents, in order (no CRDs: Helm
     installs ``crds/`` before the templates and does not template them)."""
     out = _template(chart, release, namespace, json.dumps(values, sort_keys=True))
-    return [d for d in yaml.safe_load_all(out) if d]
+    # libyaml's loader where PyYAML has it: a chart's render is thousands of lines.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [d for d in yaml.load_all(out, Loader=loader) if d]
 
 
 def by_kind_and_name(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -20,7 +20,7 @@ import pytest
 
 from components.karpenter import values as karpenter_values
 from tests import helm
-from tests.crd_cel import crd_problems, karpenter_schema
+from tests.crd_cel import crd_problems, karpenter_schema, pruned_fields
 from tests.support import reference_path
 from tests.test_examples import example
 
@@ -155,30 +155,6 @@ def test_the_chart_installs_the_crds_the_objects_were_validated_against():
         assert (crds / name).read_bytes() == reference_path("karpenter", "1.14.1", "crds", name).read_bytes(), name
 
 
-def pruned(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
-    """The fields of ``value`` a structural schema does not know (the API server drops them:
-    k8s.io/apiextensions-apiserver pkg/apiserver/schema/pruning), unless it preserves them."""
-    if schema.get("x-kubernetes-preserve-unknown-fields"):
-        return []
-    out: list[str] = []
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        extra = schema.get("additionalProperties")
-        for key, sub in value.items():
-            if not path and key in ("apiVersion", "kind", "metadata"):
-                continue  # the object's type and ObjectMeta: not pruned by the CRD's schema
-            if key in props:
-                out += pruned(sub, props[key], f"{path}.{key}")
-            elif isinstance(extra, dict):
-                out += pruned(sub, extra, f"{path}[{key}]")
-            else:
-                out.append(f"{path}.{key}")
-    elif isinstance(value, list) and "items" in schema:
-        for i, item in enumerate(value):
-            out += pruned(item, schema["items"], f"{path}[{i}]")
-    return out
-
-
 def test_the_examples_karpenter_objects_meet_the_tags_stricter_schemas():
     """Issue 35 item 6: every EC2NodeClass, NodePool and NodeOverlay of the karpenter example is
     accepted by the 1.14.1 tag's CRDs (schema, CEL rules) and has no field they would prune."""
@@ -198,7 +174,7 @@ def test_the_examples_karpenter_objects_meet_the_tags_stricter_schemas():
     for kind, obj in objects:
         schema = dict(karpenter_schema(kind))
         assert crd_problems(obj, schema) == [], (kind, obj["metadata"]["name"])
-        assert pruned(obj, schema) == [], (kind, obj["metadata"]["name"])
+        assert pruned_fields(obj, schema) == [], (kind, obj["metadata"]["name"])
 
 
 def test_the_pruning_check_sees_an_unknown_kubelet_field():
@@ -207,6 +183,6 @@ def test_the_pruning_check_sees_an_unknown_kubelet_field():
     kubelet = schema["properties"]["spec"]["properties"]["kubelet"]
     assert "x-kubernetes-preserve-unknown-fields" not in kubelet and "maxPods" in kubelet["properties"]
     obj = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "spec": {"kubelet": {"maxPods": 29}}}
-    assert pruned(obj, schema) == []
+    assert pruned_fields(obj, schema) == []
     obj["spec"]["kubelet"]["cpuManagerPolicy"] = "static"
-    assert pruned(obj, schema) == [".spec.kubelet.cpuManagerPolicy"]
+    assert pruned_fields(obj, schema) == [".spec.kubelet.cpuManagerPolicy"]

@@ -25,7 +25,7 @@ from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
 from ..config.names import AUTOSCALER_CHILD, OBSERVABILITY_CHILD, OPERATOR_CHILD, TEAMS_CHILD, VERIFICATION_CHILD
 from ..config.settings import GpuCapacitySettings
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
-from ..gpu_operator.values import ExporterOptions, per_pod_gpu_metrics
+from ..gpu_operator.values import exporter_options, per_pod_gpu_metrics
 from ..karpenter import objects as karpenter_objects
 from ..karpenter.component import KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
@@ -128,17 +128,7 @@ def declare_gpu_capacity(
 
     k8s_providers = {"kubernetes": target.provider}
     # What observability asks of the operator's dcgm-exporter; None: the chart's defaults.
-    exporter = (
-        ExporterOptions(
-            # Per-pod attribution only where something reads the operator's exporter: the
-            # prometheus pipeline scrapes it; the CloudWatch add-on runs and scrapes its own
-            # dcgm-exporter (values.py). hostPID and the pods read access are not granted for nothing.
-            per_pod_metrics=obs.per_pod_metrics and obs.prometheus,
-            service_monitor_labels=dict(obs.prometheus_labels) if obs.prometheus else None,
-        )
-        if obs.enabled
-        else None
-    )
+    exporter = exporter_options(obs)
     gpu_operator = GpuOperator(
         f"{name}-{OPERATOR_CHILD}",
         GpuOperatorArgs(
