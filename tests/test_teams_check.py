@@ -150,14 +150,15 @@ def test_the_check_passes_against_the_teams_objects(tls):
         "OK   admitted",
         "OK   outside-groups",
         "OK   device-variable",
+        "OK   env-from",
         "OK   node-name",
         "OK   gpu-taints",
         "OK   gpu-labels",
         "OK   over-quota",
     ]
     # One request per case, all dry runs: nothing is created.
-    assert len(requests) == 7
-    over = requests[6]["pod"]["spec"]["containers"]
+    assert len(requests) == 8
+    over = requests[7]["pod"]["spec"]["containers"]
     assert [c["resources"]["limits"]["nvidia.com/gpu"] for c in over] == [2, 2, 2]  # 6 = quota 5 + 1, max 2 each
 
 
@@ -168,6 +169,7 @@ def test_the_check_fails_against_a_server_that_admits_everything(tls):
         "OK   admitted",
         "FAIL outside-groups",
         "FAIL device-variable",
+        "FAIL env-from",
         "FAIL node-name",
         "FAIL gpu-taints",
         "FAIL gpu-labels",
@@ -182,6 +184,7 @@ def test_a_team_without_quota_checks_placement_only(tls):
         "gpu-eks-team-check-cv-admitted",
         "gpu-eks-team-check-cv-outside",
         "gpu-eks-team-check-cv-device-variable",
+        "gpu-eks-team-check-cv-env-from",
         "gpu-eks-team-check-cv-node-name",
         "gpu-eks-team-check-cv-gpu-taints",
         "gpu-eks-team-check-cv-gpu-labels",
@@ -228,7 +231,7 @@ def test_the_check_objects_validate_and_meet_restricted():
         assert spec["securityContext"]["runAsNonRoot"] is True
         assert all(c["securityContext"]["capabilities"] == {"drop": ["ALL"]} for c in spec["containers"])
     # Only the check's own pod carries a token; the probes it asks for do not.
-    assert [p["automountServiceAccountToken"] for p in pods] == [True] + [False] * 7
+    assert [p["automountServiceAccountToken"] for p in pods] == [True] + [False] * 8
 
 
 def test_the_teams_objects_pass_checkov(tmp_path):

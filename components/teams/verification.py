@@ -8,7 +8,8 @@ step runs, nothing is stored) and fails unless
   of the expected messages);
 * each rule of the policy refuses the pod that breaks it, and only it (issue 31 item 3): a GPU pod
   that does not select the team's groups ("placement"); a pod that sets ``NVIDIA_VISIBLE_DEVICES``
-  ("device variables"); a pod that names its node ("nodeName"); a pod that requests no GPU and
+  ("device variables"); a pinned GPU pod importing a ConfigMap with ``envFrom`` without a prefix
+  (dry run: the ConfigMap need not exist); a pod that names its node ("nodeName"); a pod that requests no GPU and
   tolerates the team's group's taints ("GPU taints") or selects its group ("GPU labels");
 * with a quota, a pod pinned to the team's group asking for one more than the quota (over as few
   containers as ``maxPerContainer`` allows) is refused with "exceeded quota" (a dry run goes
@@ -132,8 +133,8 @@ def _probe(
     **spec_fields: Any,
 ) -> dict[str, Any]:
     """A probe pod: one container per entry of ``limits``, pinned to ``target`` (its node selector and
-    tolerations) when given, with ``spec_fields`` (``env`` goes to the first container)."""
-    env = spec_fields.pop("env", None)
+    tolerations) when given, with ``spec_fields`` (``env`` and ``envFrom`` go to the first container)."""
+    first = {k: spec_fields.pop(k) for k in ("env", "envFrom") if k in spec_fields}
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "containers": [
@@ -142,7 +143,7 @@ def _probe(
                 "image": image,
                 "command": ["sleep", "1"],
                 **({"resources": {"limits": dict(lim)}} if lim else {}),
-                **({"env": env} if env and i == 0 else {}),
+                **(first if i == 0 else {}),
             }
             for i, lim in enumerate(limits)
         ],
@@ -199,6 +200,13 @@ def cases(team: TeamSettings, plans: Sequence[GroupPlan], image: str) -> list[di
                 team, "device-variable", image, [{}], None, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
             ),
             _rule(policy.device_variables_message(team)),
+        ),
+        _refused(
+            "env-from",
+            _probe(
+                team, "env-from", image, [{resource: 1}], home, envFrom=[{"configMapRef": {"name": check_name(team)}}]
+            ),
+            _rule(policy.env_from_message(team)),
         ),
         _refused(
             "node-name",
