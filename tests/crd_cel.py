@@ -91,13 +91,16 @@ def _rule_failures(value: Any, schema: Mapping[str, Any], path: str) -> list[str
 
 
 def crd_problems(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
-    """Every schema error and failed CEL rule of ``obj`` (after defaulting); [] when valid."""
+    """Every schema error, failed CEL rule and pruned field of ``obj`` (after defaulting); [] when
+    valid and every field is kept (the API server drops a field the schema does not know, so a
+    value sent there is lost without an error)."""
     value = _default(copy.deepcopy(dict(obj)), schema)
     problems = [
         f"{'.'.join(map(str, e.absolute_path))}: {e.message}"
         for e in jsonschema.Draft7Validator(schema).iter_errors(value)
     ]
-    return problems + _rule_failures(value, schema, "")
+    pruned = [f"{path[1:]}: unknown to the schema (the API server prunes it)" for path in pruned_fields(value, schema)]
+    return problems + _rule_failures(value, schema, "") + pruned
 
 
 def pruned_fields(value: Any, schema: Mapping[str, Any], path: str = "") -> list[str]:

@@ -22,7 +22,7 @@ from components.sharing.plan import GroupPlan
 from components.verification import jobs as verification_jobs
 from components.verification import mig as mig_verification
 from tests import helm
-from tests.crd_cel import crd_problems, crd_schema, drop_nulls, pruned_fields
+from tests.crd_cel import crd_problems, crd_schema, drop_nulls
 from tests.support import CHART_VERSIONS, load_reference_yaml
 from tooling.impact import rules as impact_rules
 
@@ -362,7 +362,7 @@ def test_the_cluster_policy_validates_against_the_charts_crd(version, cluster):
     assert objects[f"ConfigMap/{config['name']}"]["data"] == config["data"]
     schema = dict(crd_schema("gpu-operator", version, "chart", "crds", "nvidia.com_clusterpolicies.yaml", version="v1"))
     obj = drop_nulls(policy, schema)
-    assert crd_problems(obj, schema) == [] and pruned_fields(obj, schema) == []
+    assert crd_problems(obj, schema) == []  # schema, CEL rules, and no field the API server would prune
     strategy = schema["properties"]["spec"]["properties"]["mig"]["properties"]["strategy"]
     assert strategy["enum"] == ["none", "single", "mixed"]
 

@@ -32,7 +32,7 @@ from components.config.loading import settings_from_config
 from components.gpu_operator import values as operator_values
 from components.sharing.plan import GroupPlan
 from tests import helm
-from tests.crd_cel import crd_problems, crd_schema, drop_nulls, pruned_fields
+from tests.crd_cel import crd_problems, crd_schema, drop_nulls
 from tests.support import CHART_VERSIONS, ROOT, reference_path, simulate
 from tests.test_examples import EXAMPLES, RELEASE, example
 
@@ -177,8 +177,7 @@ def test_every_stack_is_valid_at_every_chart_version():
 def test_the_cluster_policy_is_valid_for_the_charts_crd(stack, version):
     schema = policy_schema(version)
     obj = drop_nulls(cluster_policy(stack, version), schema)
-    assert crd_problems(obj, schema) == []
-    assert pruned_fields(obj, schema) == []
+    assert crd_problems(obj, schema) == []  # schema, CEL rules, and no field the API server would prune
 
 
 @pytest.mark.parametrize("version", CHART_VERSIONS)
