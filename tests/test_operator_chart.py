@@ -48,40 +48,45 @@ class Expected:
     #: Each profile of the device plugin's ConfigMap: (flags.migStrategy, {sharing mode: [(resource, replicas)]}).
     profiles: dict[str, tuple[str, dict[str, list[tuple[str, int]]]]]
     #: mig-manager's ConfigMap: the names of its mig-parted configs (none: the chart's own).
-    mig_configs: tuple[str, ...] = ()
-    #: CURRENT (today's code): spec.migManager.enabled is the chart's default, true. issue 31's boot
-    #: stage turns it off for the MIG groups whose layout is applied at boot (mig-a100, mig-h100).
-    mig_manager_enabled: bool = True
-    #: CURRENT (today's code): the device plugin lists devices in NVIDIA_VISIBLE_DEVICES (the
-    #: operator's default). issue 31's isolation makes it "volume-mounts" on every stack.
-    device_list_strategy: str = "envvar"
+    mig_configs: tuple[str, ...]
+    #: CURRENT (today's code): spec.migManager.enabled is the chart's default, true, on every stack.
+    #: issue 31's boot stage (branch boot) turns it off where the MIG layout is applied at boot:
+    #: flip to False in the rows mig-a100 and mig-h100.
+    mig_manager_enabled: bool
+    #: CURRENT (today's code): the device plugin lists devices in NVIDIA_VISIBLE_DEVICES ("envvar",
+    #: the operator's default). issue 31's isolation (branch boot): flip to "volume-mounts" in every row.
+    device_list_strategy: str
 
 
 TIME_SLICED_4 = ("none", {"timeSlicing": [("nvidia.com/gpu", 4)]})
 WHOLE = ("none", {})
+H100_MIXED = ("mixed", {"timeSlicing": [("nvidia.com/mig-1g.10gb", 2)]})
 
+# fmt: off
 EXPECTED: dict[str, Expected] = {
-    "ampere-ada": Expected("none", "a10g", {"a10g": TIME_SLICED_4, "l4": TIME_SLICED_4}),
-    "fractional": Expected("none", "l4-eighth", {"l4-eighth": WHOLE}),
-    "graviton": Expected("none", "t4g", {"t4g": TIME_SLICED_4}),
-    "karpenter": Expected(
-        "none",
-        "l4-shared",
-        {"l4-shared": TIME_SLICED_4, "l40s-mps": ("none", {"mps": [("nvidia.com/gpu", 2)]}), "l4-eighth": WHOLE},
-    ),
-    "mig-a100": Expected(
-        "single", "a100-1g", {"a100-1g": ("single", {})}, mig_configs=("all-disabled", "gpu-eks-a100-1g")
-    ),
-    "mig-h100": Expected(
-        "mixed",
-        "h100-mixed",
-        {"h100-mixed": ("mixed", {"timeSlicing": [("nvidia.com/mig-1g.10gb", 2)]})},
-        mig_configs=("all-disabled", "gpu-eks-h100-mixed"),
-    ),
-    "teams": Expected("none", "t4", {"t4": TIME_SLICED_4, "a10g": WHOLE}),
-    "dev": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4}),
-    "prod": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4}),
+    #                        MIG strategy, default profile, profiles,
+    #                        mig-parted configs,                        mig-manager (CURRENT), device list (CURRENT)
+    "ampere-ada": Expected("none", "a10g", {"a10g": TIME_SLICED_4, "l4": TIME_SLICED_4},
+                           (),                                          True, "envvar"),
+    "fractional": Expected("none", "l4-eighth", {"l4-eighth": WHOLE},
+                           (),                                          True, "envvar"),
+    "graviton": Expected("none", "t4g", {"t4g": TIME_SLICED_4},
+                         (),                                            True, "envvar"),
+    "karpenter": Expected("none", "l4-shared", {"l4-shared": TIME_SLICED_4, "l4-eighth": WHOLE,
+                                                "l40s-mps": ("none", {"mps": [("nvidia.com/gpu", 2)]})},
+                          (),                                           True, "envvar"),
+    "mig-a100": Expected("single", "a100-1g", {"a100-1g": ("single", {})},
+                         ("all-disabled", "gpu-eks-a100-1g"),           True, "envvar"),
+    "mig-h100": Expected("mixed", "h100-mixed", {"h100-mixed": H100_MIXED},
+                         ("all-disabled", "gpu-eks-h100-mixed"),        True, "envvar"),
+    "teams": Expected("none", "t4", {"t4": TIME_SLICED_4, "a10g": WHOLE},
+                      (),                                               True, "envvar"),
+    "dev": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4},
+                    (),                                                 True, "envvar"),
+    "prod": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4},
+                     (),                                                True, "envvar"),
 }
+# fmt: on
 STACKS_AND_EXAMPLES = tuple(EXPECTED)
 CASES = [(stack, version) for stack in STACKS_AND_EXAMPLES for version in CHART_VERSIONS]
 
