@@ -46,7 +46,9 @@ can ignore that one, and a pod that asks for no GPU never reaches a tainted GPU 
 keys of a ConfigMap or Secret imported by ``envFrom``; a GPU group without taints (its nodes take
 any pod the scheduler sends them); GPUs requested through Dynamic Resource Allocation
 (``resourceClaims``), which name no extended resource; preferred (not required) affinity, which it
-ignores; ``pods/binding`` (the scheduler's subresource, not granted by the team's access policies).
+ignores; ``pods/binding`` (the scheduler's subresource: Kubernetes' ``admin`` and ``edit`` roles, which
+the team's namespace-scoped AmazonEKSAdminPolicy mirrors, grant no ``create`` on it:
+k8s.io/kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go system:aggregate-to-edit).
 
 Cost: each expression is linear in the pod's entries (containers x env entries x the 8 device
 variables, tolerations, selector terms x expressions), far below the API server's runtime limit per
