@@ -91,13 +91,61 @@ def _rule_failures(value: Any, schema: Mapping[str, Any], path: str) -> list[str
 
 
 def crd_problems(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
-    """Every schema error and failed CEL rule of ``obj`` (after defaulting); [] when valid."""
+    """Every schema error, failed CEL rule and pruned field of ``obj`` (after defaulting); [] when
+    valid and every field is kept (the API server drops a field the schema does not know, so a
+    value sent there is lost without an error)."""
     value = _default(copy.deepcopy(dict(obj)), schema)
     problems = [
         f"{'.'.join(map(str, e.absolute_path))}: {e.message}"
         for e in jsonschema.Draft7Validator(schema).iter_errors(value)
     ]
-    return problems + _rule_failures(value, schema, "")
+    pruned = [f"{path[1:]}: unknown to the schema (the API server prunes it)" for path in pruned_fields(value, schema)]
+    return problems + _rule_failures(value, schema, "") + pruned
+
+
+def pruned_fields(value: Any, schema: Mapping[str, Any], path: str = "") -> list[str]:
+    """The fields of ``value`` a structural schema does not know: the API server drops them
+    (k8s.io/apiextensions-apiserver pkg/apiserver/schema/pruning) unless the schema preserves
+    unknown fields there, so a value sent in one is silently lost. The object's apiVersion, kind
+    and metadata are the API server's, not the schema's."""
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return []
+    out: list[str] = []
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, sub in value.items():
+            if not path and key in ("apiVersion", "kind", "metadata"):
+                continue  # the object's type and ObjectMeta: not pruned by the CRD's schema
+            if key in props:
+                out += pruned_fields(sub, props[key], f"{path}.{key}")
+            elif isinstance(extra, dict):
+                out += pruned_fields(sub, extra, f"{path}[{key}]")
+            else:
+                out.append(f"{path}.{key}")
+    elif isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            out += pruned_fields(item, schema["items"], f"{path}[{i}]")
+    return out
+
+
+def drop_nulls(value: Any, schema: Mapping[str, Any]) -> Any:
+    """``value`` without the nulls a structural schema does not allow: the API server prunes a null
+    of a field that is not ``nullable`` before defaulting (Kubernetes docs, "Extend the Kubernetes API
+    with CustomResourceDefinitions", Defaulting and Nullable)."""
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties") if isinstance(schema.get("additionalProperties"), dict) else {}
+        out = {}
+        for key, sub in value.items():
+            sub_schema = props.get(key, extra)
+            if sub is None and not sub_schema.get("nullable"):
+                continue
+            out[key] = drop_nulls(sub, sub_schema)
+        return out
+    if isinstance(value, list) and "items" in schema:
+        return [drop_nulls(v, schema["items"]) for v in value]
+    return value
 
 
 KARPENTER = ("karpenter", "1.14.1", "crds")

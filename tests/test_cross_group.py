@@ -293,9 +293,48 @@ def check_foreign_taint_keys(cluster: str) -> None:
 def check_validations(cluster: str) -> None:
     plans = plans_of(cluster)
     for team in teams_of(plans):
-        expression = policy.validations(team, plans)[1]["expression"]
+        expression = policy.validations(team, plans)[-1]["expression"]
+        assert "may not tolerate every taint" in policy.validations(team, plans)[-1]["message"]
         for key in _foreign(team, plans):
             assert json.dumps(key) in expression, (team.name, key)
+
+
+def check_gpu_taint_keys(cluster: str) -> None:
+    plans = plans_of(cluster)
+    # Per group: each of its taint keys is one a pod without a GPU may not tolerate.
+    for p in plans:
+        for t in p.taints:
+            assert t.key in policy.gpu_taint_keys(plans), (p.name, t.key)
+    assert len(policy.gpu_taint_keys(plans)) == len({t.key for p in plans for t in p.taints})
+
+
+def check_gpu_taints_expression(cluster: str) -> None:
+    plans = plans_of(cluster)
+    expression = policy.gpu_taints_expression(plans)
+    for p in plans:
+        for t in p.taints:
+            assert json.dumps(t.key) in expression, (p.name, t.key)
+
+
+def check_gpu_selectors(cluster: str) -> None:
+    plans = plans_of(cluster)
+    selectors = policy.gpu_selectors(plans)
+    # Per group: its node-group label value, every node label and every instance type select it.
+    for p in plans:
+        assert p.name in selectors["gpu-eks.io/node-group"], p.name
+        for key, value in p.node_labels.items():
+            assert value in selectors[key], (p.name, key)
+        for instance_type in p.settings.instance_types:
+            assert instance_type in selectors["node.kubernetes.io/instance-type"], (p.name, instance_type)
+
+
+def check_gpu_labels_expression(cluster: str) -> None:
+    plans = plans_of(cluster)
+    expression = policy.gpu_labels_expression(plans)
+    for p in plans:
+        assert json.dumps(p.name) in expression, p.name
+        for instance_type in p.settings.instance_types:
+            assert json.dumps(instance_type) in expression, (p.name, instance_type)
 
 
 def check_admission_policy(cluster: str) -> None:
@@ -403,6 +442,10 @@ DECISIONS: dict[str, Callable[[str], None]] = {
     "components.teams.policy:foreign_taint_keys": check_foreign_taint_keys,
     "components.teams.policy:validations": check_validations,
     "components.teams.policy:admission_policy": check_admission_policy,
+    "components.teams.policy:gpu_taint_keys": check_gpu_taint_keys,
+    "components.teams.policy:gpu_taints_expression": check_gpu_taints_expression,
+    "components.teams.policy:gpu_selectors": check_gpu_selectors,
+    "components.teams.policy:gpu_labels_expression": check_gpu_labels_expression,
     "components.teams.verification:cases": check_cases,
     "components.teams.verification:job_spec": check_job_spec,
     "components.config.group_rules:gpu_groups_problems": check_gpu_groups_problems,

@@ -570,8 +570,8 @@ def test_more_shares_than_pods_without_verification_is_a_warning():
 
 
 # ---------------------------------------------------------------------------------------------
-# 6. The values the rendered ClusterPolicy reads (checked with a real `helm template` of each
-#    chart, see the H1 report; encoded here against each chart's values.yaml)
+# 6. The values the rendered ClusterPolicy reads (encoded here against each chart's values.yaml;
+#    tests/test_operator_chart.py renders each whole chart with every example's values)
 # ---------------------------------------------------------------------------------------------
 
 #: Values whose defaults the chart's ClusterPolicy template copies into the ClusterPolicy spec

@@ -8,12 +8,12 @@ import base64
 from pathlib import Path
 from typing import Any
 
-import cel
 import pytest
 import yaml
 
 from components.config import stackfile
 from components.plan import userdata
+from tests.admission import refusals
 from tests.support import CHART_VERSIONS, ROOT
 from tests.test_autoscaler import LT, asg_tags_of, fits, nodeconfig_of, pod_from_outputs, template_node
 from tooling.simulation import Simulation, program_from_file, run_program
@@ -290,15 +290,16 @@ def test_mig_groups_scale_from_zero_and_ca_sees_their_nodes_ready(name, group, i
         assert "k8s.amazonaws.com/accelerator" not in node["labels"]
 
 
-def _admitted_by(sim: Simulation, team: str, pod_spec: dict[str, Any]) -> bool:
+def _refusals(sim: Simulation, team: str, pod_spec: dict[str, Any]) -> list[str]:
     """The team's rendered ValidatingAdmissionPolicy, evaluated (CEL) on a pod of ``pod_spec``."""
-    spec = sim.one(
+    rule = sim.one(
         "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy", f"gpu-eks-teams-{team}-policy"
     )
-    ctx = {"object": {"spec": pod_spec}}
-    if not all(cel.evaluate(c["expression"], ctx) for c in spec.inputs["spec"]["matchConditions"]):
-        return True
-    return all(cel.evaluate(v["expression"], ctx) for v in spec.inputs["spec"]["validations"])
+    return refusals(rule.inputs, {"spec": pod_spec})
+
+
+def _admitted_by(sim: Simulation, team: str, pod_spec: dict[str, Any]) -> bool:
+    return not _refusals(sim, team, pod_spec)
 
 
 def test_teams_each_team_runs_on_its_own_group_from_the_stack_outputs():
@@ -322,6 +323,27 @@ def test_teams_each_team_runs_on_its_own_group_from_the_stack_outputs():
         r.inputs["metadata"]["name"] for r in sim.by_type("kubernetes:core/v1:Namespace") if "teams" in r.name
     }
     assert namespaces == {"ml", "vision"}
+
+
+def test_teams_every_pod_of_a_team_namespace_stays_inside_it():
+    """Issue 31 item 3 on the example: the bypasses of a GPU node's GPUs without a GPU request are
+    refused by each team's policy, by the rule each names; a plain pod is admitted."""
+    sim = example("teams")
+    plain = {"containers": [{"name": "web", "image": "nginx"}]}
+    t4 = sim.outputs["gpuNodeGroups"]["t4"]
+    bypasses = {
+        "rule device variables": {
+            "containers": [{"name": "c", "image": IMAGE, "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]
+        },
+        "rule nodeName": {**plain, "nodeName": "ip-10-0-1-23.ec2.internal"},
+        "rule GPU taints": {**plain, "tolerations": t4["tolerations"]},
+        "rule GPU labels": {**plain, "nodeSelector": t4["nodeSelector"]},
+    }
+    for team in ("ml", "cv"):
+        assert _refusals(sim, team, plain) == []
+        for rule, spec in bypasses.items():
+            (message,) = _refusals(sim, team, spec)
+            assert message.startswith(f"team {team}: {rule}:"), (team, message)
 
 
 def test_the_karpenter_example_gives_each_group_a_node_pool_and_no_node_group():

@@ -4,12 +4,10 @@ gpu-operator values (the mig-parted ConfigMap) against each chart's ClusterPolic
 
 from __future__ import annotations
 
-import copy
 import itertools
 import re
 from typing import Any
 
-import jsonschema
 import pytest
 import yaml
 
@@ -24,6 +22,8 @@ from components.plan.group import GroupPlan
 from components.review.impact import rules as impact_rules
 from components.verification import jobs as verification_jobs
 from components.verification import mig as mig_verification
+from tests import helm
+from tests.crd_cel import crd_problems, crd_schema, drop_nulls
 from tests.support import CHART_VERSIONS, load_reference_yaml
 
 P4D = "p4d.24xlarge"
@@ -335,20 +335,6 @@ def test_clusters_without_mig_keep_the_charts_mig_manager():
     assert values["mig"] == {"strategy": "none"}
 
 
-def with_defaults(validator_class: Any) -> Any:
-    """A validator that, like the API server, applies a structural schema's defaults first."""
-    validate_properties = validator_class.VALIDATORS["properties"]
-
-    def set_defaults(validator: Any, properties: dict, instance: Any, schema: dict) -> Any:
-        if isinstance(instance, dict):
-            for prop, sub in properties.items():
-                if "default" in sub:
-                    instance.setdefault(prop, copy.deepcopy(sub["default"]))
-        yield from validate_properties(validator, properties, instance, schema)
-
-    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
-
-
 @pytest.mark.parametrize("version", CHART_VERSIONS)
 @pytest.mark.parametrize(
     "cluster",
@@ -360,33 +346,25 @@ def with_defaults(validator_class: Any) -> Any:
     ids=["single-p4d", "single-p4de-shared", "mixed-p5-p5e-t4"],
 )
 def test_the_cluster_policy_validates_against_the_charts_crd(version, cluster):
-    """What the chart's templates/clusterpolicy.yaml copies from our values (v25.3.1, v25.10.1,
-    v26.7.0: ``mig.strategy``; ``migManager.enabled`` and ``migManager.config.name`` and
-    ``.default``; templates/mig_config.yaml creates the ConfigMap ``migManager.config.name`` from
-    ``.data`` when ``create``), checked against the chart's ClusterPolicy CRD. A real ``helm
-    template`` (helm v4.1.4) of each chart with these values gave the same spec.mig and
-    spec.migManager.config and a ClusterPolicy the CRD accepts."""
+    """What the chart makes of our values, rendered by a real helm (tests/helm.py) from the whole
+    chart of each version: the ClusterPolicy's spec.mig and spec.migManager.config (the chart's
+    templates/clusterpolicy.yaml), the ConfigMap templates/mig_config.yaml creates from ``.data``,
+    and a ClusterPolicy its CRD accepts with no field pruned."""
     values = operator_values.gpu_operator_values(plans(*cluster, gpuOperator={"chartVersion": version}), version)
-    chart = load_reference_yaml("gpu-operator", version, "values.yaml")
+    chart = helm.chart_dir("gpu-operator", version, "chart")
+    objects = helm.by_kind_and_name(helm.template(chart, "gpu-operator", "gpu-operator", values))
+    policy = objects["ClusterPolicy/cluster-policy"]
     config = values["migManager"]["config"]
-    spec = {
-        "mig": {"strategy": values["mig"]["strategy"]},
-        "migManager": {
-            "enabled": chart["migManager"]["enabled"],
-            "config": {"name": config["name"], "default": config["default"]},
-        },
-    }
-    crd = load_reference_yaml("gpu-operator", version, "crds", "nvidia.com_clusterpolicies.yaml")
-    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    fragment = {"type": "object", "properties": {k: schema["properties"][k] for k in spec}}
-    with_defaults(jsonschema.Draft7Validator)(fragment).validate(spec)
-    # The CRD knows both keys (it does not refuse unknown ones: the API server would prune them).
-    crd_config = schema["properties"]["migManager"]["properties"]["config"]["properties"]
-    assert {"name", "default"} <= set(crd_config)
-    assert schema["properties"]["mig"]["properties"]["strategy"]["enum"] == ["none", "single", "mixed"]
-    assert set(config) <= set(chart["migManager"]["config"])  # create, name, default, data: the chart's keys
     assert config["create"] is True and list(config["data"]) == ["config.yaml"]
     assert config["name"].startswith("gpu-eks-mig-parted-")
+    assert policy["spec"]["mig"] == {"strategy": values["mig"]["strategy"]}
+    assert policy["spec"]["migManager"]["config"] == {"name": config["name"], "default": "all-disabled"}
+    assert objects[f"ConfigMap/{config['name']}"]["data"] == config["data"]
+    schema = dict(crd_schema("gpu-operator", version, "chart", "crds", "nvidia.com_clusterpolicies.yaml", version="v1"))
+    obj = drop_nulls(policy, schema)
+    assert crd_problems(obj, schema) == []  # schema, CEL rules, and no field the API server would prune
+    strategy = schema["properties"]["spec"]["properties"]["mig"]["properties"]["strategy"]
+    assert strategy["enum"] == ["none", "single", "mixed"]
 
 
 # ---------------------------------------------------------------------------------------------

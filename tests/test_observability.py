@@ -18,13 +18,12 @@ from components.observability import dashboard
 from components.observability import values as obs_values
 from tests.support import CHART_VERSIONS, load_reference_yaml, run_stack, settings_for_stack
 
-#: What helm template (helm v4.1.4) rendered into ClusterPolicy.spec.dcgmExporter from these values
-#: for the chart at git tag v26.7.0: hostPID true, enablePodUID true, env as sent, serviceMonitor
-#: merged over the chart's (interval 15s, scrapeTimeout 10s, relabelings []); enablePodLabels false is
-#: left out by the template (`if .Values.dcgmExporter.enablePodLabels`), the operator's default is
-#: false. The ClusterPolicy CRD of v26.7.0 has hostPID, enablePodUID, enablePodLabels, env,
-#: serviceMonitor.{honorLabels,additionalLabels}; v25.10.1's has hostPID, not enablePodUID; v25.3.1's
-#: neither (so they are sent at v26.7.0 only).
+#: What the chart renders into ClusterPolicy.spec.dcgmExporter from these values (hostPID, enablePodUID
+#: and env as sent, serviceMonitor merged over the chart's, enablePodLabels false left out by the
+#: template) is checked with a real helm template of each chart in tests/test_operator_chart.py
+#: (test_the_exporter_gets_per_pod_metrics_where_its_chart_can). The ClusterPolicy CRD of v26.7.0 has
+#: hostPID, enablePodUID, enablePodLabels, env, serviceMonitor.{honorLabels,additionalLabels};
+#: v25.10.1's has hostPID, not enablePodUID; v25.3.1's neither (so they are sent at v26.7.0 only).
 PER_POD = {
     "hostPID": True,
     "enablePodUID": True,

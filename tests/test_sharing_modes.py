@@ -20,8 +20,8 @@ k8s-device-plugin v0.17.2, v25.10.1 → v0.18.1, v26.7.0 → v0.20.0):
 * the operator deploys the MPS control daemon (assets/state-mps-control-daemon/0400_daemonset.yaml)
   on nodes labelled ``nvidia.com/mps.capable=true``, which GFD sets only under an MPS config
   (internal/lm/nvml.go newSharingLabeler); the chart never copies ``devicePlugin.mps`` into the
-  ClusterPolicy (templates/clusterpolicy.yaml, checked with helm v4.1.4 ``helm template`` of each
-  chart with an MPS cluster's values): the library sets no MPS value.
+  ClusterPolicy (templates/clusterpolicy.yaml; tests/test_operator_chart.py renders each chart with
+  the karpenter example's MPS group): the library sets no MPS value.
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
-import cel
 import kubernetes_validate
 import pytest
 import yaml
@@ -31,6 +30,7 @@ import yaml
 from components.config.loading import load_settings
 from components.teams import objects, policy, verification
 from components.verification.podsecurity import DENY_ALL_NETWORK_POLICY_SPEC
+from tests.admission import refusals
 from tests.test_pod_security import SKIPPED_CHECKS, failures, scan
 
 SCALING = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
@@ -86,16 +86,13 @@ class _ApiServer(BaseHTTPRequestHandler):
         kubernetes_validate.validate(pod, "1.35.0", strict=True)
         name = pod["metadata"]["name"]
         if self.enforce:
-            rule = policy.admission_policy(self.team, SETTINGS.plans)
-            ctx = {"object": pod}
-            if all(cel.evaluate(c["expression"], ctx) for c in rule["spec"]["matchConditions"]):
-                for v in rule["spec"]["validations"]:
-                    if not cel.evaluate(v["expression"], ctx):
-                        message = (
-                            f"pods \"{name}\" is forbidden: ValidatingAdmissionPolicy 'gpu-eks-team-{self.team.name}' "
-                            f"with binding 'gpu-eks-team-{self.team.name}' denied request: {v['message']}"
-                        )
-                        return self._answer(403, {"kind": "Status", "message": message, "reason": "Forbidden"})
+            refused = refusals(policy.admission_policy(self.team, SETTINGS.plans), pod)
+            if refused:
+                message = (
+                    f"pods \"{name}\" is forbidden: ValidatingAdmissionPolicy 'gpu-eks-team-{self.team.name}' "
+                    f"with binding 'gpu-eks-team-{self.team.name}' denied request: {refused[0]}"
+                )
+                return self._answer(403, {"kind": "Status", "message": message, "reason": "Forbidden"})
             for resource, hard in self.team.quota.items():
                 asked = sum(int(c["resources"]["limits"].get(resource, 0)) for c in pod["spec"]["containers"])
                 if asked > hard:
@@ -152,11 +149,16 @@ def test_the_check_passes_against_the_teams_objects(tls):
     assert [line.split(":")[0] for line in done.stdout.splitlines()] == [
         "OK   admitted",
         "OK   outside-groups",
+        "OK   device-variable",
+        "OK   env-from",
+        "OK   node-name",
+        "OK   gpu-taints",
+        "OK   gpu-labels",
         "OK   over-quota",
     ]
     # One request per case, all dry runs: nothing is created.
-    assert len(requests) == 3
-    over = requests[2]["pod"]["spec"]["containers"]
+    assert len(requests) == 8
+    over = requests[7]["pod"]["spec"]["containers"]
     assert [c["resources"]["limits"]["nvidia.com/gpu"] for c in over] == [2, 2, 2]  # 6 = quota 5 + 1, max 2 each
 
 
@@ -166,6 +168,11 @@ def test_the_check_fails_against_a_server_that_admits_everything(tls):
     assert [line.split(":")[0] for line in done.stdout.splitlines()] == [
         "OK   admitted",
         "FAIL outside-groups",
+        "FAIL device-variable",
+        "FAIL env-from",
+        "FAIL node-name",
+        "FAIL gpu-taints",
+        "FAIL gpu-labels",
         "FAIL over-quota",
     ]
 
@@ -176,6 +183,11 @@ def test_a_team_without_quota_checks_placement_only(tls):
     assert [r["pod"]["metadata"]["name"] for r in requests] == [
         "gpu-eks-team-check-cv-admitted",
         "gpu-eks-team-check-cv-outside",
+        "gpu-eks-team-check-cv-device-variable",
+        "gpu-eks-team-check-cv-env-from",
+        "gpu-eks-team-check-cv-node-name",
+        "gpu-eks-team-check-cv-gpu-taints",
+        "gpu-eks-team-check-cv-gpu-labels",
     ]
     # The pod outside selects the other group (t4).
     assert requests[1]["pod"]["spec"]["nodeSelector"] == {"gpu-eks.io/node-group": "t4"}
@@ -219,7 +231,7 @@ def test_the_check_objects_validate_and_meet_restricted():
         assert spec["securityContext"]["runAsNonRoot"] is True
         assert all(c["securityContext"]["capabilities"] == {"drop": ["ALL"]} for c in spec["containers"])
     # Only the check's own pod carries a token; the probes it asks for do not.
-    assert [p["automountServiceAccountToken"] for p in pods] == [True, False, False, False]
+    assert [p["automountServiceAccountToken"] for p in pods] == [True] + [False] * 8
 
 
 def test_the_teams_objects_pass_checkov(tmp_path):

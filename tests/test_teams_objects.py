@@ -349,8 +349,9 @@ def test_the_team_check_follows_verification_teams():
         for r in on.by_type("kubernetes:batch/v1:Job")
         if "teams" in r.name
     }
-    assert [c["name"] for c in cases["ml-gpu-teams-ml-check"]] == ["admitted", "outside-groups", "over-quota"]
-    assert [c["name"] for c in cases["ml-gpu-teams-ops-check"]] == ["admitted", "outside-groups"]
+    rules = ["device-variable", "env-from", "node-name", "gpu-taints", "gpu-labels"]
+    assert [c["name"] for c in cases["ml-gpu-teams-ml-check"]] == ["admitted", "outside-groups", *rules, "over-quota"]
+    assert [c["name"] for c in cases["ml-gpu-teams-ops-check"]] == ["admitted", "outside-groups", *rules]
     off = run_program(
         _capacity_with_a_team([], verifyTimeSlicing=True, verification={"teams": False}),
         {},

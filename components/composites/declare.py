@@ -25,7 +25,7 @@ from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
 from ..config.names import AUTOSCALER_CHILD, OBSERVABILITY_CHILD, OPERATOR_CHILD, TEAMS_CHILD, VERIFICATION_CHILD
 from ..config.settings import GpuCapacitySettings
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
-from ..gpu_operator.values import ExporterOptions, per_pod_gpu_metrics
+from ..gpu_operator.values import ExporterOptions, exporter_options, per_pod_gpu_metrics
 from ..karpenter import objects as karpenter_objects
 from ..karpenter.component import KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
@@ -110,7 +110,10 @@ def declare_gpu_capacity(
         for g in settings.gpu_node_groups
     }
     on_cluster = _OnCluster(name, parent, target, settings, tags, covered=[*gpu_node_groups.values(), *node_groups])
-    exporter = _exporter_options(settings)
+    # What observability asks of the operator's dcgm-exporter; None: the chart's defaults. (The OIDC
+    # provider the cloudwatch pipeline needs: GpuCapacity checks it with its other problems,
+    # observability.values.oidc_provider_problem; GpuCluster always passes its own.)
+    exporter = exporter_options(settings.observability)
     gpu_operator = on_cluster.operator(exporter)
     cluster_autoscaler = on_cluster.autoscaler(ca_cluster_name) if ca_cluster_name is not None else None
     check = on_cluster.verification(gpu_operator, cluster_autoscaler) if settings.verify_time_slicing else None
@@ -144,22 +147,6 @@ def _autoscaler_cluster_name(
             "received no oidc_provider_arn/oidc_provider_url"
         )
     return autoscaler_cluster_name
-
-
-def _exporter_options(settings: GpuCapacitySettings) -> ExporterOptions | None:
-    """What observability asks of the operator's dcgm-exporter; None: the chart's defaults. (The
-    OIDC provider the cloudwatch pipeline needs: GpuCapacity checks it with its other problems,
-    observability.values.oidc_provider_problem; GpuCluster always passes its own.)"""
-    obs = settings.observability
-    if not obs.enabled:
-        return None
-    return ExporterOptions(
-        # Per-pod attribution only where something reads the operator's exporter: the
-        # prometheus pipeline scrapes it; the CloudWatch add-on runs and scrapes its own
-        # dcgm-exporter (values.py). hostPID and the pods read access are not granted for nothing.
-        per_pod_metrics=obs.per_pod_metrics and obs.prometheus,
-        service_monitor_labels=dict(obs.prometheus_labels) if obs.prometheus else None,
-    )
 
 
 @dataclass

@@ -171,9 +171,10 @@ class VerificationSettings(_Model):
     teams: bool = Field(
         True,
         **doc(
-            "With `teams`, a Job per team proves on `pulumi up` that its placement policy refuses a GPU pod outside "
-            "its groups and its quota a pod over it (server-side dry runs: nothing is created; its only right is "
-            '`create` on pods in the team\'s namespace). See "Teams".',
+            "With `teams`, a Job per team proves on `pulumi up` that its admission policy refuses a GPU pod outside "
+            "its groups, a pod that sets `NVIDIA_VISIBLE_DEVICES`, names its node, or tolerates or selects its "
+            "group without a GPU request, and its quota a pod over it (server-side dry runs: nothing is created; "
+            "its only right is `create` on pods in the team's namespace). See docs/teams.md.",
             type="bool",
             default="`true`",
         ),

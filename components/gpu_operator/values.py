@@ -118,6 +118,20 @@ class ExporterOptions:
     service_monitor_labels: Mapping[str, str] | None = None
 
 
+def exporter_options(observability: Any) -> ExporterOptions | None:
+    """What the observability settings (``ObservabilitySettings``) ask of the operator's
+    dcgm-exporter; None (the chart's defaults) when observability is off. Per-pod attribution only
+    where something reads the operator's exporter: the prometheus pipeline scrapes it; the
+    CloudWatch add-on runs and scrapes its own dcgm-exporter (observability/values.py). hostPID and
+    the pods read access are not granted for nothing."""
+    if not observability.enabled:
+        return None
+    return ExporterOptions(
+        per_pod_metrics=observability.per_pod_metrics and observability.prometheus,
+        service_monitor_labels=dict(observability.prometheus_labels) if observability.prometheus else None,
+    )
+
+
 def metrics_csv() -> str:
     """The exporter's metrics file without profiling fields (the ConfigMap's ``metrics`` key)."""
     return "".join(f"{name}, {kind}, {help_text}\n" for name, kind, help_text in METRICS_WITHOUT_PROFILING)
@@ -247,6 +261,6 @@ def gpu_operator_values(
         **({"migManager": mig_manager} if mig_manager else {}),
     }
     # MPS needs no value here: the chart never copies devicePlugin.mps into the ClusterPolicy
-    # (templates/clusterpolicy.yaml, v25.3.1, v25.10.1, v26.7.0; checked with helm template), and the
+    # (templates/clusterpolicy.yaml, v25.3.1, v25.10.1, v26.7.0; tests/test_operator_chart.py), and the
     # operator always deploys state-mps-control-daemon with the root device_plugin.MPS_ROOT.
     return values

@@ -153,7 +153,7 @@ class VerificationSettings(TypedDict, total=False):
     probe_image: str
     """Image with `python3` for the MPS memory-limit and exclusive-GPU probes (MPS and exclusive groups only; no CUDA needed: the NVIDIA runtime mounts the driver). Multi-arch when arm64 groups use MPS or exclusive GPUs; set it to a mirror where nodes cannot reach ECR Public. Type: image reference. Default: `public.ecr.aws/docker/library/python:3.12-slim`."""
     teams: bool
-    """With `teams`, a Job per team proves on `pulumi up` that its placement policy refuses a GPU pod outside its groups and its quota a pod over it (server-side dry runs: nothing is created; its only right is `create` on pods in the team's namespace). See "Teams". Type: bool. Default: `true`."""
+    """With `teams`, a Job per team proves on `pulumi up` that its admission policy refuses a GPU pod outside its groups, a pod that sets `NVIDIA_VISIBLE_DEVICES`, names its node, or tolerates or selects its group without a GPU request, and its quota a pod over it (server-side dry runs: nothing is created; its only right is `create` on pods in the team's namespace). See docs/teams.md. Type: bool. Default: `true`."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 

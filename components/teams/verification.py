@@ -2,11 +2,15 @@
 that asks the API server to create pods in the team's namespace with ``dryRun=All`` (every admission
 step runs, nothing is stored) and fails unless
 
-* a pod pinned to the team's group and asking for no GPU is not refused by the placement policy
-  (the control: the policy lets a pinned pod through; any other refusal passes it, the quota's
-  or a missing ServiceAccount's, so it does not prove the Job's rights: the refusals below do,
-  since a 403 from RBAC carries neither expected message);
-* a GPU pod that does not select the team's groups is refused by the team's placement policy;
+* a GPU pod pinned to the team's group is not refused by the team's policy (the control: the policy
+  lets a pinned pod through; any other refusal passes it, the quota's or a missing ServiceAccount's,
+  so it does not prove the Job's rights: the refusals below do, since a 403 from RBAC carries none
+  of the expected messages);
+* each rule of the policy refuses the pod that breaks it, and only it (issue 31 item 3): a GPU pod
+  that does not select the team's groups ("placement"); a pod that sets ``NVIDIA_VISIBLE_DEVICES``
+  ("device variables"); a pinned GPU pod importing a ConfigMap with ``envFrom`` without a prefix
+  (dry run: the ConfigMap need not exist); a pod that names its node ("nodeName"); a pod that requests no GPU and
+  tolerates the team's group's taints ("GPU taints") or selects its group ("GPU labels");
 * with a quota, a pod pinned to the team's group asking for one more than the quota (over as few
   containers as ``maxPerContainer`` allows) is refused with "exceeded quota" (a dry run goes
   through the whole admission chain, quota included, without storing or charging anything:
@@ -34,8 +38,8 @@ from ..catalog.labels import NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan
 from ..verification.podsecurity import restricted_pod_spec
+from . import policy
 from .objects import team_labels
-from .policy import placement_message
 
 #: The label of the check pods (the NetworkPolicy that lets them reach the API server selects it).
 CHECK_LABELS = {"app.kubernetes.io/managed-by": "gpu-eks", "app.kubernetes.io/component": "team-check"}
@@ -125,9 +129,12 @@ def _probe(
     name: str,
     image: str,
     limits: Sequence[dict[str, int]],
-    plan: GroupPlan | None,
-    foreign: GroupPlan | None,
+    target: GroupPlan | None,
+    **spec_fields: Any,
 ) -> dict[str, Any]:
+    """A probe pod: one container per entry of ``limits``, pinned to ``target`` (its node selector and
+    tolerations) when given, with ``spec_fields`` (``env`` and ``envFrom`` go to the first container)."""
+    first = {k: spec_fields.pop(k) for k in ("env", "envFrom") if k in spec_fields}
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "containers": [
@@ -136,14 +143,15 @@ def _probe(
                 "image": image,
                 "command": ["sleep", "1"],
                 **({"resources": {"limits": dict(lim)}} if lim else {}),
+                **(first if i == 0 else {}),
             }
             for i, lim in enumerate(limits)
         ],
     }
-    target = plan or foreign
     if target is not None:
         spec["nodeSelector"] = {NODE_GROUP_LABEL: target.name}
         spec["tolerations"] = [dict(t) for t in target.tolerations]
+    spec.update(spec_fields)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -156,26 +164,65 @@ def _probe(
     }
 
 
+#: A node name for the nodeName probe: a dry run never binds, so no such node need exist.
+PROBE_NODE = "gpu-eks-team-check.invalid"
+
+
+def _refused(name: str, pod: dict[str, Any], message: str) -> dict[str, Any]:
+    """A case the policy must refuse, recognised by the start of the rule's message."""
+    return {"name": name, "pod": pod, "refusedWith": message, "notRefusedWith": ""}
+
+
 def cases(team: TeamSettings, plans: Sequence[GroupPlan], image: str) -> list[dict[str, Any]]:
-    """The pods the check asks for, each with the refusal it expects (or the one it must not get)."""
+    """The pods the check asks for, each with the refusal it expects (or the one it must not get).
+    Each refused pod breaks one rule only: the API server names the first failed validation."""
     mine = [p for p in plans if p.name in team.node_groups]
     foreign = next((p for p in plans if p.name not in team.node_groups), None)
     home = mine[0]
     resource = sorted(home.advertised_resources)[0]
-    placement = placement_message(team)
+    # The group's own tolerations, or one of every taint for a group without taints: both are refused.
+    tolerations = [dict(t) for t in home.tolerations] or [{"operator": "Exists"}]
     out = [
         {
             "name": "admitted",
-            "pod": _probe(team, "admitted", image, [{}], home, None),
+            "pod": _probe(team, "admitted", image, [{resource: 1}], home),
             "refusedWith": "",
-            "notRefusedWith": placement,
+            "notRefusedWith": policy.message_prefix(team).strip(),
         },
-        {
-            "name": "outside-groups",
-            "pod": _probe(team, "outside", image, [{resource: 1}], None, foreign),
-            "refusedWith": placement,
-            "notRefusedWith": "",
-        },
+        _refused(
+            "outside-groups",
+            _probe(team, "outside", image, [{resource: 1}], foreign),
+            policy.placement_message(team),
+        ),
+        _refused(
+            "device-variable",
+            _probe(
+                team, "device-variable", image, [{}], None, env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+            ),
+            _rule(policy.device_variables_message(team)),
+        ),
+        _refused(
+            "env-from",
+            _probe(
+                team, "env-from", image, [{resource: 1}], home, envFrom=[{"configMapRef": {"name": check_name(team)}}]
+            ),
+            _rule(policy.env_from_message(team)),
+        ),
+        _refused(
+            "node-name",
+            _probe(team, "node-name", image, [{}], None, nodeName=PROBE_NODE),
+            _rule(policy.node_name_message(team)),
+        ),
+        _refused(
+            "gpu-taints",
+            _probe(team, "gpu-taints", image, [{}], None, tolerations=tolerations),
+            _rule(policy.gpu_taints_message(team)),
+        ),
+        _refused(
+            "gpu-labels",
+            _probe(team, "gpu-labels", image, [{}], None, nodeSelector={NODE_GROUP_LABEL: home.name}),
+            _rule(policy.gpu_labels_message(team)),
+        ),
     ]
     quota_resource = next((r for r in sorted(team.quota) if any(r in p.advertised_resources for p in mine)), None)
     if quota_resource is not None:
@@ -185,15 +232,14 @@ def cases(team: TeamSettings, plans: Sequence[GroupPlan], image: str) -> list[di
         if count <= MAX_PROBE_CONTAINERS:
             limits = [{quota_resource: min(per_container, over - i * per_container)} for i in range(count)]
             group = next(p for p in mine if quota_resource in p.advertised_resources)
-            out.append(
-                {
-                    "name": "over-quota",
-                    "pod": _probe(team, "over-quota", image, limits, group, None),
-                    "refusedWith": "exceeded quota",
-                    "notRefusedWith": "",
-                }
-            )
+            out.append(_refused("over-quota", _probe(team, "over-quota", image, limits, group), "exceeded quota"))
     return out
+
+
+def _rule(message: str) -> str:
+    """The start of a rule's message, up to the rule's name and its colon (plain characters)."""
+    prefix, _, rest = message.partition(" rule ")
+    return f"{prefix} rule {rest.split(':')[0]}:"
 
 
 def job_spec(team: TeamSettings, plans: Sequence[GroupPlan], image: str) -> dict[str, Any]:
