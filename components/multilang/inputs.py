@@ -14,6 +14,17 @@ from typing import Required, TypedDict
 import pulumi
 
 
+class CapacityReservation(TypedDict, total=False):
+    """The launch template's Capacity Reservation target or preference (exactly one key)."""
+
+    id: str
+    """An On-Demand Capacity Reservation or Capacity Block to launch into (`cr-` and 17 hex digits). Type: string. Default: none."""
+    resource_group_arn: str
+    """A Capacity Reservation group (AWS Resource Groups ARN) to launch into. Type: string. Default: none."""
+    preference: str
+    """EC2's preference without a target: `open` (any open reservation of matching attributes, else On-Demand), `none`, `capacity-reservations-only` (launch fails without a reservation). Type: `open` | `none` | `capacity-reservations-only`. Default: none."""
+
+
 class Scaling(TypedDict):
     """EKS `scalingConfig` of a managed node group (minSize <= desiredSize <= maxSize)."""
 
@@ -92,7 +103,15 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     capacity_provider: str
     """What launches the group's nodes: `managedNodeGroup` (an EKS managed node group, scaled by the Cluster Autoscaler) or `karpenter` (a Karpenter NodePool, EC2NodeClass and NodeOverlay; Karpenter launches nodes for pending pods, from zero). A `karpenter` group needs `scaling: {minSize: 0, desiredSize: 0}` (Karpenter keeps no minimum; `maxSize` is the NodePool's node limit) and `diskSizeGiB` ≤ 59000 (the EC2NodeClass limit). See "Karpenter". Type: `managedNodeGroup` | `karpenter`. Default: `managedNodeGroup`."""
     capacity_type: str
-    """EC2 capacity type. Type: `ON_DEMAND` | `SPOT`. Default: `ON_DEMAND`."""
+    """EC2 capacity type. `CAPACITY_BLOCK`: an EC2 Capacity Block for ML (`capacityReservation.id`, one instance type, `availabilityZone`, `minSize`/`desiredSize` 0; see docs/multi-node.md). Type: `ON_DEMAND` | `SPOT` | `CAPACITY_BLOCK`. Default: `ON_DEMAND`."""
+    efa: bool
+    """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA; managed node groups only. See "Multi-node GPU groups" (docs/multi-node.md). Type: bool. Default: `false`."""
+    placement: str
+    """`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Type: `cluster`. Default: none."""
+    availability_zone: str
+    """The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required with `placement: cluster` and `capacityType: CAPACITY_BLOCK`; with a reservation, the reservation's zone. Type: zone name. Default: every zone of the subnets."""
+    capacity_reservation: CapacityReservation
+    """Launch into reserved capacity: `{id}` (an ODCR or Capacity Block), `{resourceGroupArn}` (a reservation group) or `{preference}`; exactly one. Not with `SPOT`. Karpenter groups: `id` only. Type: `{id | resourceGroupArn | preference}`. Default: none."""
     scaling: Scaling
     """EKS scaling config. `minSize: 0` scales from zero (see "Cluster Autoscaler and scale from zero"). `desiredSize` applies at creation only (then the autoscaler owns it). Type: `{minSize, desiredSize, maxSize}`. Default: `{1, 1, 2}`."""
     disk_size_gi_b: int

@@ -11,7 +11,7 @@ from botocore.exceptions import BotoCoreError
 
 from .. import catalog
 from ..config.settings import Settings
-from .capacity import check_instance_type, check_vcpu_quota, counts_against_g_quota
+from .capacity import VCPU_QUOTA_CODE, check_instance_type, check_vcpu_quota, counts_against_g_quota
 from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones
 from .results import CheckResult, PreflightFailed, access_error, failed, is_unparseable_reply
 
@@ -66,7 +66,8 @@ def run_checks(
             results.append(check_instance_type(ec2, instance_type, zones, expected))
         # The G and VT quotas only (P-family groups count against the P quotas, not checked).
         g_groups = [g for g in settings.gpu_node_groups if counts_against_g_quota(g.instance_types[0])]
-        capacity_types = sorted({g.capacity_type for g in g_groups})
+        # A Capacity Block is paid for ahead (the reservation check reads it): ON_DEMAND and SPOT only.
+        capacity_types = sorted({g.capacity_type for g in g_groups} & set(VCPU_QUOTA_CODE))
         for capacity_type in capacity_types:
             results.append(check_vcpu_quota(quotas, ec2, capacity_type, settings.gpu_node_groups))
     except BotoCoreError as err:

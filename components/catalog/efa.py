@@ -1,0 +1,96 @@
+"""EFA (Elastic Fabric Adapter) facts of the catalogued GPU instance types, and the network
+interfaces a launch template gives an EFA node.
+
+Counts: ``ec2:DescribeInstanceTypes`` ``NetworkInfo`` (``EfaSupported``,
+``EfaInfo.MaximumEfaInterfaces``, ``MaximumNetworkCards``) as botocore 1.44.5 / moto 5.2.5 record
+it (``moto/ec2/resources/instance_types.json.gz``); tests/test_efa.py checks every row against
+that file, and that every catalogued type missing here has ``EfaSupported: false``.
+
+Interface layout: the Amazon EC2 User Guide, "Elastic Fabric Adapter" (efa.html, "EFA and
+EFA-only interfaces"; efa-acc-inst-types.html "Maximize network bandwidth ... multiple network
+cards"; efa-start-nccl.html, launching p5.48xlarge): one EFA device per network card; the
+primary interface (network card 0, device index 0) is ``efa`` (EFA with ENA: it carries the
+node's IP traffic, the VPC CNI's pods included), every other card gets one ``efa-only``
+interface at device index 1 (no IP address: RDMA only, so it takes no subnet address). The
+instance's ENA interfaces on card 0 beyond the primary are the VPC CNI's to attach, as without
+EFA. EC2 refuses an instance whose EFA interfaces exceed ``MaximumEfaInterfaces``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The extended resource the AWS EFA Kubernetes device plugin advertises: one per EFA device
+#: (aws/eks-charts stable/aws-efa-k8s-device-plugin README, "vpc.amazonaws.com/efa").
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+
+#: The primary interface's type and the other cards' (botocore ``ec2`` 2016-11-15
+#: LaunchTemplateInstanceNetworkInterfaceSpecificationRequest.InterfaceType: "efa" or "efa-only").
+EFA = "efa"
+EFA_ONLY = "efa-only"
+
+
+@dataclass(frozen=True)
+class EfaFacts:
+    """What EC2 reports about one instance type's EFA."""
+
+    #: ``EfaInfo.MaximumEfaInterfaces``.
+    max_efa_interfaces: int
+    #: ``MaximumNetworkCards``.
+    network_cards: int
+
+
+#: The catalogued GPU types with ``EfaSupported: true``. A type not here has no EFA.
+EFA_TYPES: dict[str, EfaFacts] = {
+    "g4dn.8xlarge": EfaFacts(1, 1),
+    "g4dn.12xlarge": EfaFacts(1, 1),
+    "g4dn.16xlarge": EfaFacts(1, 1),
+    "g4dn.metal": EfaFacts(1, 1),
+    "g5.8xlarge": EfaFacts(1, 1),
+    "g5.12xlarge": EfaFacts(1, 1),
+    "g5.16xlarge": EfaFacts(1, 1),
+    "g5.24xlarge": EfaFacts(1, 1),
+    "g5.48xlarge": EfaFacts(1, 1),
+    "g6.8xlarge": EfaFacts(1, 1),
+    "g6.12xlarge": EfaFacts(1, 1),
+    "g6.16xlarge": EfaFacts(1, 1),
+    "g6.24xlarge": EfaFacts(1, 1),
+    "g6.48xlarge": EfaFacts(1, 1),
+    "gr6.8xlarge": EfaFacts(1, 1),
+    "g6e.8xlarge": EfaFacts(1, 1),
+    "g6e.12xlarge": EfaFacts(1, 1),
+    "g6e.16xlarge": EfaFacts(1, 1),
+    "g6e.24xlarge": EfaFacts(2, 2),
+    "g6e.48xlarge": EfaFacts(4, 4),
+    "p4d.24xlarge": EfaFacts(4, 4),
+    "p4de.24xlarge": EfaFacts(4, 4),
+    "p5.4xlarge": EfaFacts(1, 1),
+    "p5.48xlarge": EfaFacts(32, 32),
+    "p5e.48xlarge": EfaFacts(32, 32),
+    "p5en.48xlarge": EfaFacts(16, 16),
+}
+
+
+@dataclass(frozen=True)
+class EfaInterface:
+    """One network interface of an EFA node's launch template."""
+
+    network_card_index: int
+    device_index: int
+    interface_type: str
+
+
+def efa_devices(instance_type: str) -> int:
+    """EFA devices a node of ``instance_type`` gets (one per network card, at most EC2's maximum);
+    0 without EFA."""
+    facts = EFA_TYPES.get(instance_type)
+    return min(facts.max_efa_interfaces, facts.network_cards) if facts else 0
+
+
+def efa_interfaces(instance_type: str) -> tuple[EfaInterface, ...]:
+    """The launch template's interfaces of an EFA node (see the module docstring): card 0 device 0
+    ``efa``, every other card device 1 ``efa-only``."""
+    return tuple(
+        EfaInterface(card, 0, EFA) if card == 0 else EfaInterface(card, 1, EFA_ONLY)
+        for card in range(efa_devices(instance_type))
+    )
