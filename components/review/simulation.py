@@ -118,6 +118,9 @@ class FakeCloud(pulumi_mocks.Mocks):
             outputs.update(
                 latestVersion=1, arn=f"arn:aws:ec2:{FAKE_REGION}:{FAKE_ACCOUNT_ID}:launch-template/lt-{name}"
             )
+        elif typ == "aws:ec2/placementGroup:PlacementGroup":
+            # Auto-named as the provider does: the resource name and a random suffix.
+            outputs.setdefault("name", f"{name}-0000000")
         elif typ == "aws:sqs/queue:Queue":
             queue = args.inputs.get("name") or name
             outputs.update(
@@ -136,6 +139,8 @@ class FakeCloud(pulumi_mocks.Mocks):
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
         # The SDK's mock monitor iterates the failures: a list, never None (pulumi 3.272 mocks.py).
+        if args.token == "aws:ec2/getSubnets:getSubnets":
+            return _subnets_in_zone(args.args), []
         return self._answer(args.token), []
 
     def _answer(self, token: str) -> dict:
@@ -160,9 +165,18 @@ class FakeCloud(pulumi_mocks.Mocks):
             # entries); its cluster security group (on every managed node) gets Karpenter's discovery tag.
             return {
                 "accessConfigs": [{"authenticationMode": FAKE_AUTHENTICATION_MODE}],
-                "vpcConfig": {"clusterSecurityGroupId": "sg-0e5c1a55e5c0ffee0"},
+                "vpcConfig": {"clusterSecurityGroupId": "sg-0e5c1a55e5c0ffee0", "vpcId": "vpc-0e5c1a55e5c0ffee0"},
             }
         return {}
+
+
+def _subnets_in_zone(args: dict) -> dict:
+    """ec2:DescribeSubnets filtered by ``subnet-id`` and ``availability-zone`` (a multi-node group's
+    subnets in its zone): the simulated subnets end in their zone's letter (awsx:ec2:Vpc above)."""
+    filters = {f.get("name"): list(f.get("values", [])) for f in args.get("filters", [])}
+    zones = filters.get("availability-zone", [])
+    ids = [i for i in filters.get("subnet-id", []) if any(i[-1] == z[-1] for z in zones)]
+    return {"ids": ids, "id": FAKE_REGION}
 
 
 #: The authentication mode of an existing cluster the simulation describes (EKS's default for new
