@@ -88,3 +88,52 @@ def test_a_team_quota_on_efa_without_an_efa_group_is_refused():
         'gpu-eks:teams[0].quota.vpc.amazonaws.com/efa: received "vpc.amazonaws.com/efa"; expected a resource the '
         "team's node groups advertise (nvidia.com/gpu): a pod asking for another never lands on them"
     ]
+
+
+# --- the cold-start model's view of reserved capacity --------------------------------------------
+
+CR = "cr-0123456789abcdef0"
+BLOCK = {
+    "instanceTypes": ["p5.48xlarge"],
+    "timeSlicing": {"replicas": 1},
+    "capacityType": "CAPACITY_BLOCK",
+    "capacityReservation": {"id": CR},
+    "availabilityZone": "us-east-2a",
+    "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+}
+
+
+def test_the_cold_start_model_says_a_capacity_block_runs_only_in_its_window():
+    from components.coldstart.model import cold_start_model, render_text
+
+    p = plan(**BLOCK)
+    assert cold_start_model(p, 10).capacity == (
+        "only inside the Capacity Block's window (preflight prints its start and end): before it the launch fails and "
+        "the pod stays pending (the Cluster Autoscaler backs the group off and retries; Karpenter finds no reserved "
+        "offering); at its end EC2 terminates the nodes"
+    )
+    assert "  capacity: only inside the Capacity Block's window" in render_text((p,), 10, "t")
+
+
+@pytest.mark.parametrize(
+    ("group", "note"),
+    [
+        (
+            {"capacityReservation": {"id": CR}},
+            "into the Capacity Reservation while it has a free instance, else On-Demand (EC2's fallback)",
+        ),
+        (
+            {"capacityReservation": {"preference": "capacity-reservations-only"}},
+            "only while an open Capacity Reservation has a free instance: else the launch fails",
+        ),
+        ({"capacityReservation": {"preference": "open"}}, ""),
+        ({}, ""),
+    ],
+)
+def test_the_cold_start_model_of_reservations(group, note):
+    from components.coldstart.model import cold_start_model
+
+    assert (
+        cold_start_model(plan(instanceTypes=["p4d.24xlarge"], timeSlicing={"replicas": 1}, **group), 10).capacity
+        == note
+    )
