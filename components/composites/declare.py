@@ -22,8 +22,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
-from ..config.names import AUTOSCALER_CHILD, OBSERVABILITY_CHILD, OPERATOR_CHILD, TEAMS_CHILD, VERIFICATION_CHILD
+from ..config.names import (
+    AUTOSCALER_CHILD,
+    EFA_CHILD,
+    OBSERVABILITY_CHILD,
+    OPERATOR_CHILD,
+    TEAMS_CHILD,
+    VERIFICATION_CHILD,
+)
 from ..config.settings import GpuCapacitySettings
+from ..efa.component import EfaDevicePlugin, EfaDevicePluginArgs
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..gpu_operator.values import ExporterOptions, per_pod_gpu_metrics
 from ..karpenter import objects as karpenter_objects
@@ -62,6 +70,7 @@ class GpuCapacityParts:
     verification: TimeSlicingVerification | None
     observability: GpuObservability | None = None
     teams: Teams | None = None
+    efa_plugin: EfaDevicePlugin | None = None
 
 
 def declare_gpu_capacity(
@@ -182,6 +191,14 @@ def declare_gpu_capacity(
             ),
             opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
         )
+    # --- The EFA device plugin: only when a group has efa (issue 32) ---------------------------
+    efa_plugin = None
+    if any(g.plan.efa_devices for g in covered):
+        efa_plugin = EfaDevicePlugin(
+            f"{name}-{EFA_CHILD}",
+            EfaDevicePluginArgs(plans=[g.plan for g in covered], wait_for=list(target.ready)),
+            opts=pulumi.ResourceOptions(parent=parent, providers=k8s_providers),
+        )
     observability = None
     if obs.enabled:
         plans = [g.plan for g in covered]
@@ -225,6 +242,7 @@ def declare_gpu_capacity(
         verification=check,
         observability=observability,
         teams=teams,
+        efa_plugin=efa_plugin,
     )
 
 
