@@ -46,9 +46,19 @@ def test_efa_rows_match_describe_instance_types():
         if facts is not None:
             assert network["EfaInfo"]["MaximumEfaInterfaces"] == facts.max_efa_interfaces, name
             assert network["MaximumNetworkCards"] == facts.network_cards, name
+            count, _, gbit = network["NetworkPerformance"].removesuffix(" Gigabit").rpartition(" ")
+            assert int(count.removesuffix("x") or 1) * int(gbit) == facts.network_gbps, name
             # Every card that gets an EFA takes the efa and efa-only interface types.
             for card in network["NetworkCards"][: efa.efa_devices(name)]:
                 assert {"efa", "efa-only"} <= set(card["InterfaceTypes"]), name
+
+
+def test_nccl_floors_as_literals():
+    assert {t: efa.nccl_bus_bandwidth_floor_gbytes(t) for t in ("p5.48xlarge", "p5en.48xlarge", "p4d.24xlarge")} == {
+        "p5.48xlarge": 200.0,
+        "p5en.48xlarge": 200.0,
+        "p4d.24xlarge": 25.0,
+    }
 
 
 def test_efa_devices_per_type_as_literals():

@@ -38,36 +38,39 @@ class EfaFacts:
     max_efa_interfaces: int
     #: ``MaximumNetworkCards``.
     network_cards: int
+    #: The instance's network bandwidth in Gbit/s (``NetworkPerformance``: "3200 Gigabit", "4x 100
+    #: Gigabit"), which its EFA devices share.
+    network_gbps: int
 
 
 #: The catalogued GPU types with ``EfaSupported: true``. A type not here has no EFA.
 EFA_TYPES: dict[str, EfaFacts] = {
-    "g4dn.8xlarge": EfaFacts(1, 1),
-    "g4dn.12xlarge": EfaFacts(1, 1),
-    "g4dn.16xlarge": EfaFacts(1, 1),
-    "g4dn.metal": EfaFacts(1, 1),
-    "g5.8xlarge": EfaFacts(1, 1),
-    "g5.12xlarge": EfaFacts(1, 1),
-    "g5.16xlarge": EfaFacts(1, 1),
-    "g5.24xlarge": EfaFacts(1, 1),
-    "g5.48xlarge": EfaFacts(1, 1),
-    "g6.8xlarge": EfaFacts(1, 1),
-    "g6.12xlarge": EfaFacts(1, 1),
-    "g6.16xlarge": EfaFacts(1, 1),
-    "g6.24xlarge": EfaFacts(1, 1),
-    "g6.48xlarge": EfaFacts(1, 1),
-    "gr6.8xlarge": EfaFacts(1, 1),
-    "g6e.8xlarge": EfaFacts(1, 1),
-    "g6e.12xlarge": EfaFacts(1, 1),
-    "g6e.16xlarge": EfaFacts(1, 1),
-    "g6e.24xlarge": EfaFacts(2, 2),
-    "g6e.48xlarge": EfaFacts(4, 4),
-    "p4d.24xlarge": EfaFacts(4, 4),
-    "p4de.24xlarge": EfaFacts(4, 4),
-    "p5.4xlarge": EfaFacts(1, 1),
-    "p5.48xlarge": EfaFacts(32, 32),
-    "p5e.48xlarge": EfaFacts(32, 32),
-    "p5en.48xlarge": EfaFacts(16, 16),
+    "g4dn.8xlarge": EfaFacts(1, 1, 50),
+    "g4dn.12xlarge": EfaFacts(1, 1, 50),
+    "g4dn.16xlarge": EfaFacts(1, 1, 50),
+    "g4dn.metal": EfaFacts(1, 1, 100),
+    "g5.8xlarge": EfaFacts(1, 1, 25),
+    "g5.12xlarge": EfaFacts(1, 1, 40),
+    "g5.16xlarge": EfaFacts(1, 1, 25),
+    "g5.24xlarge": EfaFacts(1, 1, 50),
+    "g5.48xlarge": EfaFacts(1, 1, 100),
+    "g6.8xlarge": EfaFacts(1, 1, 25),
+    "g6.12xlarge": EfaFacts(1, 1, 40),
+    "g6.16xlarge": EfaFacts(1, 1, 25),
+    "g6.24xlarge": EfaFacts(1, 1, 50),
+    "g6.48xlarge": EfaFacts(1, 1, 100),
+    "gr6.8xlarge": EfaFacts(1, 1, 25),
+    "g6e.8xlarge": EfaFacts(1, 1, 25),
+    "g6e.12xlarge": EfaFacts(1, 1, 100),
+    "g6e.16xlarge": EfaFacts(1, 1, 35),
+    "g6e.24xlarge": EfaFacts(2, 2, 200),
+    "g6e.48xlarge": EfaFacts(4, 4, 400),
+    "p4d.24xlarge": EfaFacts(4, 4, 400),
+    "p4de.24xlarge": EfaFacts(4, 4, 400),
+    "p5.4xlarge": EfaFacts(1, 1, 100),
+    "p5.48xlarge": EfaFacts(32, 32, 3200),
+    "p5e.48xlarge": EfaFacts(32, 32, 3200),
+    "p5en.48xlarge": EfaFacts(16, 16, 3200),
 }
 
 
@@ -94,3 +97,18 @@ def efa_interfaces(instance_type: str) -> tuple[EfaInterface, ...]:
         EfaInterface(card, 0, EFA) if card == 0 else EfaInterface(card, 1, EFA_ONLY)
         for card in range(efa_devices(instance_type))
     )
+
+
+#: The share of a type's network bandwidth a two-node NCCL all-reduce must reach as bus bandwidth
+#: (verification/nccl.py). nccl-tests' bus bandwidth is "the hardware bandwidth" the algorithm
+#: needs, comparable across rank counts (NVIDIA/nccl-tests doc/PERFORMANCE.md, "Bus bandwidth");
+#: across two nodes it is bounded by each node's network (its EFA devices). Half of it leaves room
+#: for message sizes, contention and the library's 1 GiB message (below the sizes where NCCL peaks)
+#: while a fallback to TCP sockets over the primary ENA (one interface, at most a card's share and a
+#: few TCP streams) stays far below it on the p families.
+NCCL_FLOOR_SHARE = 0.5
+
+
+def nccl_bus_bandwidth_floor_gbytes(instance_type: str) -> float:
+    """The bus bandwidth floor (GB/s) of the NCCL check on ``instance_type`` (an EFA type)."""
+    return EFA_TYPES[instance_type].network_gbps / 8 * NCCL_FLOOR_SHARE

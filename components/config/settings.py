@@ -39,6 +39,7 @@ from .fields import (
 from .group_rules import gpu_groups_problems
 from .groups import GpuNodeGroupSettings
 from .instance_types import ami_release_problem
+from .multinode import nccl_check_problems
 from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
 from .system_group import SystemNodeGroupSettings, system_service_pods
@@ -169,6 +170,7 @@ class GpuCapacitySettings(_Model):
             too_old = ami_release_problem(g.instance_types, g.ami_release_version)
             if too_old:
                 problems.append((("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version, too_old))
+        problems += nccl_check_problems(self)
         if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
             problems.append(
                 (

@@ -173,6 +173,10 @@ class VerificationSettings(TypedDict, total=False):
     """Image with `python3` for the MPS memory-limit and exclusive-GPU probes (MPS and exclusive groups only; no CUDA needed: the NVIDIA runtime mounts the driver). Multi-arch when arm64 groups use MPS or exclusive GPUs; set it to a mirror where nodes cannot reach ECR Public. Type: image reference. Default: `public.ecr.aws/docker/library/python:3.12-slim`."""
     teams: bool
     """With `teams`, a Job per team proves on `pulumi up` that its placement policy refuses a GPU pod outside its groups and its quota a pod over it (server-side dry runs: nothing is created; its only right is `create` on pods in the team's namespace). See "Teams". Type: bool. Default: `true`."""
+    nccl_all_reduce: bool
+    """Per exclusive `efa` group, a two-node NCCL all-reduce over EFA on `pulumi up` (it costs two nodes of the group for a few minutes): fails when NCCL falls back to sockets or its bus bandwidth is below half the network bandwidth of the type (p5: 200 GB/s, p4d: 25 GB/s). Needs `ncclImage`. See docs/multi-node.md. Type: bool. Default: `false`."""
+    nccl_image: str
+    """Image of the NCCL check: PyTorch with NCCL, libfabric and the aws-ofi-nccl plugin (e.g. an AWS Deep Learning Container for PyTorch training on EC2); the AMI has the EFA driver only. Type: image reference. Default: none."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 
