@@ -245,7 +245,7 @@ def subnets_in_zone(parent: pulumi.Resource, subnet_ids: Any, zone: str, group: 
     def checked(ids: list[str]) -> list[str]:
         if not ids:
             raise pulumi.RunError(
-                f"gpu-eks:gpuNodeGroups[{group}].availabilityZone: received {zone!r}; expected a zone of one of the "
+                f'gpu-eks:gpuNodeGroups[{group}].availabilityZone: received "{zone}"; expected a zone of one of the '
                 "group's subnets (none of them is in it)"
             )
         return list(ids)
