@@ -97,6 +97,11 @@ def test_the_job_is_indexed_across_two_nodes_with_every_gpu_and_efa_device():
     assert f"--master_addr {name}-0.{name} --master_port 29500" in container["args"][0]
 
 
+def test_the_all_reduce_program_is_python():
+    compile(nccl.ALL_REDUCE_PROGRAM, "allreduce.py", "exec")
+    assert "busbw = 1073741824 / seconds * 2 * (world - 1) / world / 1e9" in nccl.ALL_REDUCE_PROGRAM
+
+
 def test_the_service_and_policy_name_the_job_pods():
     assert nccl.nccl_service_spec("n") == {
         "clusterIP": "None",
