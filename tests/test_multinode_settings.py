@@ -241,3 +241,17 @@ def test_capacity_block_refuses_a_group_or_preference():
         scaling={"minSize": 0, "desiredSize": 0, "maxSize": 2},
     )
     assert 'capacityReservation: received {"preference": "open"}; expected {id: cr-...}' in problem
+
+
+def test_a_zoned_group_holds_all_its_addresses_in_one_subnet():
+    base = {
+        "name": "g",
+        "instanceTypes": ["p4d.24xlarge"],
+        "timeSlicing": {"replicas": 1},
+        "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 4},
+    }
+    spread = load_settings({"clusterName": "c", "gpuNodeGroups": [base]})
+    zoned = load_settings({"clusterName": "c", "gpuNodeGroups": [{**base, "availabilityZone": "us-west-2a"}]})
+    # p4d.24xlarge holds 300 addresses a node (catalog.gpu_node_addresses): 4 nodes in one of 2
+    # subnets hold 2 x 300 when spread, 4 x 300 when the group is in one zone.
+    assert zoned.nodes_need_addresses(True, subnets=2) - spread.nodes_need_addresses(True, subnets=2) == 600

@@ -53,11 +53,16 @@ _GROUP_ARN = re.compile(r"arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group
 #: An Availability Zone name (``us-west-2a``; Local Zones such as ``us-west-2-lax-1a`` too).
 _ZONE = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+([a-z-]*\d*)?[a-z]", re.ASCII)
 
+#: Karpenter v1.14.1 pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``: a
+#: NodeClaim whose pods request vpc.amazonaws.com/efa gets one ``efa`` interface per EFA device (each
+#: with a subnet address), with the EC2NodeClass's security groups; a node launched for other pods
+#: gets none (pkg/providers/instance/instance.go ``getEFACountForInstance``).
 KARPENTER_EFA_REASON = (
-    "false with capacityProvider karpenter: Karpenter 1.14.1 attaches EFA interfaces itself, per pod "
-    "request of vpc.amazonaws.com/efa, or from the EC2NodeClass's networkInterfaces (its CRD allows only "
-    "'interface' and 'efa-only', the primary an 'interface'), and the group's EFA security group would have "
-    "to be selected by its securityGroupSelectorTerms: the library declares neither yet; use "
+    "false with capacityProvider karpenter: Karpenter 1.14.1 attaches EFA interfaces itself, only for a "
+    "node whose pending pods request vpc.amazonaws.com/efa (every card an 'efa' interface with a subnet "
+    "address, launchtemplate.go generateNetworkInterfaces), or from the EC2NodeClass's networkInterfaces "
+    "(its CRD allows only 'interface' and 'efa-only'), with the security groups its securityGroupSelectorTerms "
+    "select: the library declares no EFA security group for it nor counts those addresses yet; use "
     "capacityProvider managedNodeGroup for EFA"
 )
 

@@ -365,7 +365,11 @@ class Settings(GpuCapacitySettings):
         """Addresses of the private subnets the nodes hold at least, at desired or max sizes; with
         ``subnets``, what one of that many subnets must hold (how: addresses.py)."""
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
-        gpu = sum(gpu_group_addresses(g.instance_types, nodes_held(g, at_max), subnets) for g in self.gpu_node_groups)
+        # A group in one availabilityZone (issue 32) puts all its nodes in that zone's subnet.
+        gpu = sum(
+            gpu_group_addresses(g.instance_types, nodes_held(g, at_max), 1 if g.availability_zone else subnets)
+            for g in self.gpu_node_groups
+        )
         system = self.system_node_group
         services = len(self._system_services())
         return gpu + system_group_addresses(
