@@ -243,11 +243,9 @@ def subnets_in_zone(parent: pulumi.Resource, subnet_ids: Any, zone: str, group: 
     )
 
     def checked(ids: list[str]) -> list[str]:
-        if not ids:
-            raise pulumi.RunError(
-                f'gpu-eks:gpuNodeGroups[{group}].availabilityZone: received "{zone}"; expected a zone of one of the '
-                "group's subnets (none of them is in it)"
-            )
+        problem = multinode.zone_subnets_problem(ids, zone, group)
+        if problem:
+            raise pulumi.RunError(problem)
         return list(ids)
 
     return found.ids.apply(checked)

@@ -80,6 +80,17 @@ def launch_template_instance_type(group: Any) -> str | None:
     return group.instance_types[0] if group.capacity_type == CAPACITY_BLOCK else None
 
 
+def zone_subnets_problem(ids: list[str], zone: str, group: str) -> str | None:
+    """Why a group's subnets in its ``availabilityZone`` (``ids``, ec2:DescribeSubnets filtered by the
+    group's subnet ids and the zone) cannot carry it: none is there (EKS needs a subnet). None: fine."""
+    if ids:
+        return None
+    return (
+        f'gpu-eks:gpuNodeGroups[{group}].availabilityZone: received "{zone}"; expected a zone of one of the '
+        "group's subnets (none of them is in it)"
+    )
+
+
 def is_multinode(group: Any) -> bool:
     """Whether ``group`` uses any multi-node setting (else its launch template is as before)."""
     return bool(
