@@ -70,7 +70,7 @@ def test_the_example_declares_the_plugin_for_its_efa_groups():
     assert release["repositoryOpts"] == {"repo": "https://aws.github.io/eks-charts"}
     assert release["values"]["supportedInstanceLabels"] == {
         "keys": ["gpu-eks.io/node-group"],
-        "values": ["h100-block", "a100-odcr"],
+        "values": ["h100-block", "a100-odcr", "h100-karpenter"],
     }
 
 

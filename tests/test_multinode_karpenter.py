@@ -60,17 +60,38 @@ def test_placement_group_selector_by_name():
     assert spec["placementGroupSelector"] == {"name": "pg-name"}
 
 
+def test_an_efa_group_selects_its_efa_security_group_beside_the_discovery_tag():
+    p = plan(**P5, efa=True)
+    spec = objects.ec2_node_class(p, role="r", discovery="c", security_groups=["sg-0123456789abcdef0"])["spec"]
+    assert spec["securityGroupSelectorTerms"] == [
+        {"tags": {"karpenter.sh/discovery": "c"}},
+        {"id": "sg-0123456789abcdef0"},
+    ]
+
+
 @pytest.mark.parametrize(
     "group",
     [
-        {**P5, "capacityReservation": {"id": CR}, "availabilityZone": "us-east-2c", "placement": "cluster"},
+        {
+            **P5,
+            "capacityReservation": {"id": CR},
+            "availabilityZone": "us-east-2c",
+            "placement": "cluster",
+            "efa": True,
+        },
         {**P5, "capacityType": "CAPACITY_BLOCK", "capacityReservation": {"id": CR}, "availabilityZone": "us-east-2c"},
     ],
 )
 def test_objects_pass_the_crds_and_their_cel_rules(group):
     p = plan(**group)
     built = [
-        objects.ec2_node_class(p, role="gpu-eks-nodes", discovery="ml", placement_group="gpu-eks-h100-placement-1"),
+        objects.ec2_node_class(
+            p,
+            role="gpu-eks-nodes",
+            discovery="ml",
+            placement_group="gpu-eks-h100-placement-1",
+            security_groups=["sg-0123456789abcdef0"] if p.efa_devices else [],
+        ),
         objects.node_pool(p),
     ]
     for obj in built:
@@ -103,6 +124,17 @@ def test_the_example_karpenter_group():
     assert node_class["spec"]["capacityReservationSelectorTerms"] == [{"id": CR}]
     assert node_class["spec"]["placementGroupSelector"] == {"name": "gpu-eks-h100-karpenter-placement-0000000"}
     assert sim.named("gpu-eks-h100-karpenter-placement").inputs["strategy"] == "cluster"
+    # Its EFA security group (self-referencing, in the cluster's VPC), selected by id.
+    assert node_class["spec"]["securityGroupSelectorTerms"] == [
+        {"tags": {"karpenter.sh/discovery": "gpu-eks-multinode"}},
+        {"id": "gpu-eks-h100-karpenter-efa-id"},
+    ]
+    rule = sim.named("gpu-eks-h100-karpenter-efa-ingress").inputs
+    assert (rule["securityGroupId"], rule["referencedSecurityGroupId"], rule["ipProtocol"]) == (
+        "gpu-eks-h100-karpenter-efa-id",
+        "gpu-eks-h100-karpenter-efa-id",
+        "-1",
+    )
     pool = sim.named("gpu-eks-h100-karpenter-nodepool").inputs
     assert requirement(pool, "karpenter.sh/capacity-type") == ["reserved", "on-demand"]
     assert requirement(pool, "topology.kubernetes.io/zone") == ["us-east-2c"]

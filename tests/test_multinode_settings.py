@@ -109,13 +109,26 @@ def test_efa_accepted_where_every_type_has_it():
     assert group(instanceTypes=["g6.12xlarge", "g6.24xlarge"], efa=True).efa is True
 
 
-def test_efa_refused_on_karpenter_with_the_reason():
-    (problem,) = problems(
-        **P5, efa=True, capacityProvider="karpenter", scaling={"minSize": 0, "desiredSize": 0, "maxSize": 2}
+def test_efa_on_karpenter_counts_an_address_per_efa_interface():
+    from components.config.multinode import efa_addresses
+
+    zero = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+    karpenter = group(**P5, efa=True, capacityProvider="karpenter", scaling=zero)
+    # Karpenter's interfaces are all efa: 31 addresses beyond the primary's on a p5.48xlarge.
+    assert efa_addresses(karpenter) == 31
+    # A managed group's cards beyond the first are efa-only: no address.
+    assert efa_addresses(group(**P5, efa=True)) == 0
+    assert efa_addresses(group(**P5, capacityProvider="karpenter", scaling=zero)) == 0
+    spread = load_settings(
+        {"clusterName": "c", "gpuNodeGroups": [{"name": "g", **P5, "capacityProvider": "karpenter", "scaling": zero}]}
     )
-    assert problem.startswith(
-        "gpu-eks:gpuNodeGroups[0].efa: received true; expected false with capacityProvider karpenter"
+    with_efa = load_settings(
+        {
+            "clusterName": "c",
+            "gpuNodeGroups": [{"name": "g", **P5, "efa": True, "capacityProvider": "karpenter", "scaling": zero}],
+        }
     )
+    assert with_efa.nodes_need_addresses(True) - spread.nodes_need_addresses(True) == 2 * 31
 
 
 def test_cluster_placement_needs_a_zone():

@@ -121,7 +121,11 @@ def test_the_service_and_policy_name_the_job_pods():
 def test_the_example_declares_a_check_per_exclusive_efa_group():
     sim = example("multinode")
     jobs = {r.name: r.inputs for r in sim.by_type("kubernetes:batch/v1:Job") if r.name.endswith("-nccl")}
-    assert sorted(jobs) == ["gpu-eks-verify-a100-odcr-nccl", "gpu-eks-verify-h100-block-nccl"]
+    assert sorted(jobs) == [
+        "gpu-eks-verify-a100-odcr-nccl",
+        "gpu-eks-verify-h100-block-nccl",
+        "gpu-eks-verify-h100-karpenter-nccl",
+    ]
     limits = jobs["gpu-eks-verify-a100-odcr-nccl"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert (limits["nvidia.com/gpu"], limits["vpc.amazonaws.com/efa"]) == (8, 4)
 
@@ -137,8 +141,8 @@ def test_the_verification_names_each_check_and_its_floor():
         stack="multinode",
     )
     verification = clusters[0].verification
-    assert verification.nccl_floors == {"h100-block": 200.0, "a100-odcr": 25.0}
-    assert sorted(verification.nccl_jobs) == ["a100-odcr", "h100-block"]
+    assert verification.nccl_floors == {"h100-block": 200.0, "a100-odcr": 25.0, "h100-karpenter": 200.0}
+    assert sorted(verification.nccl_jobs) == ["a100-odcr", "h100-block", "h100-karpenter"]
 
 
 def test_no_check_without_the_setting():

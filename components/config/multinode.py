@@ -29,8 +29,12 @@ The rules, each with its source:
   window; the autoscaler brings them for pending pods).
 * Karpenter groups (1.14.1, ../shared/reference/karpenter/1.14.1/crds): ``capacityReservationSelectorTerms``
   select by ``id`` (or tags, owner, match criteria): no resource group and no bare preference;
-  ``placementGroupSelector`` (``name`` or ``id``) takes the group's placement group. ``efa`` is
-  refused on Karpenter groups (see ``KARPENTER_EFA_REASON``).
+  ``placementGroupSelector`` (``name`` or ``id``) takes the group's placement group. ``efa``:
+  Karpenter itself puts one ``efa`` interface per EFA device (each with a subnet address) on a node
+  whose pending pods request vpc.amazonaws.com/efa, with the security groups the EC2NodeClass selects
+  (Karpenter v1.14.1 pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``,
+  pkg/providers/instance/instance.go ``getEFACountForInstance``); the library adds the group's EFA
+  security group to those and counts the addresses (``efa_addresses``).
 """
 
 from __future__ import annotations
@@ -52,19 +56,6 @@ _RESERVATION_ID = re.compile(r"cr-[0-9a-f]{17}", re.ASCII)
 _GROUP_ARN = re.compile(r"arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]{1,128}", re.ASCII)
 #: An Availability Zone name (``us-west-2a``; Local Zones such as ``us-west-2-lax-1a`` too).
 _ZONE = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+([a-z-]*\d*)?[a-z]", re.ASCII)
-
-#: Karpenter v1.14.1 pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``: a
-#: NodeClaim whose pods request vpc.amazonaws.com/efa gets one ``efa`` interface per EFA device (each
-#: with a subnet address), with the EC2NodeClass's security groups; a node launched for other pods
-#: gets none (pkg/providers/instance/instance.go ``getEFACountForInstance``).
-KARPENTER_EFA_REASON = (
-    "false with capacityProvider karpenter: Karpenter 1.14.1 attaches EFA interfaces itself, only for a "
-    "node whose pending pods request vpc.amazonaws.com/efa (every card an 'efa' interface with a subnet "
-    "address, launchtemplate.go generateNetworkInterfaces), or from the EC2NodeClass's networkInterfaces "
-    "(its CRD allows only 'interface' and 'efa-only'), with the security groups its securityGroupSelectorTerms "
-    "select: the library declares no EFA security group for it nor counts those addresses yet; use "
-    "capacityProvider managedNodeGroup for EFA"
-)
 
 
 class CapacityReservation(_Model):
@@ -129,7 +120,8 @@ EFA_FIELD: Any = Field(
         "Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, "
         "g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on "
         "all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with "
-        'EFA; managed node groups only. See "Multi-node GPU groups" (docs/multi-node.md).',
+        "EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See "
+        "docs/multi-node.md.",
         type="bool",
         default="`false`",
     ),
@@ -205,8 +197,6 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
                     "lists each node's EFA interfaces",
                 )
             )
-        if karpenter:
-            problems.append((("efa",), True, KARPENTER_EFA_REASON))
     needs_zone = []
     if group.placement == "cluster":
         needs_zone.append("placement: cluster (a cluster placement group lives in one Availability Zone)")
@@ -312,3 +302,13 @@ def nccl_check_problems(settings: Any) -> list[KeyedProblem]:
                 )
             )
     return problems
+
+
+def efa_addresses(group: Any) -> int:
+    """Subnet addresses an EFA node holds beyond its ENIs' (``config/addresses.py``): none on a
+    managed node group (its cards beyond the first get ``efa-only`` interfaces, which have no
+    address), one per card beyond the first on a Karpenter group (Karpenter's interfaces are all
+    ``efa``, each with its primary address: module docstring)."""
+    if not group.efa or group.capacity_provider != "karpenter":
+        return 0
+    return max(efa_catalog.efa_devices(t) for t in group.instance_types) - 1

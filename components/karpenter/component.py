@@ -57,7 +57,12 @@ def _custom_resource(name: str, manifest: Mapping[str, Any], opts: pulumi.Resour
 
 
 def declare_group_objects(
-    name: str, plan: GroupPlan, target: KarpenterTarget, *, parent: pulumi.Resource
+    name: str,
+    plan: GroupPlan,
+    target: KarpenterTarget,
+    *,
+    parent: pulumi.Resource,
+    security_groups: Sequence[pulumi.Input[str]] = (),
 ) -> GroupObjects:
     """``{name}-nodeclass``, ``{name}-nodepool`` and, where the group needs it, ``{name}-overlay``."""
     opts = pulumi.ResourceOptions(parent=parent, provider=target.provider, depends_on=list(target.depends_on))
@@ -74,7 +79,12 @@ def declare_group_objects(
     node_class = _custom_resource(
         f"{name}-nodeclass",
         objects.ec2_node_class(
-            plan, role=target.node_role, discovery=target.discovery, tags=target.tags, placement_group=placement_group
+            plan,
+            role=target.node_role,
+            discovery=target.discovery,
+            tags=target.tags,
+            placement_group=placement_group,
+            security_groups=security_groups,
         ),
         opts,
     )

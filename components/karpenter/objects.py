@@ -24,7 +24,7 @@ a sharing change rewrites only the NodeOverlay, which drift does not read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..nodegroups import userdata
@@ -126,11 +126,13 @@ def ec2_node_class(
     discovery: Any,
     tags: Mapping[str, Any] | None = None,
     placement_group: Any = None,
+    security_groups: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """The group's EC2NodeClass. ``role``: the node IAM role's name (Karpenter makes the instance
     profile); ``discovery``: the ``karpenter.sh/discovery`` tag value of the subnets and security
     groups (the cluster's name); ``placement_group``: the name of a ``placement: cluster`` group's
-    placement group (``placementGroupSelector``). Plain values or Pulumi Inputs. A group's
+    placement group (``placementGroupSelector``); ``security_groups``: an ``efa`` group's EFA
+    security group (an ``id`` term of ``securityGroupSelectorTerms``). Plain values or Pulumi Inputs. A group's
     ``capacityReservation.id`` is its ``capacityReservationSelectorTerms`` (CRD: ``id`` alone in
     its term).
 
@@ -160,7 +162,8 @@ def ec2_node_class(
         "role": role,
         "amiSelectorTerms": [{"alias": ami_alias(plan)}],
         "subnetSelectorTerms": [{"tags": {DISCOVERY_TAG: discovery}}],
-        "securityGroupSelectorTerms": [{"tags": {DISCOVERY_TAG: discovery}}],
+        # An EFA group's own security group by id beside the discovery tag's (terms are ORed).
+        "securityGroupSelectorTerms": [{"tags": {DISCOVERY_TAG: discovery}}, *({"id": g} for g in security_groups)],
         "blockDeviceMappings": [
             {
                 "deviceName": ROOT_DEVICE,

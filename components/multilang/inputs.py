@@ -105,7 +105,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     capacity_type: str
     """EC2 capacity type. `CAPACITY_BLOCK`: an EC2 Capacity Block for ML (`capacityReservation.id`, one instance type, `availabilityZone`, `minSize`/`desiredSize` 0; see docs/multi-node.md). Type: `ON_DEMAND` | `SPOT` | `CAPACITY_BLOCK`. Default: `ON_DEMAND`."""
     efa: bool
-    """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA; managed node groups only. See "Multi-node GPU groups" (docs/multi-node.md). Type: bool. Default: `false`."""
+    """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See docs/multi-node.md. Type: bool. Default: `false`."""
     placement: str
     """`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Type: `cluster`. Default: none."""
     availability_zone: str

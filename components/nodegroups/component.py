@@ -168,27 +168,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         if s.efa:
             # The cluster's VPC and the security group EKS puts on nodes whose launch template names none.
             cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))
-            sg = self.efa_security_group = aws.ec2.SecurityGroup(
-                f"{name}-efa",
-                description=f"EFA traffic between the nodes of GPU node group {s.name} (all, to and from itself)",
-                vpc_id=cluster.vpc_config.vpc_id,
-                tags={**tags, "Name": f"{name}-efa"},
-                opts=opts,
-            )
-            for direction, rule in (
-                ("ingress", aws.vpc.SecurityGroupIngressRule),
-                ("egress", aws.vpc.SecurityGroupEgressRule),
-            ):
-                rule(
-                    f"{name}-efa-{direction}",
-                    security_group_id=sg.id,
-                    referenced_security_group_id=sg.id,
-                    ip_protocol=multinode.ALL_TRAFFIC,
-                    # EC2's rule descriptions allow no apostrophe (a-zA-Z0-9 ._-:/()#,@[]+=;{}!$*).
-                    description=f"EFA: all traffic {'from' if direction == 'ingress' else 'to'} the nodes of the group",
-                    tags=tags,
-                    opts=opts,
-                )
+            sg = self._declare_efa_security_group(name, cluster.vpc_config.vpc_id, tags)
             groups = [cluster.vpc_config.cluster_security_group_id, sg.id]
             spec["network_interfaces"] = multinode.network_interfaces(s.instance_types[0], groups)
         if s.placement == multinode.CLUSTER_STRATEGY:
@@ -200,6 +180,35 @@ class GpuNodeGroup(pulumi.ComponentResource):
         if s.availability_zone is not None:
             subnet_ids = subnets_in_zone(self, args.subnet_ids, s.availability_zone, s.name)
         return subnet_ids, spec
+
+    def _declare_efa_security_group(self, name: str, vpc_id: Any, tags: Mapping[str, Any]) -> aws.ec2.SecurityGroup:
+        """``{name}-efa``: the EFA security group of the group's nodes, one ingress and one egress rule,
+        all traffic to and from itself (nodegroups/multinode.py)."""
+        opts = pulumi.ResourceOptions(parent=self)
+        sg = self.efa_security_group = aws.ec2.SecurityGroup(
+            f"{name}-efa",
+            description=(
+                f"EFA traffic between the nodes of GPU node group {self.settings.name} (all, to and from itself)"
+            ),
+            vpc_id=vpc_id,
+            tags={**tags, "Name": f"{name}-efa"},
+            opts=opts,
+        )
+        for direction, rule in (
+            ("ingress", aws.vpc.SecurityGroupIngressRule),
+            ("egress", aws.vpc.SecurityGroupEgressRule),
+        ):
+            rule(
+                f"{name}-efa-{direction}",
+                security_group_id=sg.id,
+                referenced_security_group_id=sg.id,
+                ip_protocol=multinode.ALL_TRAFFIC,
+                # EC2's rule descriptions allow no apostrophe (a-zA-Z0-9 ._-:/()#,@[]+=;{}!$*).
+                description=f"EFA: all traffic {'from' if direction == 'ingress' else 'to'} the nodes of the group",
+                tags=dict(tags),
+                opts=opts,
+            )
+        return sg
 
     def _declare_karpenter(self, name: str, args: GpuNodeGroupArgs) -> None:
         """A Karpenter group: its EC2NodeClass, NodePool and NodeOverlay; no node group, no ASG."""
@@ -217,7 +226,16 @@ class GpuNodeGroup(pulumi.ComponentResource):
             depends_on=target.depends_on,
             tags={**target.tags, **args.tags, "gpu-eks/node-group": self.settings.name},
         )
-        self.karpenter_objects = declare_group_objects(name, self.plan, tagged, parent=self)
+        # Karpenter puts an EFA interface per device on the nodes whose pods request vpc.amazonaws.com/efa,
+        # with the security groups the EC2NodeClass selects: the cluster's (discovery) and this one.
+        security_groups = []
+        if self.settings.efa:
+            cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))
+            tags = {**args.tags, "gpu-eks/node-group": self.settings.name}
+            security_groups = [self._declare_efa_security_group(name, cluster.vpc_config.vpc_id, tags).id]
+        self.karpenter_objects = declare_group_objects(
+            name, self.plan, tagged, parent=self, security_groups=security_groups
+        )
         self.register_outputs(
             {
                 "nodePoolName": karpenter_objects.object_name(self.plan),
