@@ -105,6 +105,24 @@ GROUPS: dict[str, dict[str, Any]] = {
         "migStrategy": "mixed",
         "timeSlicing": {"replicas": 3},
     },
+    # Managed, exclusive A100s with EFA (issue 32): the EFA device plugin's values name this group.
+    "managed-efa-a100": {
+        "name": "m-efa-a100",
+        "instanceTypes": ["p4d.24xlarge"],
+        "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+        "taints": [{"key": "efa", "effect": "NoSchedule"}],
+        "efa": True,
+        "timeSlicing": {"replicas": 1},
+    },
+    # Karpenter, exclusive H100s in an On-Demand Capacity Reservation (the reservedCapacity gate).
+    "karpenter-reserved-h100": {
+        "name": "k-res-h100",
+        "capacityProvider": "karpenter",
+        "instanceTypes": ["p5.48xlarge"],
+        "scaling": ZERO,
+        "capacityReservation": {"id": "cr-0123456789abcdef0"},
+        "timeSlicing": {"replicas": 1},
+    },
 }
 
 #: The clusters: several groups each, the groups of one cluster differing in what a decision reads.
@@ -126,6 +144,9 @@ CLUSTERS: dict[str, tuple[str, ...]] = {
     "mig-beside-others": ("managed-exclusive-l4-mixed", "managed-mig-a100", "managed-timesliced-a10g-mixed"),
     # Nothing shared anywhere: whole GPUs, one per pod, on both providers.
     "all-exclusive": ("managed-exclusive-a10g", "karpenter-exclusive-t4"),
+    # Multi-node groups (issue 32) beside a plain one: EFA on one managed group only, a reservation
+    # on the Karpenter group only.
+    "multinode-beside-plain": ("managed-exclusive-a10g", "managed-efa-a100", "karpenter-reserved-h100"),
 }
 
 

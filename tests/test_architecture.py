@@ -247,6 +247,7 @@ FLOORS: dict[str, int] = {
             "observability",
             "coldstart",
             "preflight",
+            "efa",
             "helm",
         ),
         3,

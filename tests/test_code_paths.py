@@ -20,8 +20,9 @@ import pytest
 
 from tests.support import ROOT
 
-#: ``folder/…/name.py``, not inside a longer path or URL, and not a ``../`` path outside the repository.
-WITH_FOLDER = re.compile(r"(?<![\w./:-])((?:[\w-]+/)+[\w-]+\.py)\b")
+#: ``folder/…/name.py``, not inside a longer path or URL, not a ``../`` path outside the repository, and
+#: not under a shell variable (``$HOME/allreduce.py``: a file a Job writes on the node).
+WITH_FOLDER = re.compile(r"(?<![\w./:$-])((?:[\w-]+/)+[\w-]+\.py)\b")
 BARE = re.compile(r"(?<![\w./:-])([\w-]+\.py)\b")
 SOURCES = sorted((ROOT / "components").rglob("*.py"))
 

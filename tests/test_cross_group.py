@@ -32,8 +32,10 @@ from components.config.teams import (
     teams_problems,
     unused_groups,
 )
+from components.efa import values as efa_values
 from components.gpu_operator import values as operator_values
 from components.karpenter import objects as karpenter_objects
+from components.karpenter import values as karpenter_values
 from components.karpenter.values import node_overlay_needed
 from components.observability import dashboard, rules
 from components.plan import mig_parted, placement
@@ -72,6 +74,7 @@ EXPECTED: dict[str, dict[str, object]] = {
         "managed-modes": False,
         "mig-beside-others": False,
         "all-exclusive": False,
+        "multinode-beside-plain": False,
     },
     # T4, T4g or a vGPU slice in the cluster.
     "needs_metrics_config_map": {
@@ -81,6 +84,7 @@ EXPECTED: dict[str, dict[str, object]] = {
         "managed-modes": True,
         "mig-beside-others": False,
         "all-exclusive": True,
+        "multinode-beside-plain": False,
     },
     # Some group shares its GPUs.
     "per_pod_gpu_metrics": {
@@ -90,6 +94,7 @@ EXPECTED: dict[str, dict[str, object]] = {
         "managed-modes": True,
         "mig-beside-others": True,
         "all-exclusive": False,
+        "multinode-beside-plain": False,
     },
     "mig_strategy": {
         "karpenter-shared-beside-exclusive": "none",
@@ -98,6 +103,17 @@ EXPECTED: dict[str, dict[str, object]] = {
         "managed-modes": "none",
         "mig-beside-others": "mixed",
         "all-exclusive": "none",
+        "multinode-beside-plain": "none",
+    },
+    # Some Karpenter group launches into a capacity reservation (issue 32).
+    "reserved_capacity_needed": {
+        "karpenter-shared-beside-exclusive": False,
+        "karpenter-shared-beside-managed": False,
+        "vgpu-beside-managed-shared": False,
+        "managed-modes": False,
+        "mig-beside-others": False,
+        "all-exclusive": False,
+        "multinode-beside-plain": True,
     },
     # The smallest slot's share of GPU memory (MiB): the dashboard's red line.
     "smallest_share": {
@@ -107,6 +123,7 @@ EXPECTED: dict[str, dict[str, object]] = {
         "managed-modes": 3840,  # a T4 (15,360 MiB) / 4 MPS clients
         "mig-beside-others": 2560,  # an A100 1g.5gb slice (5,120 MiB) / 2
         "all-exclusive": 15360,  # a whole T4
+        "multinode-beside-plain": 23028,  # a whole A10G (23,028 MiB as its driver reports)
     },
 }
 
@@ -130,6 +147,37 @@ def check_node_overlay_needed(cluster: str) -> None:
         decided = node_overlay_needed(plans)
         assert decided == any(needs_node_overlay(p) for p in plans)
         _expect("node_overlay_needed", cluster, decided)
+
+
+def check_reserved_capacity_needed(cluster: str) -> None:
+    for plans in _both_orders(cluster):
+        decided = karpenter_values.reserved_capacity_needed(plans)
+        assert decided == any(
+            p.settings.capacity_provider == "karpenter" and p.settings.capacity_reservation for p in plans
+        )
+        _expect("reserved_capacity_needed", cluster, decided)
+
+
+def check_efa_plans(cluster: str) -> None:
+    plans = plans_of(cluster)
+    chosen = [p.name for p in efa_values.efa_plans(plans)]
+    # Per group: chosen iff its nodes have EFA devices.
+    for p in plans:
+        assert (p.name in chosen) == (p.efa_devices > 0), p.name
+    assert chosen == ["m-efa-a100"] if cluster == "multinode-beside-plain" else chosen == []
+
+
+def check_efa_plugin_values(cluster: str) -> None:
+    plans = plans_of(cluster)
+    if not any(p.efa_devices for p in plans):
+        with pytest.raises(ValueError, match="needs a group with efa"):
+            efa_values.efa_plugin_values(plans)
+        return
+    values = efa_values.efa_plugin_values(plans)
+    assert values["supportedInstanceLabels"]["values"] == [p.name for p in plans if p.efa_devices]
+    # It tolerates the EFA groups' taints, and no taint only a group without EFA carries.
+    efa_keys = {t.key for p in plans if p.efa_devices for t in p.taints}
+    assert {t["key"] for t in values["tolerations"]} == efa_keys
 
 
 def check_gpu_taints(cluster: str) -> None:
@@ -420,6 +468,9 @@ def check_oversubscribed_quotas(cluster: str) -> None:
 #: Each function deciding from several groups' plans ("module:function") and its check.
 DECISIONS: dict[str, Callable[[str], None]] = {
     "components.karpenter.values:node_overlay_needed": check_node_overlay_needed,
+    "components.karpenter.values:reserved_capacity_needed": check_reserved_capacity_needed,
+    "components.efa.values:efa_plans": check_efa_plans,
+    "components.efa.values:efa_plugin_values": check_efa_plugin_values,
     "components.gpu_operator.values:gpu_taints": check_gpu_taints,
     "components.gpu_operator.values:profile_configs": check_profile_configs,
     "components.gpu_operator.values:mig_strategy": check_mig_strategy,
@@ -514,7 +565,14 @@ def test_the_mixed_clusters_differ_in_what_the_decisions_read():
     for cluster in CLUSTERS:
         plans = plans_of(cluster)
         assert len(plans) >= 2
-        readings = [is_shared, is_mig, needs_node_overlay, operator_values.profiling_fields_unusable]
+        readings = [
+            is_shared,
+            is_mig,
+            needs_node_overlay,
+            operator_values.profiling_fields_unusable,
+            lambda p: p.efa_devices > 0,
+            lambda p: p.settings.capacity_reservation is not None,
+        ]
         assert any(len({read(p) for p in plans}) > 1 for read in readings), cluster
 
 

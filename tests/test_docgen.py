@@ -66,6 +66,7 @@ def test_every_nested_model_names_its_schema_type():
     assert names == {
         "AlertThresholds",
         "AutoscalerSettings",
+        "CapacityReservation",
         "ColdStart",
         "GpuClusterInputs",
         "GpuNodeGroupSettings",

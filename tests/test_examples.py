@@ -47,6 +47,7 @@ def test_the_examples_are_the_ones_documented():
         "Pulumi.karpenter.yaml",
         "Pulumi.mig-a100.yaml",
         "Pulumi.mig-h100.yaml",
+        "Pulumi.multinode.yaml",
         "Pulumi.teams.yaml",
     ]
 

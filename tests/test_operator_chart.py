@@ -79,6 +79,8 @@ EXPECTED: dict[str, Expected] = {
                          ("all-disabled", "gpu-eks-a100-1g"),           True, "envvar"),
     "mig-h100": Expected("mixed", "h100-mixed", {"h100-mixed": H100_MIXED},
                          ("all-disabled", "gpu-eks-h100-mixed"),        True, "envvar"),
+    "multinode": Expected("none", "h100-block", {"h100-block": WHOLE, "a100-odcr": WHOLE, "h100-karpenter": WHOLE},
+                          (),                                           True, "envvar"),
     "teams": Expected("none", "t4", {"t4": TIME_SLICED_4, "a10g": WHOLE},
                       (),                                               True, "envvar"),
     "dev": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4},

@@ -44,6 +44,7 @@ from components.config.addons import (
 from components.config.coldstart import ColdStart
 from components.config.groups import GpuNodeGroupSettings, Scaling, Taint, TimeSlicing
 from components.config.mig import Mig
+from components.config.multinode import CapacityReservation
 from components.config.network import NetworkSettings
 from components.config.settings import Settings
 from components.config.sharing import Mps
@@ -139,6 +140,7 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
     assert sorted(schema["types"]) == [
         "gpu-eks:index:AlertThresholds",
         "gpu-eks:index:AutoscalerSettings",
+        "gpu-eks:index:CapacityReservation",
         "gpu-eks:index:ColdStart",
         "gpu-eks:index:GpuNodeGroupOutputs",
         "gpu-eks:index:GpuNodeGroupSettings",
@@ -260,6 +262,7 @@ PAIRS = [
     (TimeSlicing, multilang.TimeSlicing),
     (Mps, multilang.Mps),
     (ColdStart, multilang.ColdStart),
+    (CapacityReservation, multilang.CapacityReservation),
     (Mig, multilang.Mig),
     (GpuOperatorSettings, multilang.GpuOperatorSettings),
     (VerificationSettings, multilang.VerificationSettings),

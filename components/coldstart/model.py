@@ -155,6 +155,8 @@ class ColdStartModel:
     disk: str
     pull_bound: str
     slots: int
+    #: When the path can start at all (a reserved group's window, ``capacity_note``); "" always.
+    capacity: str = ""
 
     @property
     def first_pod_seconds(self) -> float:
@@ -212,6 +214,29 @@ def pull_seconds(
     return stages[bound], bound, disk
 
 
+def capacity_note(plan: GroupPlan) -> str:
+    """When a reserved group's cold start can happen (issue 32): a Capacity Block's nodes exist only
+    inside its window (EC2 Auto Scaling User Guide, launch-template-capacity-blocks: launches into
+    it before its start fail, and EC2 terminates what still runs at its end); an ODCR is used while
+    it has a free instance. The figures above assume capacity is there."""
+    settings = plan.settings
+    if settings.capacity_type == "CAPACITY_BLOCK":
+        return (
+            "only inside the Capacity Block's window (preflight prints its start and end): before it the launch "
+            "fails and the pod stays pending (the Cluster Autoscaler backs the group off and retries; Karpenter finds "
+            "no reserved offering); at its end EC2 terminates the nodes"
+        )
+    reservation = settings.capacity_reservation
+    if reservation is None:
+        return ""
+    if reservation.preference == "capacity-reservations-only":
+        return "only while an open Capacity Reservation has a free instance: else the launch fails"
+    if reservation.preference is not None:
+        return ""
+    fallback = "reserved, then On-Demand" if settings.capacity_provider == KARPENTER else "On-Demand (EC2's fallback)"
+    return f"into the Capacity Reservation while it has a free instance, else {fallback}"
+
+
 def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None = None) -> ColdStartModel:
     """The model of ``plan``'s group (its own levers, or ``cold`` to compare) for an image of
     ``image_gib`` compressed GiB, on the group's first instance type."""
@@ -255,6 +280,7 @@ def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None =
         disk=disk,
         pull_bound=bound,
         slots=plan.slots_per_node,
+        capacity=capacity_note(plan),
     )
 
 
@@ -300,6 +326,8 @@ def render_text(plans: tuple[GroupPlan, ...], image_gib: float, title: str) -> s
         lines.append(
             f"## group {plan.name}: {model.instance_type}, {model.slots} slot(s) per node, {plan.sharing_mode}"
         )
+        if model.capacity:
+            lines.append(f"  capacity: {model.capacity}")
         elapsed = 0.0
         for step in model.steps:
             elapsed += step.seconds

@@ -22,8 +22,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
-from ..config.names import AUTOSCALER_CHILD, OBSERVABILITY_CHILD, OPERATOR_CHILD, TEAMS_CHILD, VERIFICATION_CHILD
+from ..config.names import (
+    AUTOSCALER_CHILD,
+    EFA_CHILD,
+    OBSERVABILITY_CHILD,
+    OPERATOR_CHILD,
+    TEAMS_CHILD,
+    VERIFICATION_CHILD,
+)
 from ..config.settings import GpuCapacitySettings
+from ..efa.component import EfaDevicePlugin, EfaDevicePluginArgs
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..gpu_operator.values import ExporterOptions, exporter_options, per_pod_gpu_metrics
 from ..karpenter import objects as karpenter_objects
@@ -62,6 +70,7 @@ class GpuCapacityParts:
     verification: TimeSlicingVerification | None
     observability: GpuObservability | None = None
     teams: Teams | None = None
+    efa_plugin: EfaDevicePlugin | None = None
 
 
 def declare_gpu_capacity(
@@ -117,6 +126,8 @@ def declare_gpu_capacity(
     gpu_operator = on_cluster.operator(exporter)
     cluster_autoscaler = on_cluster.autoscaler(ca_cluster_name) if ca_cluster_name is not None else None
     check = on_cluster.verification(gpu_operator, cluster_autoscaler) if settings.verify_time_slicing else None
+    # The EFA device plugin: only when a group has efa (issue 32).
+    efa_plugin = on_cluster.efa_plugin() if any(g.plan.efa_devices for g in on_cluster.covered) else None
     observability = on_cluster.observability(gpu_operator, exporter) if settings.observability.enabled else None
     teams = on_cluster.teams(check) if settings.teams else None
     return GpuCapacityParts(
@@ -126,6 +137,7 @@ def declare_gpu_capacity(
         verification=check,
         observability=observability,
         teams=teams,
+        efa_plugin=efa_plugin,
     )
 
 
@@ -206,6 +218,13 @@ class _OnCluster:
                 wait_for=[gpu_operator, *([cluster_autoscaler] if cluster_autoscaler else [])],
                 autoscaling=cluster_autoscaler is not None,
             ),
+            opts=self._opts(),
+        )
+
+    def efa_plugin(self) -> EfaDevicePlugin:
+        return EfaDevicePlugin(
+            f"{self.name}-{EFA_CHILD}",
+            EfaDevicePluginArgs(plans=[g.plan for g in self.covered], wait_for=list(self.target.ready)),
             opts=self._opts(),
         )
 

@@ -90,6 +90,7 @@ class GpuCluster(pulumi.ComponentResource):
                     subnet_ids=self.cluster.private_subnet_ids,
                     subnet_count=_private_subnet_count(s),
                     node_overlay=karpenter_values.node_overlay_needed(s.plans),
+                    reserved_capacity=karpenter_values.reserved_capacity_needed(s.plans),
                     system_nodes=s.system_node_group.scaling.min_size,
                     wait_for=[self.cluster.system_node_group],
                     tags=tags,

@@ -179,6 +179,25 @@ class VerificationSettings(_Model):
             default="`true`",
         ),
     )
+    nccl_all_reduce: bool = Field(
+        False,
+        **doc(
+            "Per exclusive `efa` group, a two-node NCCL all-reduce over EFA on `pulumi up` (it costs two nodes of the "
+            "group for a few minutes): fails when NCCL falls back to sockets or its bus bandwidth is below half the "
+            "network bandwidth of the type (p5: 200 GB/s, p4d: 25 GB/s). Needs `ncclImage`. See docs/multi-node.md.",
+            type="bool",
+            default="`false`",
+        ),
+    )
+    nccl_image: ImageReference | None = Field(
+        None,
+        **doc(
+            "Image of the NCCL check: PyTorch with NCCL, libfabric and the aws-ofi-nccl plugin (e.g. an AWS Deep "
+            "Learning Container for PyTorch training on EC2); the AMI has the EFA driver only.",
+            type="image reference",
+            default="none",
+        ),
+    )
     namespace: OwnNamespace = Field(
         "gpu-timeslicing-check",
         **doc(

@@ -33,9 +33,10 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def gpu_group_addresses(instance_types: Sequence[str], nodes: int, subnets: int = 1) -> int:
-    """Addresses ``nodes`` full GPU nodes of the group hold, in one of ``subnets`` subnets."""
-    return _ceil_div(nodes, subnets) * max(catalog.gpu_node_addresses(t) for t in instance_types)
+def gpu_group_addresses(instance_types: Sequence[str], nodes: int, subnets: int = 1, extra_per_node: int = 0) -> int:
+    """Addresses ``nodes`` full GPU nodes of the group hold, in one of ``subnets`` subnets;
+    ``extra_per_node``: addresses a node holds beyond its ENIs' (EFA interfaces: config/multinode.py)."""
+    return _ceil_div(nodes, subnets) * (max(catalog.gpu_node_addresses(t) for t in instance_types) + extra_per_node)
 
 
 def system_group_addresses(

@@ -8,7 +8,7 @@ from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_v
 
 from .. import catalog
 from ..catalog import labels
-from . import capacity_provider
+from . import capacity_provider, multinode
 from .coldstart import ColdStart, cold_start_problems
 from .errors import KeyedProblem, KeyedProblems
 from .fields import (
@@ -262,9 +262,22 @@ class GpuNodeGroupSettings(_Model):
             default="`managedNodeGroup`",
         ),
     )
-    capacity_type: Literal["ON_DEMAND", "SPOT"] = Field(
-        "ON_DEMAND", **doc("EC2 capacity type.", type="`ON_DEMAND` | `SPOT`", default="`ON_DEMAND`")
+    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] = Field(
+        "ON_DEMAND",
+        **doc(
+            "EC2 capacity type. `CAPACITY_BLOCK`: an EC2 Capacity Block for ML (`capacityReservation.id`, one "
+            "instance type, `availabilityZone`, `minSize`/`desiredSize` 0; see docs/multi-node.md).",
+            type="`ON_DEMAND` | `SPOT` | `CAPACITY_BLOCK`",
+            default="`ON_DEMAND`",
+        ),
     )
+    # Multi-node groups (issue 32): config/multinode.py documents and checks them.
+    efa: bool = multinode.EFA_FIELD
+    placement: Literal["cluster"] | None = multinode.PLACEMENT_FIELD
+    availability_zone: Annotated[str | None, AfterValidator(multinode.availability_zone)] = (
+        multinode.AVAILABILITY_ZONE_FIELD
+    )
+    capacity_reservation: multinode.CapacityReservation | None = multinode.CAPACITY_RESERVATION_FIELD
     scaling: Scaling = Field(
         Scaling(min_size=1, desired_size=1, max_size=2),
         **doc(
@@ -414,6 +427,7 @@ class GpuNodeGroupSettings(_Model):
             problems += capacity_provider.karpenter_group_problems(
                 self.scaling.min_size, self.scaling.desired_size, self.labels, self.disk_size_gib
             )
+        problems += multinode.multinode_problems(self)
         if problems:
             raise KeyedProblems(problems)
         return self

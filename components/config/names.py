@@ -13,6 +13,9 @@ OBSERVABILITY_CHILD = "observability"
 #: existed): its children are Kubernetes namespace objects, admission policies and EKS access entries,
 #: types no node group declares, so their URNs never collide with a group's.
 TEAMS_CHILD = "teams"
+#: ``<name>-efa``, the EFA device plugin (issue 32): not reserved either, for the same reason (a
+#: component of its own type and a Helm release).
+EFA_CHILD = "efa"
 SYSTEM_SIDE_CHILDREN = (CLUSTER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD, AUTOSCALER_CHILD, OBSERVABILITY_CHILD)
 #: Declared only when a GPU group uses Karpenter, and reserved only then, so that no configuration
 #: accepted before Karpenter existed is refused now.

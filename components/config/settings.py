@@ -39,6 +39,7 @@ from .fields import (
 from .group_rules import gpu_groups_problems
 from .groups import GpuNodeGroupSettings
 from .instance_types import ami_release_problem
+from .multinode import efa_addresses, nccl_check_problems
 from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
 from .system_group import SystemNodeGroupSettings, system_service_pods
@@ -169,6 +170,7 @@ class GpuCapacitySettings(_Model):
             too_old = ami_release_problem(g.instance_types, g.ami_release_version)
             if too_old:
                 problems.append((("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version, too_old))
+        problems += nccl_check_problems(self)
         if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
             problems.append(
                 (
@@ -363,7 +365,13 @@ class Settings(GpuCapacitySettings):
         """Addresses of the private subnets the nodes hold at least, at desired or max sizes; with
         ``subnets``, what one of that many subnets must hold (how: addresses.py)."""
         size = (lambda s: s.max_size) if at_max else (lambda s: s.desired_size)
-        gpu = sum(gpu_group_addresses(g.instance_types, nodes_held(g, at_max), subnets) for g in self.gpu_node_groups)
+        # A group in one availabilityZone (issue 32) puts all its nodes in that zone's subnet.
+        gpu = sum(
+            gpu_group_addresses(
+                g.instance_types, nodes_held(g, at_max), 1 if g.availability_zone else subnets, efa_addresses(g)
+            )
+            for g in self.gpu_node_groups
+        )
         system = self.system_node_group
         services = len(self._system_services())
         return gpu + system_group_addresses(

@@ -2,9 +2,9 @@
 node groups the team may use and the IAM principals that administer its namespace; with the rules
 across teams and capacity (``teams_problems``, errors; ``teams_warnings``, warnings).
 
-Everything a team names about capacity is read from the group plans (``GroupPlan.advertised_resources``,
+Everything a team names about capacity is read from the group plans (``GroupPlan.node_resources``,
 ``slots_at_max_size``): a quota names a resource its groups advertise, MIG profiles included once
-groups advertise them.
+groups advertise them, and `vpc.amazonaws.com/efa` on EFA groups.
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ class TeamSettings(_Model):
         {},
         **doc(
             "GPU quota of the namespace per extended resource (`nvidia.com/gpu`, `nvidia.com/gpu.shared`, MIG "
-            "resources): the sum of the requests of the namespace's pods (a ResourceQuota "
-            "`requests.<resource>`). Each resource must be one a node group of the team advertises "
+            "resources, `vpc.amazonaws.com/efa` of EFA groups): the sum of the requests of the namespace's pods (a "
+            "ResourceQuota `requests.<resource>`). Each resource must be one a node group of the team advertises "
             "(`gpuNodeGroups` stack output `resourceName`). Above the slots the team's groups have at their "
             "maxSize is a warning. A resource left out is not limited.",
             type="map of resource name: int ≥ 0",
@@ -167,7 +167,7 @@ def teams_problems(
     * A namespace is not Kubernetes' or the library's (``reserved``): the team's Namespace object
       would collide with the one that exists, and its policy would bind the library's pods.
     * A team's groups exist, and each resource of its quota, default and maximum is advertised by one
-      of them (``GroupPlan.advertised_resources``): a quota on anything else never admits a pod that
+      of them (``GroupPlan.node_resources``: GPU resources and EFA): a quota on anything else never admits a pod that
       can run on the team's groups.
     * A principal has one access entry: in one team, and not among ``admin_principals``
       (botocore eks CreateAccessEntryRequest.principalArn: "You can't specify the same ARN in more
@@ -213,7 +213,7 @@ def teams_problems(
                     )
                 )
         mine = _team_plans(team, plans)
-        advertised = sorted({r for p in mine for r in p.advertised_resources})
+        advertised = sorted({r for p in mine for r in p.node_resources})
         for key, resources in (
             ("quota", team.quota),
             ("defaultPerContainer", team.default_per_container),
@@ -263,7 +263,7 @@ def unused_groups(teams: Sequence[TeamSettings], plans: Sequence[GroupPlan]) -> 
 
 def slots_at_max_size(plans: Sequence[GroupPlan], resource: str) -> int:
     """Slots of ``resource`` the groups of ``plans`` advertise with every group at its maxSize."""
-    return sum(p.advertised_resources.get(resource, 0) * p.settings.scaling.max_size for p in plans)
+    return sum(p.node_resources.get(resource, 0) * p.settings.scaling.max_size for p in plans)
 
 
 def oversubscribed_quotas(

@@ -58,13 +58,35 @@ def _custom_resource(name: str, manifest: Mapping[str, Any], opts: pulumi.Resour
 
 
 def declare_group_objects(
-    name: str, plan: GroupPlan, target: KarpenterTarget, *, parent: pulumi.Resource
+    name: str,
+    plan: GroupPlan,
+    target: KarpenterTarget,
+    *,
+    parent: pulumi.Resource,
+    security_groups: Sequence[pulumi.Input[str]] = (),
 ) -> GroupObjects:
     """``{name}-nodeclass``, ``{name}-nodepool`` and, where the group needs it, ``{name}-overlay``."""
     opts = pulumi.ResourceOptions(parent=parent, provider=target.provider, depends_on=list(target.depends_on))
+    placement_group = None
+    if plan.settings.placement == "cluster":
+        # Karpenter resolves it by name (EC2NodeClass placementGroupSelector; its controller policy
+        # allows ec2:DescribePlacementGroups and RunInstances on placement-group/*).
+        placement_group = aws.ec2.PlacementGroup(
+            f"{name}-placement",
+            strategy="cluster",
+            tags=dict(target.tags),
+            opts=pulumi.ResourceOptions(parent=parent),
+        ).name
     node_class = _custom_resource(
         f"{name}-nodeclass",
-        objects.ec2_node_class(plan, role=target.node_role, discovery=target.discovery, tags=target.tags),
+        objects.ec2_node_class(
+            plan,
+            role=target.node_role,
+            discovery=target.discovery,
+            tags=target.tags,
+            placement_group=placement_group,
+            security_groups=security_groups,
+        ),
         opts,
     )
     node_pool = _custom_resource(
@@ -98,6 +120,8 @@ class KarpenterArgs:
     #: What the release waits for (the system node group).
     wait_for: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
+    #: The controller's ``reservedCapacity`` feature gate, set explicitly (``values.reserved_capacity_needed``).
+    reserved_capacity: bool = False
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -270,5 +294,6 @@ class Karpenter(pulumi.ComponentResource):
             interruption_queue=self.queue.name,
             role_arn=role_arn,
             node_overlay=args.node_overlay,
+            reserved_capacity=args.reserved_capacity,
             system_nodes=args.system_nodes,
         )

@@ -24,7 +24,7 @@ a sharing change rewrites only the NodeOverlay, which drift does not read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..nodegroups.managed import IMDS_HOP_LIMIT, ROOT_DEVICE
@@ -48,8 +48,26 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 ARCH_LABEL = "kubernetes.io/arch"
 OS_LABEL = "kubernetes.io/os"
 
-#: The group's ``capacityType`` as Karpenter spells it (labels.go CapacityTypeOnDemand/Spot).
+#: The group's ``capacityType`` as Karpenter spells it (labels.go CapacityTypeOnDemand/Spot/Reserved).
 CAPACITY_TYPES = {"ON_DEMAND": "on-demand", "SPOT": "spot"}
+RESERVED = "reserved"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def capacity_types(settings: Any) -> list[str]:
+    """The NodePool's ``karpenter.sh/capacity-type`` values. A group with ``capacityReservation``
+    launches into the reservations its EC2NodeClass selects (``reserved``, Karpenter's
+    ``reservedCapacity`` feature gate, on by default in 1.14.1: chart values.yaml
+    settings.featureGates.reservedCapacity): a Capacity Block only there (nothing else is
+    launched), an On-Demand group there first and On-Demand when they are full (Karpenter
+    prefers reserved offerings, as EC2 falls back to On-Demand from a targeted reservation)."""
+    if settings.capacity_type == "CAPACITY_BLOCK":
+        return [RESERVED]
+    if settings.capacity_reservation is not None:
+        return [RESERVED, CAPACITY_TYPES[settings.capacity_type]]
+    return [CAPACITY_TYPES[settings.capacity_type]]
+
+
 #: The catalog's EC2 architecture as ``kubernetes.io/arch`` spells it.
 KUBERNETES_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
 
@@ -101,11 +119,21 @@ def needs_overlay(plan: GroupPlan) -> bool:
 
 
 def ec2_node_class(
-    plan: GroupPlan, *, role: Any, discovery: Any, tags: Mapping[str, Any] | None = None
+    plan: GroupPlan,
+    *,
+    role: Any,
+    discovery: Any,
+    tags: Mapping[str, Any] | None = None,
+    placement_group: Any = None,
+    security_groups: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """The group's EC2NodeClass. ``role``: the node IAM role's name (Karpenter makes the instance
     profile); ``discovery``: the ``karpenter.sh/discovery`` tag value of the subnets and security
-    groups (the cluster's name). Plain values or Pulumi Inputs.
+    groups (the cluster's name); ``placement_group``: the name of a ``placement: cluster`` group's
+    placement group (``placementGroupSelector``); ``security_groups``: an ``efa`` group's EFA
+    security group (an ``id`` term of ``securityGroupSelectorTerms``). Plain values or Pulumi Inputs. A group's
+    ``capacityReservation.id`` is its ``capacityReservationSelectorTerms`` (CRD: ``id`` alone in
+    its term).
 
     No labels or taints in ``userData``: Karpenter writes the nodeadm NodeConfig itself (cluster endpoint, CA and CIDR;
     ``--node-labels`` from the NodePool's labels; kubelet ``registerWithTaints`` from its taints
@@ -133,7 +161,8 @@ def ec2_node_class(
         "role": role,
         "amiSelectorTerms": [{"alias": ami_alias(plan)}],
         "subnetSelectorTerms": [{"tags": {DISCOVERY_TAG: discovery}}],
-        "securityGroupSelectorTerms": [{"tags": {DISCOVERY_TAG: discovery}}],
+        # An EFA group's own security group by id beside the discovery tag's (terms are ORed).
+        "securityGroupSelectorTerms": [{"tags": {DISCOVERY_TAG: discovery}}, *({"id": g} for g in security_groups)],
         "blockDeviceMappings": [
             {
                 "deviceName": ROOT_DEVICE,
@@ -162,6 +191,11 @@ def ec2_node_class(
         gates = userdata.cold_start_spec(cold)["featureGates"]
         gate = {"apiVersion": userdata.NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": {"featureGates": gates}}
         spec["userData"] = userdata.render_mime([gate])
+    reservation = plan.settings.capacity_reservation
+    if reservation is not None and reservation.id is not None:
+        spec["capacityReservationSelectorTerms"] = [{"id": reservation.id}]
+    if placement_group is not None:
+        spec["placementGroupSelector"] = {"name": placement_group}
     if tags:
         spec["tags"] = dict(tags)
     return {
@@ -183,10 +217,13 @@ def node_pool(plan: GroupPlan) -> dict[str, Any]:
     """The group's NodePool (its EC2NodeClass has the same name)."""
     requirements = [
         {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": list(plan.instance_types)},
-        {"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": [CAPACITY_TYPES[plan.settings.capacity_type]]},
+        {"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": capacity_types(plan.settings)},
         {"key": ARCH_LABEL, "operator": "In", "values": [KUBERNETES_ARCH[plan.architecture]]},
         {"key": OS_LABEL, "operator": "In", "values": ["linux"]},
     ]
+    if plan.settings.availability_zone is not None:
+        # The group's one zone (its reservation's, its placement group's).
+        requirements.append({"key": ZONE_LABEL, "operator": "In", "values": [plan.settings.availability_zone]})
     template_spec: dict[str, Any] = {
         "nodeClassRef": {"group": NODECLASS_GROUP, "kind": "EC2NodeClass", "name": object_name(plan)},
         "requirements": requirements,

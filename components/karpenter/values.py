@@ -55,8 +55,22 @@ def controller_affinity() -> dict[str, Any]:
     }
 
 
+def reserved_capacity_needed(plans: Iterable[GroupPlan]) -> bool:
+    """Whether some Karpenter group launches into a Capacity Reservation (``capacityReservation``):
+    the controller's ``reservedCapacity`` feature gate (beta, on by default in 1.14.1: chart values
+    ``settings.featureGates.reservedCapacity``), then set explicitly, so a chart whose default
+    changes cannot turn it off under the group."""
+    return any(p.settings.capacity_provider == "karpenter" and p.settings.capacity_reservation for p in plans)
+
+
 def karpenter_values(
-    *, cluster_name: Any, interruption_queue: Any, role_arn: Any, node_overlay: bool, system_nodes: int
+    *,
+    cluster_name: Any,
+    interruption_queue: Any,
+    role_arn: Any,
+    node_overlay: bool,
+    system_nodes: int,
+    reserved_capacity: bool = False,
 ) -> dict[str, Any]:
     """Values of the Karpenter chart (paths checked against its values.yaml; rendered with helm in
     tests). Outputs allowed for the cluster name, queue name and role ARN. ``system_nodes``: the
@@ -66,7 +80,7 @@ def karpenter_values(
         "settings": {
             "clusterName": cluster_name,
             "interruptionQueue": interruption_queue,
-            "featureGates": {"nodeOverlay": node_overlay},
+            "featureGates": {"nodeOverlay": node_overlay, **({"reservedCapacity": True} if reserved_capacity else {})},
         },
         "serviceAccount": {"annotations": {ROLE_ANNOTATION: role_arn}},
         "replicas": karpenter_replicas(system_nodes),

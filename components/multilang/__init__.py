@@ -8,6 +8,7 @@
 from .inputs import (
     AlertThresholds,
     AutoscalerSettings,
+    CapacityReservation,
     ColdStart,
     GpuClusterInputs,
     GpuNodeGroupSettings,
@@ -43,6 +44,7 @@ __all__ = [
     "PACKAGE_NAME",
     "AlertThresholds",
     "AutoscalerSettings",
+    "CapacityReservation",
     "ColdStart",
     "GpuCluster",
     "GpuClusterInputs",

@@ -14,6 +14,17 @@ from typing import Required, TypedDict
 import pulumi
 
 
+class CapacityReservation(TypedDict, total=False):
+    """The launch template's Capacity Reservation target or preference (exactly one key)."""
+
+    id: str
+    """An On-Demand Capacity Reservation or Capacity Block to launch into (`cr-` and 17 hex digits). Type: string. Default: none."""
+    resource_group_arn: str
+    """A Capacity Reservation group (AWS Resource Groups ARN) to launch into. Type: string. Default: none."""
+    preference: str
+    """EC2's preference without a target: `open` (any open reservation of matching attributes, else On-Demand), `none`, `capacity-reservations-only` (launch fails without a reservation). Type: `open` | `none` | `capacity-reservations-only`. Default: none."""
+
+
 class Scaling(TypedDict):
     """EKS `scalingConfig` of a managed node group (minSize <= desiredSize <= maxSize)."""
 
@@ -92,7 +103,15 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     capacity_provider: str
     """What launches the group's nodes: `managedNodeGroup` (an EKS managed node group, scaled by the Cluster Autoscaler) or `karpenter` (a Karpenter NodePool, EC2NodeClass and NodeOverlay; Karpenter launches nodes for pending pods, from zero). A `karpenter` group needs `scaling: {minSize: 0, desiredSize: 0}` (Karpenter keeps no minimum; `maxSize` is the NodePool's node limit) and `diskSizeGiB` ≤ 59000 (the EC2NodeClass limit). See "Karpenter". Type: `managedNodeGroup` | `karpenter`. Default: `managedNodeGroup`."""
     capacity_type: str
-    """EC2 capacity type. Type: `ON_DEMAND` | `SPOT`. Default: `ON_DEMAND`."""
+    """EC2 capacity type. `CAPACITY_BLOCK`: an EC2 Capacity Block for ML (`capacityReservation.id`, one instance type, `availabilityZone`, `minSize`/`desiredSize` 0; see docs/multi-node.md). Type: `ON_DEMAND` | `SPOT` | `CAPACITY_BLOCK`. Default: `ON_DEMAND`."""
+    efa: bool
+    """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See docs/multi-node.md. Type: bool. Default: `false`."""
+    placement: str
+    """`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Type: `cluster`. Default: none."""
+    availability_zone: str
+    """The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required with `placement: cluster` and `capacityType: CAPACITY_BLOCK`; with a reservation, the reservation's zone. Type: zone name. Default: every zone of the subnets."""
+    capacity_reservation: CapacityReservation
+    """Launch into reserved capacity: `{id}` (an ODCR or Capacity Block), `{resourceGroupArn}` (a reservation group) or `{preference}`; exactly one. Not with `SPOT`. Karpenter groups: `id` only. Type: `{id | resourceGroupArn | preference}`. Default: none."""
     scaling: Scaling
     """EKS scaling config. `minSize: 0` scales from zero (see "Cluster Autoscaler and scale from zero"). `desiredSize` applies at creation only (then the autoscaler owns it). Type: `{minSize, desiredSize, maxSize}`. Default: `{1, 1, 2}`."""
     disk_size_gi_b: int
@@ -154,6 +173,10 @@ class VerificationSettings(TypedDict, total=False):
     """Image with `python3` for the MPS memory-limit and exclusive-GPU probes (MPS and exclusive groups only; no CUDA needed: the NVIDIA runtime mounts the driver). Multi-arch when arm64 groups use MPS or exclusive GPUs; set it to a mirror where nodes cannot reach ECR Public. Type: image reference. Default: `public.ecr.aws/docker/library/python:3.12-slim`."""
     teams: bool
     """With `teams`, a Job per team proves on `pulumi up` that its admission policy refuses a GPU pod outside its groups, a pod that sets `NVIDIA_VISIBLE_DEVICES`, names its node, or tolerates or selects its group without a GPU request, and its quota a pod over it (server-side dry runs: nothing is created; its only right is `create` on pods in the team's namespace). See docs/teams.md. Type: bool. Default: `true`."""
+    nccl_all_reduce: bool
+    """Per exclusive `efa` group, a two-node NCCL all-reduce over EFA on `pulumi up` (it costs two nodes of the group for a few minutes): fails when NCCL falls back to sockets or its bus bandwidth is below half the network bandwidth of the type (p5: 200 GB/s, p4d: 25 GB/s). Needs `ncclImage`. See docs/multi-node.md. Type: bool. Default: `false`."""
+    nccl_image: str
+    """Image of the NCCL check: PyTorch with NCCL, libfabric and the aws-ofi-nccl plugin (e.g. an AWS Deep Learning Container for PyTorch training on EC2); the AMI has the EFA driver only. Type: image reference. Default: none."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 
@@ -206,7 +229,7 @@ class TeamSettings(TypedDict, total=False):
     pod_security: str
     """The namespace's Pod Security Standard, enforced (and warned and audited) by the API server's Pod Security admission: `privileged`, `baseline` or `restricted`. `baseline` by default: most CUDA images run as root, which `restricted` refuses. Type: `privileged` | `baseline` | `restricted`. Default: `baseline`."""
     quota: dict[str, int]
-    """GPU quota of the namespace per extended resource (`nvidia.com/gpu`, `nvidia.com/gpu.shared`, MIG resources): the sum of the requests of the namespace's pods (a ResourceQuota `requests.<resource>`). Each resource must be one a node group of the team advertises (`gpuNodeGroups` stack output `resourceName`). Above the slots the team's groups have at their maxSize is a warning. A resource left out is not limited. Type: map of resource name: int ≥ 0. Default: `{}` (no quota)."""
+    """GPU quota of the namespace per extended resource (`nvidia.com/gpu`, `nvidia.com/gpu.shared`, MIG resources, `vpc.amazonaws.com/efa` of EFA groups): the sum of the requests of the namespace's pods (a ResourceQuota `requests.<resource>`). Each resource must be one a node group of the team advertises (`gpuNodeGroups` stack output `resourceName`). Above the slots the team's groups have at their maxSize is a warning. A resource left out is not limited. Type: map of resource name: int ≥ 0. Default: `{}` (no quota)."""
     default_per_container: dict[str, int]
     """GPU request (= limit) the LimitRange gives each container of the namespace that asks for none of the resource, per resource. Every container gets it, sidecars and init containers included: set it only where the namespace runs GPU pods alone. Each resource as for `quota`. Type: map of resource name: int ≥ 0. Default: `{}` (none)."""
     max_per_container: dict[str, int]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -19,6 +20,7 @@ from ..karpenter import objects as karpenter_objects
 from ..karpenter.component import GroupObjects, KarpenterTarget, declare_group_objects
 from ..plan import asg
 from ..plan.group import GroupPlan, plan_group
+from . import multinode
 from .managed import ManagedNodeGroupSpec, declare_managed_node_group
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
@@ -75,6 +77,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
     autoscaling_group_name: pulumi.Output[str] | None
     #: The Cluster Autoscaler tags on that Auto Scaling group, by tag key (empty without CA).
     asg_tags: dict[str, aws.autoscaling.Tag]
+    #: An ``efa`` group's EFA security group and a ``placement: cluster`` group's placement group.
+    efa_security_group: aws.ec2.SecurityGroup | None
+    placement_group: aws.ec2.PlacementGroup | None
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
         # Before anything is declared: a group its cluster's operator does not cover is an error.
@@ -91,9 +96,13 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
         self.asg_tags = {}
         self.karpenter_objects = None
+        self.efa_security_group = self.placement_group = None
         if s.capacity_provider == "karpenter":
             self._declare_karpenter(name, args)
             return
+        subnet_ids, multinode_spec = args.subnet_ids, {}
+        if multinode.is_multinode(s):
+            subnet_ids, multinode_spec = self._declare_multinode(name, args)
         spec = ManagedNodeGroupSpec(
             ami_type=plan.ami_type,
             instance_types=s.instance_types,
@@ -105,6 +114,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             user_data=plan.user_data,
             root_volume_throughput=s.cold_start.root_volume_throughput,
             root_volume_iops=s.cold_start.root_volume_iops,
+            **multinode_spec,
         )
         self.launch_template, self.node_group = declare_managed_node_group(
             name,
@@ -112,7 +122,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             parent=self,
             cluster_name=args.cluster_name,
             node_role_arn=args.node_role_arn,
-            subnet_ids=args.subnet_ids,
+            subnet_ids=subnet_ids,
             tags={**args.tags, "gpu-eks/node-group": s.name},
         )
         # EKS creates one ASG per managed node group and copies no node group tags to it.
@@ -142,6 +152,64 @@ class GpuNodeGroup(pulumi.ComponentResource):
             }
         )
 
+    def _declare_multinode(self, name: str, args: GpuNodeGroupArgs) -> tuple[Any, dict[str, Any]]:
+        """A multi-node group's own resources (``nodegroups.multinode``): with ``efa`` the EFA
+        security group ``{name}-efa`` (self-referencing all-traffic rules) on every EFA interface
+        beside the cluster security group, with ``placement: cluster`` the placement group
+        ``{name}-placement``; the subnets narrowed to ``availabilityZone``. Returns the node group's
+        subnets and the ManagedNodeGroupSpec's multi-node fields."""
+        s, opts = self.settings, pulumi.ResourceOptions(parent=self)
+        tags = {**args.tags, "gpu-eks/node-group": s.name}
+        spec: dict[str, Any] = {
+            "capacity_reservation": multinode.capacity_reservation_specification(s),
+            "market_options": multinode.instance_market_options(s),
+            "launch_template_instance_type": multinode.launch_template_instance_type(s),
+        }
+        if s.efa:
+            # The cluster's VPC and the security group EKS puts on nodes whose launch template names none.
+            cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))
+            sg = self._declare_efa_security_group(name, cluster.vpc_config.vpc_id, tags)
+            groups = [cluster.vpc_config.cluster_security_group_id, sg.id]
+            spec["network_interfaces"] = multinode.network_interfaces(s.instance_types[0], groups)
+        if s.placement == multinode.CLUSTER_STRATEGY:
+            self.placement_group = aws.ec2.PlacementGroup(
+                f"{name}-placement", strategy=multinode.CLUSTER_STRATEGY, tags=tags, opts=opts
+            )
+            spec["placement_group_name"] = self.placement_group.name
+        subnet_ids = args.subnet_ids
+        if s.availability_zone is not None:
+            subnet_ids = subnets_in_zone(self, args.subnet_ids, s.availability_zone, s.name)
+        return subnet_ids, spec
+
+    def _declare_efa_security_group(self, name: str, vpc_id: Any, tags: Mapping[str, Any]) -> aws.ec2.SecurityGroup:
+        """``{name}-efa``: the EFA security group of the group's nodes, one ingress and one egress rule,
+        all traffic to and from itself (nodegroups/multinode.py)."""
+        opts = pulumi.ResourceOptions(parent=self)
+        sg = self.efa_security_group = aws.ec2.SecurityGroup(
+            f"{name}-efa",
+            description=(
+                f"EFA traffic between the nodes of GPU node group {self.settings.name} (all, to and from itself)"
+            ),
+            vpc_id=vpc_id,
+            tags={**tags, "Name": f"{name}-efa"},
+            opts=opts,
+        )
+        for direction, rule in (
+            ("ingress", aws.vpc.SecurityGroupIngressRule),
+            ("egress", aws.vpc.SecurityGroupEgressRule),
+        ):
+            rule(
+                f"{name}-efa-{direction}",
+                security_group_id=sg.id,
+                referenced_security_group_id=sg.id,
+                ip_protocol=multinode.ALL_TRAFFIC,
+                # EC2's rule descriptions allow no apostrophe (a-zA-Z0-9 ._-:/()#,@[]+=;{}!$*).
+                description=f"EFA: all traffic {'from' if direction == 'ingress' else 'to'} the nodes of the group",
+                tags=dict(tags),
+                opts=opts,
+            )
+        return sg
+
     def _declare_karpenter(self, name: str, args: GpuNodeGroupArgs) -> None:
         """A Karpenter group: its EC2NodeClass, NodePool and NodeOverlay; no node group, no ASG."""
         if args.karpenter is None:
@@ -158,7 +226,16 @@ class GpuNodeGroup(pulumi.ComponentResource):
             depends_on=target.depends_on,
             tags={**target.tags, **args.tags, "gpu-eks/node-group": self.settings.name},
         )
-        self.karpenter_objects = declare_group_objects(name, self.plan, tagged, parent=self)
+        # Karpenter puts an EFA interface per device on the nodes whose pods request vpc.amazonaws.com/efa,
+        # with the security groups the EC2NodeClass selects: the cluster's (discovery) and this one.
+        security_groups = []
+        if self.settings.efa:
+            cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))
+            tags = {**args.tags, "gpu-eks/node-group": self.settings.name}
+            security_groups = [self._declare_efa_security_group(name, cluster.vpc_config.vpc_id, tags).id]
+        self.karpenter_objects = declare_group_objects(
+            name, self.plan, tagged, parent=self, security_groups=security_groups
+        )
         self.register_outputs(
             {
                 "nodePoolName": karpenter_objects.object_name(self.plan),
@@ -170,3 +247,23 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 "resourceName": self.resource_name,
             }
         )
+
+
+def subnets_in_zone(parent: pulumi.Resource, subnet_ids: Any, zone: str, group: str) -> pulumi.Output[list[str]]:
+    """Those of ``subnet_ids`` in ``zone`` (ec2:DescribeSubnets filtered by id and zone), failing
+    the deployment with the key when none is (the node group would have no subnet)."""
+    found = aws.ec2.get_subnets_output(
+        filters=[
+            aws.ec2.GetSubnetsFilterArgs(name="subnet-id", values=subnet_ids),
+            aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=[zone]),
+        ],
+        opts=pulumi.InvokeOutputOptions(parent=parent),
+    )
+
+    def checked(ids: list[str]) -> list[str]:
+        problem = multinode.zone_subnets_problem(ids, zone, group)
+        if problem:
+            raise pulumi.RunError(problem)
+        return list(ids)
+
+    return found.ids.apply(checked)

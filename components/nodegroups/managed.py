@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -45,6 +46,62 @@ class ManagedNodeGroupSpec:
     #: gp3 root volume throughput (MiB/s) and IOPS; None: not set, EC2's defaults (125, 3,000).
     root_volume_throughput: int | None = None
     root_volume_iops: int | None = None
+    #: A multi-node group's launch template additions (``nodegroups.multinode``, EC2's API shape):
+    #: its EFA ``NetworkInterfaces``, placement group, ``CapacityReservationSpecification``,
+    #: ``InstanceMarketOptions`` and, for a Capacity Block, the ``InstanceType``. Unset: as before.
+    network_interfaces: Sequence[Mapping[str, Any]] = ()
+    placement_group_name: pulumi.Input[str] | None = None
+    capacity_reservation: Mapping[str, Any] | None = None
+    market_options: Mapping[str, Any] | None = None
+    launch_template_instance_type: str | None = None
+
+
+def _network_interface(ec2: Mapping[str, Any]) -> aws.ec2.LaunchTemplateNetworkInterfaceArgs:
+    """One ``NetworkInterfaces`` item (EC2's shape) as the launch template's argument."""
+    return aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+        network_card_index=ec2["NetworkCardIndex"],
+        device_index=ec2["DeviceIndex"],
+        interface_type=ec2["InterfaceType"],
+        # A string in the provider (Terraform's tri-state bool).
+        delete_on_termination=str(ec2["DeleteOnTermination"]).lower(),
+        security_groups=ec2["Groups"],
+    )
+
+
+def _capacity_reservation(
+    ec2: Mapping[str, Any] | None,
+) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None:
+    if ec2 is None:
+        return None
+    target = ec2.get("CapacityReservationTarget")
+    return aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+        capacity_reservation_preference=ec2.get("CapacityReservationPreference"),
+        capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+            capacity_reservation_id=target.get("CapacityReservationId"),
+            capacity_reservation_resource_group_arn=target.get("CapacityReservationResourceGroupArn"),
+        )
+        if target
+        else None,
+    )
+
+
+def _multinode_args(spec: ManagedNodeGroupSpec) -> dict[str, Any]:
+    """The launch template's multi-node arguments; none for a group without them (so its
+    launch template's inputs are exactly as before)."""
+    args: dict[str, Any] = {}
+    if spec.network_interfaces:
+        args["network_interfaces"] = [_network_interface(i) for i in spec.network_interfaces]
+    if spec.placement_group_name is not None:
+        args["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=spec.placement_group_name)
+    if spec.capacity_reservation is not None:
+        args["capacity_reservation_specification"] = _capacity_reservation(spec.capacity_reservation)
+    if spec.market_options is not None:
+        args["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type=spec.market_options["MarketType"]
+        )
+    if spec.launch_template_instance_type is not None:
+        args["instance_type"] = spec.launch_template_instance_type
+    return args
 
 
 def declare_managed_node_group(
@@ -86,6 +143,7 @@ def declare_managed_node_group(
             for kind in ("instance", "volume")
         ],
         tags=dict(tags),
+        **_multinode_args(spec),
         opts=pulumi.ResourceOptions(parent=parent),
     )
     node_group = aws.eks.NodeGroup(
@@ -96,7 +154,8 @@ def declare_managed_node_group(
         ami_type=spec.ami_type,
         version=spec.kubernetes_version,
         release_version=spec.release_version,
-        instance_types=list(spec.instance_types),
+        # A Capacity Block's launch template names the type; EKS then refuses instanceTypes.
+        instance_types=None if spec.launch_template_instance_type else list(spec.instance_types),
         capacity_type=spec.capacity_type,
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(
             min_size=spec.scaling.min_size,

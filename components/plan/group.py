@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import catalog
+from ..catalog import efa as efa_catalog
 from ..catalog import labels
 from ..catalog import mig as mig_catalog
 from ..config.coldstart import ColdStart
@@ -133,6 +134,9 @@ class GroupPlan:
     node_template_tags: Mapping[str, str]
     #: The MIG layout of each GPU (profile -> slices), None without ``mig``.
     mig_layout: Mapping[str, int] | None = None
+    #: EFA devices per node (``efa: true``: every one its type has, ``catalog.efa``), advertised by
+    #: the AWS EFA device plugin as ``vpc.amazonaws.com/efa``; 0 without ``efa``.
+    efa_devices: int = 0
 
     @property
     def name(self) -> str:
@@ -199,6 +203,13 @@ class GroupPlan:
         )
 
     @property
+    def node_resources(self) -> Mapping[str, int]:
+        """Every extended resource a node advertises, per node: the GPU resources
+        (``advertised_resources``) and, on an EFA group, ``vpc.amazonaws.com/efa``. What the
+        autoscaler's node template and a team's quota name."""
+        return node_resources(self.advertised_resources, self.efa_devices)
+
+    @property
     def mig_config_name(self) -> str | None:
         """The mig-parted config of the group's layout (``mig_config_name``), None without ``mig``."""
         return mig_config_name(self.name) if self.mig_layout is not None else None
@@ -221,6 +232,11 @@ class GroupPlan:
     def architecture(self) -> str:
         """``x86_64`` or ``arm64`` (every type of a group has the same)."""
         return self.instance.architecture
+
+
+def node_resources(gpu_resources: Mapping[str, int], efa_devices: int) -> Mapping[str, int]:
+    """``gpu_resources`` and, with ``efa_devices``, ``vpc.amazonaws.com/efa`` (read-only)."""
+    return MappingProxyType({**gpu_resources, **({efa_catalog.EFA_RESOURCE: efa_devices} if efa_devices else {})})
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -265,6 +281,7 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
         **({MIG_CONFIG_LABEL: mig_config_name(group.name)} if layout is not None else {}),
     }
     taints = tuple(group.taints)
+    efa_devices = efa_catalog.efa_devices(group.instance_types[0]) if group.efa else 0
     return GroupPlan(
         settings=group,
         instance=instance,
@@ -289,11 +306,12 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
                 # verification's pods wait for (verification.jobs): CA scales the group for them.
                 {**node_labels, **({MIG_CONFIG_STATE_LABEL: "success"} if layout is not None else {})},
                 taints,
-                resources,
+                node_resources(resources, efa_devices),
                 [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],
             )
         ),
         mig_layout=_frozen(layout) if layout is not None else None,
+        efa_devices=efa_devices,
     )
 
 

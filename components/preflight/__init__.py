@@ -9,7 +9,8 @@ Library use (no Pulumi import anywhere in this package)::
 Command line: ``python -m components preflight --stack dev [--json]`` (see docs/preflight.md).
 
 Modules: ``results`` (CheckResult, the statuses, the errors), ``checks`` (AMI, Kubernetes version,
-zones, existing VPC), ``capacity`` (instance types, vCPU quota), ``run`` (run_checks, enforce),
+zones, existing VPC), ``capacity`` (instance types, vCPU quota), ``reservations`` (a zoned group's offering, its
+Capacity Reservation or Block: state, type, zone, count, window), ``run`` (run_checks, enforce),
 ``cli`` (the command).
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from .capacity import check_instance_type, check_vcpu_quota
 from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones
+from .reservations import check_reservation, check_zone_offering
 from .results import FAIL, PASS, WARN, AwsAccessError, CheckResult, PreflightError, PreflightFailed, Status
 from .run import enforce, run_checks
 
@@ -33,7 +35,9 @@ __all__ = [
     "check_existing_vpc",
     "check_instance_type",
     "check_kubernetes_version",
+    "check_reservation",
     "check_vcpu_quota",
+    "check_zone_offering",
     "check_zones",
     "enforce",
     "run_checks",

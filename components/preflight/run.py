@@ -11,8 +11,9 @@ from botocore.exceptions import BotoCoreError
 
 from .. import catalog
 from ..config.settings import Settings
-from .capacity import check_instance_type, check_vcpu_quota, counts_against_g_quota
+from .capacity import VCPU_QUOTA_CODE, check_instance_type, check_vcpu_quota, counts_against_g_quota
 from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones
+from .reservations import check_reservation, check_zone_offering
 from .results import CheckResult, PreflightFailed, access_error, failed, is_unparseable_reply
 
 
@@ -32,8 +33,10 @@ def run_checks(
     region: str,
     session: boto3.Session | None = None,
     today: dt.date | None = None,
+    now: dt.datetime | None = None,
 ) -> list[CheckResult]:
     """Run every check against the account ``session`` (default: boto3's default chain) can see.
+    ``now``: the time a Capacity Block's end is measured from (default: the clock).
 
     Raises AwsAccessError when AWS cannot be asked at all (no or rejected credentials, no network).
     """
@@ -66,9 +69,17 @@ def run_checks(
             results.append(check_instance_type(ec2, instance_type, zones, expected))
         # The G and VT quotas only (P-family groups count against the P quotas, not checked).
         g_groups = [g for g in settings.gpu_node_groups if counts_against_g_quota(g.instance_types[0])]
-        capacity_types = sorted({g.capacity_type for g in g_groups})
+        # A Capacity Block is paid for ahead (the reservation check reads it): ON_DEMAND and SPOT only.
+        capacity_types = sorted({g.capacity_type for g in g_groups} & set(VCPU_QUOTA_CODE))
         for capacity_type in capacity_types:
             results.append(check_vcpu_quota(quotas, ec2, capacity_type, settings.gpu_node_groups))
+        # Multi-node groups (issue 32): the zone offers the type, the reservation's state and window.
+        now = now or dt.datetime.now(dt.UTC)
+        for group in settings.gpu_node_groups:
+            if group.availability_zone is not None:
+                results.append(check_zone_offering(ec2, group))
+            if group.capacity_reservation is not None and group.capacity_reservation.id is not None:
+                results.append(check_reservation(ec2, group, now))
     except BotoCoreError as err:
         raise access_error(err) from err
     except Exception as err:

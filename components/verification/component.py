@@ -10,8 +10,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog.efa import nccl_bus_bandwidth_floor_gbytes
 from ..config.addons import VerificationSettings
 from ..nodegroups.component import GpuNodeGroup
+from ..plan.group import GroupPlan
 from .jobs import (
     AWAIT_MARGIN_SECONDS,
     concurrent_job_spec,
@@ -21,6 +23,7 @@ from .jobs import (
     warmup_job_spec,
 )
 from .mig import mig_job_specs
+from .nccl import nccl_job_spec, nccl_name, nccl_network_policy_spec, nccl_service_spec
 from .podsecurity import DENY_ALL_NETWORK_POLICY_SPEC, NAMESPACE_LABELS
 
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
@@ -121,11 +124,51 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                     spec=spec,
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[self.jobs[plan.name]]),
                 )
+        #: Per exclusive EFA group with ``ncclAllReduce``, its two-node NCCL Job (nccl.py).
+        self.nccl_jobs: dict[str, k8s.batch.v1.Job] = {}
+        #: Their bus bandwidth floors in GB/s (catalog.efa).
+        self.nccl_floors: dict[str, float] = {}
+        if args.settings.nccl_all_reduce and args.settings.nccl_image:
+            for group in args.gpu_node_groups:
+                self._declare_nccl(name, group.plan, args.settings.nccl_image)
         self.register_outputs(
             {
                 "namespace": self.namespace.metadata.name,
                 "jobs": {g: j.metadata.name for g, j in self.jobs.items()},
+                # Only with ncclAllReduce (the outputs stay as they were without it).
+                **(
+                    {
+                        "ncclJobs": {g: j.metadata.name for g, j in self.nccl_jobs.items()},
+                        "ncclFloorsGBps": dict(self.nccl_floors),
+                    }
+                    if self.nccl_jobs
+                    else {}
+                ),
             }
+        )
+
+    def _declare_nccl(self, name: str, plan: GroupPlan, image: str) -> None:
+        """The group's NCCL check (nccl.py): a headless Service, the pods' NetworkPolicy, the Job."""
+        # Exclusive EFA groups the verification reaches (a group nothing scales up is skipped above).
+        if not plan.efa_devices or plan.sharing_mode != "exclusive" or plan.name not in self.warmup_jobs:
+            return
+        self.nccl_floors[plan.name] = nccl_bus_bandwidth_floor_gbytes(plan.instance_types[0])
+        job = nccl_name(plan)
+        opts = pulumi.ResourceOptions(parent=self)
+        metadata = k8s.meta.v1.ObjectMetaArgs(name=job, namespace=self.namespace.metadata.name)
+        service = k8s.core.v1.Service(
+            f"{name}-{plan.name}-nccl", metadata=metadata, spec=nccl_service_spec(job), opts=opts
+        )
+        policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-{plan.name}-nccl", metadata=metadata, spec=nccl_network_policy_spec(job), opts=opts
+        )
+        spec = nccl_job_spec(plan, image, job)
+        after = [service, policy, *([self.warmup_jobs[plan.name]] if plan.name in self.warmup_jobs else [])]
+        self.nccl_jobs[plan.name] = k8s.batch.v1.Job(
+            f"{name}-{plan.name}-nccl",
+            metadata=_job_metadata(job, self.namespace, spec),
+            spec=spec,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
         )
 
 

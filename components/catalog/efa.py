@@ -1,0 +1,114 @@
+"""EFA (Elastic Fabric Adapter) facts of the catalogued GPU instance types, and the network
+interfaces a launch template gives an EFA node.
+
+Counts: ``ec2:DescribeInstanceTypes`` ``NetworkInfo`` (``EfaSupported``,
+``EfaInfo.MaximumEfaInterfaces``, ``MaximumNetworkCards``) as botocore 1.44.5 / moto 5.2.5 record
+it (``moto/ec2/resources/instance_types.json.gz``); tests/test_multinode_settings.py checks every row against
+that file, and that every catalogued type missing here has ``EfaSupported: false``.
+
+Interface layout: the Amazon EC2 User Guide, "Elastic Fabric Adapter" (efa.html, "EFA and
+EFA-only interfaces"; efa-acc-inst-types.html "Maximize network bandwidth ... multiple network
+cards"; efa-start-nccl.html, launching p5.48xlarge): one EFA device per network card; the
+primary interface (network card 0, device index 0) is ``efa`` (EFA with ENA: it carries the
+node's IP traffic, the VPC CNI's pods included), every other card gets one ``efa-only``
+interface at device index 1 (no IP address: RDMA only, so it takes no subnet address). The
+instance's ENA interfaces on card 0 beyond the primary are the VPC CNI's to attach, as without
+EFA. EC2 refuses an instance whose EFA interfaces exceed ``MaximumEfaInterfaces``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The extended resource the AWS EFA Kubernetes device plugin advertises: one per EFA device
+#: (aws/eks-charts stable/aws-efa-k8s-device-plugin README, "vpc.amazonaws.com/efa").
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+
+#: The primary interface's type and the other cards' (botocore ``ec2`` 2016-11-15
+#: LaunchTemplateInstanceNetworkInterfaceSpecificationRequest.InterfaceType: "efa" or "efa-only").
+EFA = "efa"
+EFA_ONLY = "efa-only"
+
+
+@dataclass(frozen=True)
+class EfaFacts:
+    """What EC2 reports about one instance type's EFA."""
+
+    #: ``EfaInfo.MaximumEfaInterfaces``.
+    max_efa_interfaces: int
+    #: ``MaximumNetworkCards``.
+    network_cards: int
+    #: The instance's network bandwidth in Gbit/s (``NetworkPerformance``: "3200 Gigabit", "4x 100
+    #: Gigabit"), which its EFA devices share.
+    network_gbps: int
+
+
+#: The catalogued GPU types with ``EfaSupported: true``. A type not here has no EFA.
+EFA_TYPES: dict[str, EfaFacts] = {
+    "g4dn.8xlarge": EfaFacts(1, 1, 50),
+    "g4dn.12xlarge": EfaFacts(1, 1, 50),
+    "g4dn.16xlarge": EfaFacts(1, 1, 50),
+    "g4dn.metal": EfaFacts(1, 1, 100),
+    "g5.8xlarge": EfaFacts(1, 1, 25),
+    "g5.12xlarge": EfaFacts(1, 1, 40),
+    "g5.16xlarge": EfaFacts(1, 1, 25),
+    "g5.24xlarge": EfaFacts(1, 1, 50),
+    "g5.48xlarge": EfaFacts(1, 1, 100),
+    "g6.8xlarge": EfaFacts(1, 1, 25),
+    "g6.12xlarge": EfaFacts(1, 1, 40),
+    "g6.16xlarge": EfaFacts(1, 1, 25),
+    "g6.24xlarge": EfaFacts(1, 1, 50),
+    "g6.48xlarge": EfaFacts(1, 1, 100),
+    "gr6.8xlarge": EfaFacts(1, 1, 25),
+    "g6e.8xlarge": EfaFacts(1, 1, 25),
+    "g6e.12xlarge": EfaFacts(1, 1, 100),
+    "g6e.16xlarge": EfaFacts(1, 1, 35),
+    "g6e.24xlarge": EfaFacts(2, 2, 200),
+    "g6e.48xlarge": EfaFacts(4, 4, 400),
+    "p4d.24xlarge": EfaFacts(4, 4, 400),
+    "p4de.24xlarge": EfaFacts(4, 4, 400),
+    "p5.4xlarge": EfaFacts(1, 1, 100),
+    "p5.48xlarge": EfaFacts(32, 32, 3200),
+    "p5e.48xlarge": EfaFacts(32, 32, 3200),
+    "p5en.48xlarge": EfaFacts(16, 16, 3200),
+}
+
+
+@dataclass(frozen=True)
+class EfaInterface:
+    """One network interface of an EFA node's launch template."""
+
+    network_card_index: int
+    device_index: int
+    interface_type: str
+
+
+def efa_devices(instance_type: str) -> int:
+    """EFA devices a node of ``instance_type`` gets (one per network card, at most EC2's maximum);
+    0 without EFA."""
+    facts = EFA_TYPES.get(instance_type)
+    return min(facts.max_efa_interfaces, facts.network_cards) if facts else 0
+
+
+def efa_interfaces(instance_type: str) -> tuple[EfaInterface, ...]:
+    """The launch template's interfaces of an EFA node (see the module docstring): card 0 device 0
+    ``efa``, every other card device 1 ``efa-only``."""
+    return tuple(
+        EfaInterface(card, 0, EFA) if card == 0 else EfaInterface(card, 1, EFA_ONLY)
+        for card in range(efa_devices(instance_type))
+    )
+
+
+#: The share of a type's network bandwidth a two-node NCCL all-reduce must reach as bus bandwidth
+#: (verification/nccl.py). nccl-tests' bus bandwidth is "the hardware bandwidth" the algorithm
+#: needs, comparable across rank counts (NVIDIA/nccl-tests doc/PERFORMANCE.md, "Bus bandwidth");
+#: across two nodes it is bounded by each node's network (its EFA devices). Half of it leaves room
+#: for message sizes, contention and the library's 1 GiB message (below the sizes where NCCL peaks)
+#: while a fallback to TCP sockets over the primary ENA (one interface, at most a card's share and a
+#: few TCP streams) stays far below it on the p families.
+NCCL_FLOOR_SHARE = 0.5
+
+
+def nccl_bus_bandwidth_floor_gbytes(instance_type: str) -> float:
+    """The bus bandwidth floor (GB/s) of the NCCL check on ``instance_type`` (an EFA type)."""
+    return EFA_TYPES[instance_type].network_gbps / 8 * NCCL_FLOOR_SHARE

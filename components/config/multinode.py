@@ -1,0 +1,314 @@
+"""Multi-node GPU groups (issue 32): EFA, cluster placement and reserved capacity of a GPU node
+group (``gpuNodeGroups[].efa``, ``placement``, ``availabilityZone``, ``capacityReservation``,
+``capacityType: CAPACITY_BLOCK``). Every setting is opt-in: a group without them renders as before.
+
+The rules, each with its source:
+
+* ``efa``: only on types with EFA (``catalog.efa``: EC2 DescribeInstanceTypes ``EfaSupported``),
+  every type of the group with the same EFA devices (one launch template for all of them).
+* ``placement: cluster``: an EC2 cluster placement group packs instances "close together inside
+  an Availability Zone" (EC2 User Guide, placement-strategies.html: "A cluster placement group is
+  a logical grouping of instances within a single Availability Zone"), so the group names its one
+  ``availabilityZone`` and its subnets are narrowed to it.
+* ``capacityReservation``: the launch template's ``CapacityReservationSpecification`` (botocore
+  ``ec2`` 2016-11-15 LaunchTemplateCapacityReservationSpecificationRequest: a preference *or* a
+  target, the target a reservation id *or* a resource group ARN: exactly one of the three here).
+  Capacity Reservations hold On-Demand capacity only (EC2 User Guide, capacity-reservations
+  "Capacity Reservations ... for On-Demand Instances"): not with ``SPOT``.
+* ``capacityType: CAPACITY_BLOCK`` (botocore ``eks`` 2017-11-01 ``CapacityTypes`` enum: ON_DEMAND,
+  SPOT, CAPACITY_BLOCK). EKS User Guide, capacity-blocks-mng ("Create a managed node group with
+  Capacity Blocks for ML"): only with a custom launch template (ours), whose
+  ``InstanceMarketOptions.MarketType`` is ``capacity-block`` and whose
+  ``CapacityReservationTarget.CapacityReservationId`` is the block, with the block's instance type
+  (one type); "When upgrading managed node groups with Capacity Blocks, make sure that the desired
+  size of the node group is set to 0". EC2 Auto Scaling User Guide, launch-template-capacity-blocks:
+  "Capacity Blocks are delivered as targeted capacity reservations in a single Availability Zone",
+  and the group scales in "to zero more than 30 minutes before the Capacity Block reservation end
+  time" (EC2 terminates what still runs). So: ``capacityReservation.id``, one instance type, one
+  ``availabilityZone``, ``minSize: 0`` and ``desiredSize: 0`` (nodes exist only inside the block's
+  window; the autoscaler brings them for pending pods).
+* Karpenter groups (1.14.1, ../shared/reference/karpenter/1.14.1/crds): ``capacityReservationSelectorTerms``
+  select by ``id`` (or tags, owner, match criteria): no resource group and no bare preference;
+  ``placementGroupSelector`` (``name`` or ``id``) takes the group's placement group. ``efa``:
+  Karpenter itself puts one ``efa`` interface per EFA device (each with a subnet address) on a node
+  whose pending pods request vpc.amazonaws.com/efa, with the security groups the EC2NodeClass selects
+  (Karpenter v1.14.1 pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``,
+  pkg/providers/instance/instance.go ``getEFACountForInstance``); the library adds the group's EFA
+  security group to those and counts the addresses (``efa_addresses``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from ..catalog import efa as efa_catalog
+from .errors import KeyedProblem
+from .fields import _Model, doc
+
+CAPACITY_BLOCK = "CAPACITY_BLOCK"
+#: EC2 Capacity Reservation ids (``cr-`` and 17 hex digits: EC2 API reference, "Resource IDs";
+#: Karpenter's CRD: ``^cr-[0-9a-z]+$``).
+_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{17}", re.ASCII)
+#: An AWS Resource Groups group ARN (the target of a Capacity Reservation group).
+_GROUP_ARN = re.compile(r"arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]{1,128}", re.ASCII)
+#: An Availability Zone name (``us-west-2a``; Local Zones such as ``us-west-2-lax-1a`` too).
+_ZONE = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+([a-z-]*\d*)?[a-z]", re.ASCII)
+
+
+class CapacityReservation(_Model):
+    """The launch template's Capacity Reservation target or preference (exactly one key)."""
+
+    model_config = ConfigDict(title="CapacityReservation")
+
+    id: str | None = Field(
+        None,
+        **doc(
+            "An On-Demand Capacity Reservation or Capacity Block to launch into (`cr-` and 17 hex digits).",
+            type="string",
+            default="none",
+        ),
+    )
+    resource_group_arn: str | None = Field(
+        None,
+        **doc("A Capacity Reservation group (AWS Resource Groups ARN) to launch into.", type="string", default="none"),
+    )
+    preference: Literal["open", "none", "capacity-reservations-only"] | None = Field(
+        None,
+        **doc(
+            "EC2's preference without a target: `open` (any open reservation of matching attributes, else "
+            "On-Demand), `none`, `capacity-reservations-only` (launch fails without a reservation).",
+            type="`open` | `none` | `capacity-reservations-only`",
+            default="none",
+        ),
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str | None) -> str | None:
+        if value is not None and not _RESERVATION_ID.fullmatch(value):
+            raise ValueError("a Capacity Reservation id such as cr-0123456789abcdef0 (cr- and 17 hex digits)")
+        return value
+
+    @field_validator("resource_group_arn")
+    @classmethod
+    def _arn(cls, value: str | None) -> str | None:
+        if value is not None and not _GROUP_ARN.fullmatch(value):
+            raise ValueError(
+                "a resource group ARN such as arn:aws:resource-groups:us-west-2:123456789012:group/my-odcrs"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> CapacityReservation:
+        given = [k for k in ("id", "resource_group_arn", "preference") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "exactly one of id, resourceGroupArn, preference: EC2's CapacityReservationSpecification takes a "
+                "preference or a target, and a target is one reservation or one group (botocore ec2 "
+                "LaunchTemplateCapacityReservationSpecificationRequest, CapacityReservationTarget)"
+            )
+        return self
+
+
+# The group's fields, declared in groups.py from these (one line each there).
+EFA_FIELD: Any = Field(
+    False,
+    **doc(
+        "Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, "
+        "g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on "
+        "all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with "
+        "EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See "
+        "docs/multi-node.md.",
+        type="bool",
+        default="`false`",
+    ),
+)
+PLACEMENT_FIELD: Any = Field(
+    None,
+    **doc(
+        "`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low "
+        "latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`.",
+        type="`cluster`",
+        default="none",
+    ),
+)
+AVAILABILITY_ZONE_FIELD: Any = Field(
+    None,
+    **doc(
+        "The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required "
+        "with `placement: cluster` and `capacityType: CAPACITY_BLOCK`; with a reservation, the reservation's zone.",
+        type="zone name",
+        default="every zone of the subnets",
+    ),
+)
+CAPACITY_RESERVATION_FIELD: Any = Field(
+    None,
+    **doc(
+        "Launch into reserved capacity: `{id}` (an ODCR or Capacity Block), `{resourceGroupArn}` (a reservation "
+        "group) or `{preference}`; exactly one. Not with `SPOT`. Karpenter groups: `id` only.",
+        type="`{id | resourceGroupArn | preference}`",
+        default="none",
+    ),
+)
+
+
+def _zone_problem(value: str | None) -> str | None:
+    if value is not None and not _ZONE.fullmatch(value):
+        return "an Availability Zone name such as us-west-2a"
+    return None
+
+
+def availability_zone(value: str | None) -> str | None:
+    """The ``availabilityZone`` field's check."""
+    problem = _zone_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def multinode_problems(group: Any) -> list[KeyedProblem]:
+    """The rules across a group's multi-node keys (keys relative to the group; ``group`` a
+    ``GpuNodeGroupSettings``, duck-typed: groups.py imports this module)."""
+    problems: list[KeyedProblem] = []
+    types = list(group.instance_types)
+    karpenter = group.capacity_provider == "karpenter"
+    reservation = group.capacity_reservation
+    if group.efa:
+        without = [t for t in types if t not in efa_catalog.EFA_TYPES]
+        if without:
+            problems.append(
+                (
+                    ("efa",),
+                    True,
+                    f"false, or instance types with EFA: {', '.join(without)} have none (EC2 DescribeInstanceTypes "
+                    "NetworkInfo.EfaSupported false, botocore 1.44.5 / moto 5.2.5; components/catalog/efa.py)",
+                )
+            )
+        elif len({efa_catalog.efa_devices(t) for t in types}) > 1:
+            counts = ", ".join(f"{t}: {efa_catalog.efa_devices(t)}" for t in types)
+            problems.append(
+                (
+                    ("instanceTypes",),
+                    types,
+                    f"types with the same number of EFA devices with efa ({counts}): the group's one launch template "
+                    "lists each node's EFA interfaces",
+                )
+            )
+    needs_zone = []
+    if group.placement == "cluster":
+        needs_zone.append("placement: cluster (a cluster placement group lives in one Availability Zone)")
+    if group.capacity_type == CAPACITY_BLOCK:
+        needs_zone.append("capacityType CAPACITY_BLOCK (a Capacity Block is in one Availability Zone)")
+    if needs_zone and group.availability_zone is None:
+        problems.append((("availabilityZone",), None, f"a zone name with {' and '.join(needs_zone)}"))
+    if reservation is not None and group.capacity_type == "SPOT":
+        problems.append(
+            (
+                ("capacityReservation",),
+                reservation.model_dump(by_alias=True, exclude_none=True),
+                "no key with capacityType SPOT: Capacity Reservations hold On-Demand capacity (EC2 User Guide, "
+                "ec2-capacity-reservations)",
+            )
+        )
+    if karpenter and reservation is not None and reservation.id is None:
+        problems.append(
+            (
+                ("capacityReservation",),
+                reservation.model_dump(by_alias=True, exclude_none=True),
+                "{id: cr-...} with capacityProvider karpenter: the EC2NodeClass's capacityReservationSelectorTerms "
+                "select by id, tags, owner or match criteria, not by resource group or preference (Karpenter 1.14.1 "
+                "EC2NodeClass CRD)",
+            )
+        )
+    if group.capacity_type == CAPACITY_BLOCK:
+        problems += _capacity_block_problems(group, types)
+    return problems
+
+
+_CB_SOURCE = "EKS User Guide, capacity-blocks-mng; EC2 Auto Scaling User Guide, launch-template-capacity-blocks"
+
+
+def _capacity_block_problems(group: Any, types: list[str]) -> list[KeyedProblem]:
+    problems: list[KeyedProblem] = []
+    reservation = group.capacity_reservation
+    if reservation is None or reservation.id is None:
+        problems.append(
+            (
+                ("capacityReservation",),
+                reservation.model_dump(by_alias=True, exclude_none=True) if reservation else None,
+                "{id: cr-...}, the Capacity Block's reservation id, with capacityType CAPACITY_BLOCK: the launch "
+                f"template targets it with market type capacity-block ({_CB_SOURCE})",
+            )
+        )
+    if len(types) != 1:
+        problems.append(
+            (
+                ("instanceTypes",),
+                types,
+                f"one instance type, the Capacity Block's, with capacityType CAPACITY_BLOCK ({_CB_SOURCE})",
+            )
+        )
+    for key, value in (("minSize", group.scaling.min_size), ("desiredSize", group.scaling.desired_size)):
+        if value != 0 and group.capacity_provider != "karpenter":
+            problems.append(
+                (
+                    ("scaling", key),
+                    value,
+                    f"0 with capacityType CAPACITY_BLOCK: nodes exist only inside the block's window (EC2 terminates "
+                    "them at its end), the group must be at desired size 0 to be upgraded, and the autoscaler brings "
+                    f"nodes for pending pods while the block is active ({_CB_SOURCE})",
+                )
+            )
+    return problems
+
+
+def nccl_check_problems(settings: Any) -> list[KeyedProblem]:
+    """``verification.ncclAllReduce``: its image, the verification on, an exclusive EFA group to run
+    on, each such group able to hold two nodes (``settings``: a GpuCapacitySettings)."""
+    v = settings.verification
+    if not v.nccl_all_reduce:
+        return []
+    problems: list[KeyedProblem] = []
+    if v.nccl_image is None:
+        problems.append(
+            (("verification", "ncclImage"), None, "an image with PyTorch, NCCL, libfabric and aws-ofi-nccl")
+        )
+    if not settings.verify_time_slicing:
+        problems.append((("verifyTimeSlicing",), False, "true with verification.ncclAllReduce (its Jobs run there)"))
+    groups = [
+        (i, g)
+        for i, g in enumerate(settings.gpu_node_groups)
+        if g.efa and g.mig is None and g.mps is None and not g.time_slicing.shared
+    ]
+    if not groups:
+        problems.append(
+            (
+                ("verification", "ncclAllReduce"),
+                True,
+                "false, or a group with efa and exclusive GPUs (timeSlicing replicas 1): NCCL needs every GPU of "
+                "its node whole (a shared slot or a MIG slice is no NCCL device of its own)",
+            )
+        )
+    for i, g in groups:
+        if g.scaling.max_size < 2:
+            problems.append(
+                (
+                    ("gpuNodeGroups", i, "scaling", "maxSize"),
+                    g.scaling.max_size,
+                    "at least 2 with verification.ncclAllReduce: its all-reduce runs across two nodes",
+                )
+            )
+    return problems
+
+
+def efa_addresses(group: Any) -> int:
+    """Subnet addresses an EFA node holds beyond its ENIs' (``config/addresses.py``): none on a
+    managed node group (its cards beyond the first get ``efa-only`` interfaces, which have no
+    address), one per card beyond the first on a Karpenter group (Karpenter's interfaces are all
+    ``efa``, each with its primary address: module docstring)."""
+    if not group.efa or group.capacity_provider != "karpenter":
+        return 0
+    return max(efa_catalog.efa_devices(t) for t in group.instance_types) - 1

@@ -1,0 +1,47 @@
+"""``EfaDevicePlugin``: the AWS EFA Kubernetes device plugin (chart.py) on the EFA groups' nodes, so
+pods request ``vpc.amazonaws.com/efa``. Declared by ``composites/declare.py`` only when a group has
+``efa: true``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..plan.group import GroupPlan
+from . import chart, values
+
+#: How long Helm waits for the DaemonSet (atomic release).
+RELEASE_TIMEOUT_SECONDS = 600
+
+
+@dataclass
+class EfaDevicePluginArgs:
+    #: Every GPU group's plan (the EFA ones are picked here).
+    plans: Sequence[GroupPlan]
+    wait_for: Sequence[pulumi.Resource] = ()
+
+
+class EfaDevicePlugin(pulumi.ComponentResource):
+    """The EFA device plugin's Helm release in kube-system."""
+
+    def __init__(self, name: str, args: EfaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-eks:efa:EfaDevicePlugin", name, None, opts)
+        self.values = values.efa_plugin_values(args.plans)
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=chart.RELEASE_NAME,
+            chart=chart.CHART_NAME,
+            version=chart.CHART_VERSION,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.CHART_REPOSITORY),
+            namespace=chart.NAMESPACE,
+            create_namespace=False,
+            values=self.values,
+            atomic=True,
+            cleanup_on_fail=True,
+            timeout=RELEASE_TIMEOUT_SECONDS,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
+        )
+        self.register_outputs({"releaseName": self.release.name, "chartVersion": chart.CHART_VERSION})

@@ -1,0 +1,152 @@
+"""Preflight of multi-node groups (issue 32), read-only: which zone offers a zoned group's type, and
+the Capacity Reservation or Capacity Block a group targets.
+
+* ``zone-offering:<group>``: ``ec2:DescribeInstanceTypeOfferings`` (LocationType
+  ``availability-zone``): the group's ``availabilityZone`` offers each of its types, else FAIL
+  naming the zones that do (a cluster placement group and a reservation live in one zone).
+* ``capacity-reservation:<group>``: ``ec2:DescribeCapacityReservations`` of the group's
+  ``capacityReservation.id``: its state (botocore ``ec2`` CapacityReservationState: ``active``
+  PASS; ``scheduled``, ``pending``, ``payment-pending``, ``assessing``, ``delayed``, ``unavailable``
+  WARN: not usable yet; ``expired``, ``cancelled``, ``failed``, ``payment-failed``, ``unsupported``
+  FAIL), its type (``InstanceType`` one of the group's), zone (the group's ``availabilityZone``),
+  instance count (``TotalInstanceCount``, WARN below ``maxSize``), start and end
+  (``StartDate``/``EndDate``, in the details); a Capacity Block (``ReservationType: capacity-block``)
+  only with ``capacityType: CAPACITY_BLOCK`` and the other way round; a Capacity Block that ends
+  within ``CAPACITY_BLOCK_END_WARNING`` is a WARN (EC2 Auto Scaling User Guide,
+  launch-template-capacity-blocks: scale in "more than 30 minutes before the Capacity Block
+  reservation end time"; EC2 terminates what still runs).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ..config.groups import GpuNodeGroupSettings
+from ..config.multinode import CAPACITY_BLOCK
+from .results import (
+    FAIL,
+    PASS,
+    WARN,
+    CheckResult,
+    Status,
+    describe_client_error,
+    error_code,
+    reraise_if_credentials,
+    worst,
+)
+
+#: A Capacity Block ending sooner than this is a WARN.
+CAPACITY_BLOCK_END_WARNING = dt.timedelta(hours=24)
+#: The scale-in lead the EC2 Auto Scaling guide asks for before a block's end.
+CAPACITY_BLOCK_SCALE_IN_LEAD = dt.timedelta(minutes=30)
+_NOT_YET = frozenset({"scheduled", "pending", "payment-pending", "assessing", "delayed", "unavailable"})
+_ACTIVE = "active"
+_BLOCK_TYPE = "capacity-block"
+
+
+def check_zone_offering(ec2: Any, group: GpuNodeGroupSettings) -> CheckResult:
+    """The group's ``availabilityZone`` offers each of its instance types."""
+    check = f"zone-offering:{group.name}"
+    zone = group.availability_zone
+    details: dict[str, Any] = {"zone": zone, "instance_types": list(group.instance_types)}
+    try:
+        offerings = ec2.describe_instance_type_offerings(
+            LocationType="availability-zone",
+            Filters=[{"Name": "instance-type", "Values": list(group.instance_types)}],
+        )["InstanceTypeOfferings"]
+    except ClientError as err:
+        reraise_if_credentials(err)
+        return CheckResult(check, WARN, f"could not check: {describe_client_error(err)}", details)
+    zones: dict[str, list[str]] = {}
+    for offering in offerings:
+        zones.setdefault(offering["InstanceType"], []).append(offering["Location"])
+    details["offered_in"] = {t: sorted(zones.get(t, [])) for t in group.instance_types}
+    missing = [t for t in group.instance_types if zone not in zones.get(t, [])]
+    if missing:
+        where = "; ".join(f"{t}: {', '.join(sorted(zones.get(t, []))) or 'no zone'}" for t in missing)
+        return CheckResult(
+            check,
+            FAIL,
+            f"{zone} does not offer {', '.join(missing)} (gpuNodeGroups[{group.name}].availabilityZone); "
+            f"zones that do: {where}",
+            details,
+        )
+    return CheckResult(check, PASS, f"{zone} offers {', '.join(group.instance_types)}", details)
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if isinstance(value, dt.datetime) else None
+
+
+def check_reservation(ec2: Any, group: GpuNodeGroupSettings, now: dt.datetime) -> CheckResult:
+    """The reservation ``group`` targets by id: state, type, zone, count, window (module docstring)."""
+    reservation_id = group.capacity_reservation.id if group.capacity_reservation else None
+    check = f"capacity-reservation:{group.name}"
+    try:
+        (found,) = ec2.describe_capacity_reservations(CapacityReservationIds=[reservation_id])["CapacityReservations"]
+    except ClientError as err:
+        if error_code(err) in ("InvalidCapacityReservationId.NotFound", "InvalidCapacityReservationId.Malformed"):
+            return CheckResult(check, FAIL, f"{reservation_id} does not exist in this account and region", {})
+        reraise_if_credentials(err)
+        return CheckResult(check, WARN, f"could not check: {describe_client_error(err)}", {})
+    state = found.get("State", "")
+    kind = found.get("ReservationType", "default")
+    start, end = found.get("StartDate"), found.get("EndDate")
+    details: dict[str, Any] = {
+        "id": reservation_id,
+        "state": state,
+        "reservation_type": kind,
+        "instance_type": found.get("InstanceType"),
+        "zone": found.get("AvailabilityZone"),
+        "total_instances": found.get("TotalInstanceCount"),
+        "available_instances": found.get("AvailableInstanceCount"),
+        "start": _iso(start),
+        "end": _iso(end),
+    }
+    parts: list[tuple[Status, str]] = []
+    if state == _ACTIVE:
+        parts.append((PASS, f"{reservation_id} is active"))
+    elif state in _NOT_YET:
+        parts.append((WARN, f"{reservation_id} is {state}: no node launches into it until it is active"))
+    else:
+        parts.append((FAIL, f"{reservation_id} is {state}: nothing launches into it"))
+    if found.get("InstanceType") not in group.instance_types:
+        parts.append((FAIL, f"it holds {found.get('InstanceType')}, not {', '.join(group.instance_types)}"))
+    if group.availability_zone is not None and found.get("AvailabilityZone") != group.availability_zone:
+        parts.append(
+            (
+                FAIL,
+                f"it is in {found.get('AvailabilityZone')}, the group's availabilityZone is {group.availability_zone}",
+            )
+        )
+    total = found.get("TotalInstanceCount") or 0
+    if total < group.scaling.max_size:
+        beyond = "are refused" if group.capacity_type == CAPACITY_BLOCK else "run On-Demand"
+        parts.append((WARN, f"it holds {total} instance(s), maxSize is {group.scaling.max_size}: the others {beyond}"))
+    block = kind == _BLOCK_TYPE
+    if block != (group.capacity_type == CAPACITY_BLOCK):
+        parts.append(
+            (
+                FAIL,
+                f"it is a {'Capacity Block' if block else 'Capacity Reservation'}: capacityType must be "
+                f"{'CAPACITY_BLOCK' if block else 'ON_DEMAND'} (a block is launched with market type capacity-block)",
+            )
+        )
+    if block and isinstance(start, dt.datetime) and isinstance(end, dt.datetime):
+        parts.append((PASS, f"its window is {start.isoformat()} to {end.isoformat()}"))
+        left = end - now
+        if dt.timedelta(0) < left < CAPACITY_BLOCK_END_WARNING:
+            scale_in = end - CAPACITY_BLOCK_SCALE_IN_LEAD
+            parts.append(
+                (
+                    WARN,
+                    f"it ends in {int(left.total_seconds() // 3600)}h{int(left.total_seconds() % 3600 // 60):02d}m: "
+                    f"drain and scale the group to 0 before {scale_in.isoformat()} (EC2 terminates what still runs)",
+                )
+            )
+    status = worst(s for s, _ in parts)
+    shown = [text for s, text in parts if s == status] if status != PASS else [text for _, text in parts]
+    return CheckResult(check, status, "; ".join(shown), details)

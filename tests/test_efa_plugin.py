@@ -1,0 +1,91 @@
+"""Issue 32: the AWS EFA device plugin add-on (components/efa/): its values from the plans, its
+release in the example stack, none without an EFA group, and what the AL2023 NVIDIA AMI already
+does for EFA (the library adds nothing to an EFA node's user data)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.config.loading import load_settings
+from components.efa import chart, values
+from components.plan.group import plan_group, plan_groups
+from tests.test_examples import example
+
+
+def plans(*groups: dict[str, Any]) -> Any:
+    return plan_groups(load_settings({"clusterName": "c", "gpuNodeGroups": list(groups)}).gpu_node_groups)
+
+
+P4D = {"name": "train", "instanceTypes": ["p4d.24xlarge"], "timeSlicing": {"replicas": 1}, "efa": True}
+
+
+def test_values_pin_the_plugin_to_the_efa_groups_and_their_taints():
+    got = values.efa_plugin_values(
+        plans(
+            P4D,
+            {
+                **P4D,
+                "name": "train2",
+                "taints": [
+                    {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+                    {"key": "ml", "effect": "NoExecute"},
+                ],
+            },
+            {"name": "infer", "instanceTypes": ["p4d.24xlarge"], "timeSlicing": {"replicas": 1}},
+        )
+    )
+    assert got == {
+        "supportedInstanceLabels": {"keys": ["gpu-eks.io/node-group"], "values": ["train", "train2"]},
+        "tolerations": [
+            {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+            {"key": "ml", "operator": "Exists", "effect": "NoExecute"},
+        ],
+    }
+
+
+def test_values_need_an_efa_group():
+    with pytest.raises(ValueError, match="needs a group with efa: true"):
+        values.efa_plugin_values(plans({"name": "infer"}))
+
+
+def test_the_chart_is_pinned():
+    assert (chart.CHART_REPOSITORY, chart.CHART_NAME, chart.CHART_VERSION, chart.NAMESPACE) == (
+        "https://aws.github.io/eks-charts",
+        "aws-efa-k8s-device-plugin",
+        "v0.5.30",
+        "kube-system",
+    )
+
+
+def test_the_example_declares_the_plugin_for_its_efa_groups():
+    sim = example("multinode")
+    release = sim.one("kubernetes:helm.sh/v3:Release", "gpu-eks-efa-release").inputs
+    assert (release["chart"], release["version"], release["namespace"]) == (
+        "aws-efa-k8s-device-plugin",
+        "v0.5.30",
+        "kube-system",
+    )
+    assert release["repositoryOpts"] == {"repo": "https://aws.github.io/eks-charts"}
+    assert release["values"]["supportedInstanceLabels"] == {
+        "keys": ["gpu-eks.io/node-group"],
+        "values": ["h100-block", "a100-odcr", "h100-karpenter"],
+    }
+
+
+def test_no_plugin_without_an_efa_group():
+    sim = example("mig-h100")
+    assert [r.name for r in sim.by_type("gpu-eks:efa:EfaDevicePlugin")] == []
+
+
+def test_an_efa_node_needs_nothing_in_its_user_data():
+    """The AL2023 NVIDIA AMI installs the EFA driver and keeps efa-nv-peermem (chart.py): the
+    library's user data of an EFA group is the same group's without EFA."""
+    base = {"name": "g", "instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}}
+    with_efa = plan_group(
+        load_settings({"clusterName": "c", "gpuNodeGroups": [{**base, "efa": True}]}).gpu_node_groups[0]
+    )
+    without = plan_group(load_settings({"clusterName": "c", "gpuNodeGroups": [base]}).gpu_node_groups[0])
+    assert with_efa.user_data == without.user_data
+    assert dict(with_efa.node_labels) == dict(without.node_labels)

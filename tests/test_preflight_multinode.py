@@ -1,0 +1,221 @@
+"""Issue 32: preflight of multi-node groups (components/preflight/reservations.py), read-only.
+
+The zone offering runs under moto (its DescribeInstanceTypeOfferings data). moto 5.2.5 implements
+no Capacity Reservation API, so the reservation check runs against botocore's Stubber, which
+checks every request and reply against botocore's ``ec2`` model (DescribeCapacityReservations)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from moto import mock_aws
+
+from components.config.loading import load_settings
+from components.preflight.reservations import check_reservation, check_zone_offering
+from components.preflight.run import run_checks
+from tests.preflight_fixtures import client, cluster_version, seed_eks_amis
+from tests.test_preflight_checks import REGION, TODAY, VERSION, _eks_with_versions, _Session, aws  # noqa: F401
+
+CR = "cr-0123456789abcdef0"
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+START = dt.datetime(2026, 11, 30, 11, 30, tzinfo=dt.UTC)
+
+
+def group(**keys: Any) -> Any:
+    return load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "g", **keys}]}).gpu_node_groups[0]
+
+
+BLOCK = {
+    "instanceTypes": ["p5.48xlarge"],
+    "timeSlicing": {"replicas": 1},
+    "capacityType": "CAPACITY_BLOCK",
+    "capacityReservation": {"id": CR},
+    "availabilityZone": "us-east-2a",
+    "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+}
+ODCR = {
+    "instanceTypes": ["p4d.24xlarge"],
+    "timeSlicing": {"replicas": 1},
+    "capacityReservation": {"id": CR},
+    "availabilityZone": "us-east-2b",
+    "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 4},
+}
+
+
+# --- zone offering, under moto ------------------------------------------------------------------
+
+
+@mock_aws
+def test_the_zone_offers_the_type():
+    ec2 = boto3.client("ec2", region_name="us-east-2")
+    result = check_zone_offering(ec2, group(**BLOCK))
+    assert (result.check, result.status, result.reason) == ("zone-offering:g", "PASS", "us-east-2a offers p5.48xlarge")
+
+
+@mock_aws
+def test_a_zone_without_the_type_fails_naming_those_with_it():
+    ec2 = boto3.client("ec2", region_name="us-west-2")
+    result = check_zone_offering(
+        ec2, group(instanceTypes=["p5e.48xlarge"], timeSlicing={"replicas": 1}, availabilityZone="us-west-2a")
+    )
+    assert (result.status, result.reason) == (
+        "FAIL",
+        "us-west-2a does not offer p5e.48xlarge (gpuNodeGroups[g].availabilityZone); zones that do: "
+        "p5e.48xlarge: us-west-2c",
+    )
+
+
+# --- the reservation, against botocore's model ----------------------------------------------------
+
+
+def reservation(**overrides: Any) -> dict[str, Any]:
+    return {
+        "CapacityReservationId": CR,
+        "InstanceType": "p5.48xlarge",
+        "AvailabilityZone": "us-east-2a",
+        "TotalInstanceCount": 2,
+        "AvailableInstanceCount": 2,
+        "State": "active",
+        "ReservationType": "capacity-block",
+        "StartDate": START,
+        "EndDate": dt.datetime(2026, 12, 14, 11, 30, tzinfo=dt.UTC),
+        **overrides,
+    }
+
+
+def check(settings: dict[str, Any], reply: dict[str, Any], now: dt.datetime = NOW) -> Any:
+    ec2 = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    with Stubber(ec2) as stub:
+        stub.add_response(
+            "describe_capacity_reservations", {"CapacityReservations": [reply]}, {"CapacityReservationIds": [CR]}
+        )
+        result = check_reservation(ec2, group(**settings), now)
+        stub.assert_no_pending_responses()
+    return result
+
+
+def test_an_active_capacity_block_reports_its_window():
+    result = check(BLOCK, reservation())
+    assert (result.check, result.status) == ("capacity-reservation:g", "PASS")
+    assert result.reason == (
+        "cr-0123456789abcdef0 is active; its window is 2026-11-30T11:30:00+00:00 to 2026-12-14T11:30:00+00:00"
+    )
+    assert dict(result.details) == {
+        "id": CR,
+        "state": "active",
+        "reservation_type": "capacity-block",
+        "instance_type": "p5.48xlarge",
+        "zone": "us-east-2a",
+        "total_instances": 2,
+        "available_instances": 2,
+        "start": "2026-11-30T11:30:00+00:00",
+        "end": "2026-12-14T11:30:00+00:00",
+    }
+
+
+def test_a_capacity_block_ending_soon_warns_with_the_scale_in_time():
+    result = check(BLOCK, reservation(EndDate=dt.datetime(2026, 12, 1, 18, 30, tzinfo=dt.UTC)))
+    assert (result.status, result.reason) == (
+        "WARN",
+        "it ends in 6h30m: drain and scale the group to 0 before 2026-12-01T18:00:00+00:00 (EC2 terminates what "
+        "still runs)",
+    )
+
+
+def test_a_scheduled_block_warns():
+    result = check(BLOCK, reservation(State="scheduled"), now=START - dt.timedelta(days=2))
+    assert (result.status, result.reason) == (
+        "WARN",
+        "cr-0123456789abcdef0 is scheduled: no node launches into it until it is active",
+    )
+
+
+def test_an_expired_reservation_wrong_type_and_zone_fail_together():
+    result = check(ODCR, reservation(State="expired", ReservationType="default", InstanceType="p5.48xlarge"))
+    assert result.status == "FAIL"
+    assert result.reason == (
+        "cr-0123456789abcdef0 is expired: nothing launches into it; it holds p5.48xlarge, not p4d.24xlarge; it is in "
+        "us-east-2a, the group's availabilityZone is us-east-2b"
+    )
+
+
+def test_an_odcr_smaller_than_max_size_warns_that_the_rest_run_on_demand():
+    result = check(
+        ODCR,
+        reservation(ReservationType="default", InstanceType="p4d.24xlarge", AvailabilityZone="us-east-2b"),
+    )
+    assert (result.status, result.reason) == (
+        "WARN",
+        "it holds 2 instance(s), maxSize is 4: the others run On-Demand",
+    )
+
+
+def test_a_capacity_block_on_an_on_demand_group_fails():
+    result = check(ODCR, reservation(InstanceType="p4d.24xlarge", AvailabilityZone="us-east-2b", TotalInstanceCount=4))
+    assert (result.status, result.reason) == (
+        "FAIL",
+        "it is a Capacity Block: capacityType must be CAPACITY_BLOCK (a block is launched with market type "
+        "capacity-block)",
+    )
+
+
+def test_an_unknown_reservation_fails():
+    ec2 = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    with Stubber(ec2) as stub:
+        stub.add_client_error(
+            "describe_capacity_reservations", service_error_code="InvalidCapacityReservationId.NotFound"
+        )
+        result = check_reservation(ec2, group(**BLOCK), NOW)
+    assert (result.status, result.reason) == ("FAIL", "cr-0123456789abcdef0 does not exist in this account and region")
+
+
+@pytest.mark.parametrize("state", ["cancelled", "failed", "payment-failed"])
+def test_unusable_states_fail(state):
+    assert check(BLOCK, reservation(State=state)).status == "FAIL"
+
+
+# --- run_checks: both checks for each zoned, reserved group -----------------------------------------
+
+
+class _Ec2WithReservations:
+    """moto's EC2 client, with DescribeCapacityReservations (which moto lacks) answered from
+    ``reply`` after botocore's validator accepts the request."""
+
+    def __init__(self, ec2: Any, reply: dict[str, Any]):
+        self._ec2, self._reply = ec2, reply
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ec2, name)
+
+    def describe_capacity_reservations(self, **params: Any) -> dict[str, Any]:
+        from botocore.validate import validate_parameters
+
+        validate_parameters(
+            params, self._ec2.meta.service_model.operation_model("DescribeCapacityReservations").input_shape
+        )
+        return {"CapacityReservations": [self._reply]}
+
+
+@pytest.mark.usefixtures("aws")
+def test_run_checks_reads_the_zone_and_the_reservation() -> None:
+    seed_eks_amis()
+    ec2 = _Ec2WithReservations(client("ec2"), reservation(AvailabilityZone="us-west-2a"))
+    # The test region is us-west-2: the block's zone there.
+    settings = load_settings(
+        {
+            "clusterName": "c",
+            "kubernetesVersion": VERSION,
+            "gpuNodeGroups": [{"name": "g", **BLOCK, "availabilityZone": "us-west-2a"}],
+        }
+    )
+    session = _Session(eks=_eks_with_versions(cluster_version("1.35")), ec2=ec2)
+    results = {r.check: r for r in run_checks(settings, REGION, session=session, today=TODAY, now=NOW)}  # type: ignore[arg-type]
+    assert results["zone-offering:g"].status == "PASS"
+    assert results["capacity-reservation:g"].status == "PASS"
+    assert results["capacity-reservation:g"].details["end"] == "2026-12-14T11:30:00+00:00"
+    # A Capacity Block has no vCPU quota code: no quota check (and no quota call) for it.
+    assert not [c for c in results if c.startswith("vcpu-quota")]
