@@ -96,6 +96,8 @@ class KarpenterArgs:
     system_nodes: int
     #: What the release waits for (the system node group).
     wait_for: Sequence[pulumi.Resource] = ()
+    #: The controller's ``nodeRepair`` feature gate (``values.node_repair_needed``).
+    node_repair: bool = False
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -220,6 +222,7 @@ class Karpenter(pulumi.ComponentResource):
             role_arn=role_arn,
             node_overlay=args.node_overlay,
             system_nodes=args.system_nodes,
+            node_repair=args.node_repair,
         )
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
@@ -242,5 +245,6 @@ class Karpenter(pulumi.ComponentResource):
                 "releaseName": self.release.name,
                 "chartVersion": values.CHART_VERSION,
                 "nodeOverlay": args.node_overlay,
+                "nodeRepair": args.node_repair,
             }
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -45,6 +46,10 @@ class ManagedNodeGroupSpec:
     #: gp3 root volume throughput (MiB/s) and IOPS; None: not set, EC2's defaults (125, 3,000).
     root_volume_throughput: int | None = None
     root_volume_iops: int | None = None
+    #: ``nodeRepairConfig`` in the EKS API's names (``sharing.repair.RepairPolicy.node_repair_config``);
+    #: None: not set (the system node group). An in-place update of the node group (EKS
+    #: UpdateNodegroupConfig takes it; aws_eks_node_group marks no part of it ForceNew).
+    node_repair_config: Mapping[str, Any] | None = None
 
 
 def declare_managed_node_group(
@@ -108,6 +113,7 @@ def declare_managed_node_group(
         launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
             id=launch_template.id, version=launch_template.latest_version.apply(str)
         ),
+        node_repair_config=node_repair_args(spec.node_repair_config),
         # Labels and taints are NOT set here: GPU nodes get them from kubelet via nodeadm.
         tags=dict(tags),
         opts=pulumi.ResourceOptions(
@@ -117,3 +123,26 @@ def declare_managed_node_group(
         ),
     )
     return launch_template, node_group
+
+
+def node_repair_args(config: Mapping[str, Any] | None) -> aws.eks.NodeGroupNodeRepairConfigArgs | None:
+    """pulumi-aws 7.51.1 ``NodeGroupNodeRepairConfig`` from ``nodeRepairConfig`` in the EKS API's names."""
+    if config is None:
+        return None
+    return aws.eks.NodeGroupNodeRepairConfigArgs(
+        enabled=config["enabled"],
+        max_unhealthy_node_threshold_percentage=config.get("maxUnhealthyNodeThresholdPercentage"),
+        max_unhealthy_node_threshold_count=config.get("maxUnhealthyNodeThresholdCount"),
+        max_parallel_nodes_repaired_percentage=config.get("maxParallelNodesRepairedPercentage"),
+        max_parallel_nodes_repaired_count=config.get("maxParallelNodesRepairedCount"),
+        node_repair_config_overrides=[
+            aws.eks.NodeGroupNodeRepairConfigNodeRepairConfigOverrideArgs(
+                node_monitoring_condition=o["nodeMonitoringCondition"],
+                node_unhealthy_reason=o["nodeUnhealthyReason"],
+                min_repair_wait_time_mins=o["minRepairWaitTimeMins"],
+                repair_action=o["repairAction"],
+            )
+            for o in config.get("nodeRepairConfigOverrides", ())
+        ]
+        or None,
+    )
