@@ -192,19 +192,25 @@ def _camel(name: str) -> str:
     return head + "".join(w.title() for w in rest)
 
 
-#: What Karpenter 1.14.1's repair cannot express, per key (the source of each: catalog.node_health).
+_KARPENTER_BOUND = (
+    "Karpenter's bound is fixed: 20% of the NodePool, rounded up (kubernetes-sigs/karpenter v1.14.1 node/health "
+    "controller.go allowedUnhealthyPercent)"
+)
+_KARPENTER_PARALLEL = (
+    "Karpenter repairs every eligible node within its 20% bound at once: no parallel limit (node/health controller.go)"
+)
+#: What Karpenter 1.14.1's repair cannot express, per key in the settings' order (the source of each:
+#: catalog.node_health).
 _KARPENTER_FIXED = {
     "actions": "Karpenter replaces the node on every AcceleratedHardwareReady=False, whatever the reason: no reboot, "
     "no per-fault action (aws/karpenter-provider-aws v1.14.1 cloudprovider.go RepairPolicies; EKS user guide, "
     "node-repair: only managed node groups support Reboot)",
     "waitMinutes": "Karpenter waits a fixed 10 minutes (RepairPolicies TolerationDuration)",
-    "maxUnhealthyPercent": "Karpenter's bound is fixed: 20% of the NodePool, rounded up "
-    "(kubernetes-sigs/karpenter v1.14.1 node/health controller.go allowedUnhealthyPercent)",
-    "maxParallelPercent": "Karpenter repairs every eligible node within its 20% bound at once: no parallel limit "
-    "(node/health controller.go)",
+    "maxUnhealthyPercent": _KARPENTER_BOUND,
+    "maxUnhealthyCount": _KARPENTER_BOUND,
+    "maxParallelPercent": _KARPENTER_PARALLEL,
+    "maxParallelCount": _KARPENTER_PARALLEL,
 }
-_KARPENTER_FIXED["maxUnhealthyCount"] = _KARPENTER_FIXED["maxUnhealthyPercent"]
-_KARPENTER_FIXED["maxParallelCount"] = _KARPENTER_FIXED["maxParallelPercent"]
 
 
 def karpenter_repair_problems(repair: Repair) -> list[KeyedProblem]:
@@ -223,4 +229,4 @@ def _snake(key: str) -> str:
 
 
 def _dump(value: Any) -> Any:
-    return value.model_dump(by_alias=True) if isinstance(value, _Model) else value
+    return value.model_dump(by_alias=True, exclude_unset=True) if isinstance(value, _Model) else value

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 
 from .. import catalog
 from ..autoscaler import asg
+from ..catalog import node_health
 from ..catalog.storage import INSTANCE_IO
 from ..gpu_operator import chart
 from . import teams
@@ -281,3 +282,28 @@ def _quotas_above_the_slots_at_max_size(settings: GpuCapacitySettings) -> Iterab
             expected=f"at most {slots}, the {resource} slots of {whose} at maxSize, or an oversubscription "
             "you chose: pods within the quota beyond those slots stay Pending",
         )
+
+
+@warning_rule
+def _repair_without_gpu_detection(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # Repair acts on GPU faults only where the node monitoring agent watches the GPUs: agent v1.7.0
+    # skips NVIDIA monitoring on arm64 (monitors/nvidia/monitor.go Register) and its dcgm-server is
+    # amd64 only; and the library installs the agent only on a cluster it creates.
+    owned = isinstance(settings, Settings)
+    for i, p in enumerate(settings.plans):
+        if not p.repair.enabled:
+            continue
+        if p.architecture not in node_health.AGENT_NVIDIA_ARCHITECTURES:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].repair.enabled",
+                received=True,
+                expected=f"GPU faults detected on {p.instance_types[0]}: {node_health.AGENT_SOURCE} does not monitor "
+                "NVIDIA GPUs on arm64, so repair acts on Ready and the agent's other conditions only",
+            )
+        elif not owned or not settings.node_monitoring:
+            yield Problem(
+                key=f"{CONFIG_NAMESPACE}:gpuNodeGroups[{i}].repair.enabled",
+                received=True,
+                expected=f"the {node_health.NODE_MONITORING_AGENT_ADDON} add-on on the cluster: the library installs "
+                "it only on a cluster it creates with nodeMonitoringAgent on; without it no GPU fault reaches repair",
+            )
