@@ -468,3 +468,52 @@ def test_the_impact_summary_says_when_karpenters_repair_gate_turns_on():
         "Karpenter release gpu-eks-karpenter-release: node repair on for every NodePool "
         "(settings.featureGates.nodeRepair): the controller restarts, no node is replaced by this change"
     ]
+
+
+#: aws/eks-node-monitoring-agent v1.7.0 charts/configuration.schema.json: the keys of NodeAgent and
+#: DCGMAgent (each additionalProperties false), and their types (Tolerations: an array of objects).
+AGENT_KEYS = {
+    "additionalArgs": "array",
+    "affinity": "object",
+    "monitors": "object",
+    "nodeSelector": "object",
+    "podAnnotations": "object",
+    "podLabels": "object",
+    "priorityClassName": "string",
+    "probePort": "integer",
+    "resizePolicy": "array",
+    "resources": "object",
+    "tolerations": "array",
+}
+DCGM_KEYS = dict(AGENT_KEYS)
+for _key in ("additionalArgs", "monitors", "probePort"):
+    del DCGM_KEYS[_key]
+
+
+def test_the_addon_configuration_is_one_its_configuration_schema_takes():
+    """What EKS validates an add-on's configurationValues against (the schema above)."""
+    import jsonschema
+
+    from components.nodehealth import values
+
+    def level(keys: dict[str, str]) -> dict[str, Any]:
+        props = {k: {"type": t} for k, t in keys.items()}
+        props["tolerations"]["items"] = {"type": "object"}
+        return {"type": "object", "additionalProperties": False, "properties": props}
+
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "global": {"type": "object"},
+            "extraObjects": {"type": "array"},
+            "nodeAgent": level(AGENT_KEYS),
+            "dcgmAgent": level(DCGM_KEYS),
+        },
+    }
+    config = values.addon_configuration()
+    jsonschema.validate(config, schema)
+    assert sorted(config) == ["dcgmAgent", "nodeAgent"]
+    assert config["dcgmAgent"] == {"tolerations": [{"operator": "Exists"}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"dcgmAgent": {"toleration": []}}, schema)

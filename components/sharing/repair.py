@@ -33,7 +33,8 @@ class RepairPolicy:
     #: Fault class -> ``Reboot`` | ``Replace`` | ``NoAction`` (Karpenter: ``Replace`` for every class).
     actions: Mapping[str, str]
     #: (``percent`` | ``count``, n): repair pauses while more than n (percent) of the group is
-    #: unhealthy; None: EKS's default (more than 20% once the group has more than 5 nodes).
+    #: unhealthy; (``karpenter``, 20): Karpenter's fixed 20% of the NodePool, rounded up; None:
+    #: EKS's default (more than 20% once the group has more than 5 nodes).
     unhealthy_bound: tuple[str, int] | None
     #: (``percent`` | ``count``, n) repaired at once; None on Karpenter (no limit).
     parallel: tuple[str, int] | None
