@@ -517,3 +517,12 @@ def test_the_addon_configuration_is_one_its_configuration_schema_takes():
     assert config["dcgmAgent"] == {"tolerations": [{"operator": "Exists"}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"dcgmAgent": {"toleration": []}}, schema)
+
+
+def test_a_new_groups_policy_is_named_without_a_before():
+    from components.review import impact
+
+    (p,) = settings({"name": "t4", "repair": {"enabled": False}}).plans
+    new = {"project": "p", "resources": [_item(NG, "gpu-eks-t4", {"nodeRepairConfig": p.repair.node_repair_config()})]}
+    summary = impact.summarize("dev", {"project": "p", "resources": []}, new)
+    assert summary.notes == ["node group gpu-eks-t4 (new): repair off"]

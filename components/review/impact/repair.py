@@ -67,6 +67,9 @@ def notes(new_items: Sequence[Mapping[str, Any]], old_items: Mapping[str, Mappin
         old_inputs = (before or {}).get("inputs") or {}
         inputs = item.get("inputs") or {}
         if item["type"] == NODE_GROUP_TYPE and _CONFIG in inputs and inputs.get(_CONFIG) != old_inputs.get(_CONFIG):
+            if before is None:
+                out.append(f"node group {item['name']} (new): {policy_words(inputs.get(_CONFIG))}")
+                continue
             out.append(
                 f"node group {item['name']}: {policy_words(inputs.get(_CONFIG))} (was: "
                 f"{policy_words(old_inputs.get(_CONFIG))}); nodeRepairConfig is updated in place "
