@@ -526,3 +526,19 @@ def test_a_new_groups_policy_is_named_without_a_before():
     new = {"project": "p", "resources": [_item(NG, "gpu-eks-t4", {"nodeRepairConfig": p.repair.node_repair_config()})]}
     summary = impact.summarize("dev", {"project": "p", "resources": []}, new)
     assert summary.notes == ["node group gpu-eks-t4 (new): repair off"]
+
+
+def test_the_docs_table_of_actions_is_what_the_defaults_do():
+    """docs/node-health.md, "Which faults reboot, which replace, which only alert": one row per fault
+    class, its managed-node-group and Karpenter columns as the plans say."""
+    managed, karpenter = settings(
+        {"name": "m"},
+        {"name": "k", "capacityProvider": "karpenter", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2}},
+    ).plans
+    words = {"Reboot": "Reboot", "Replace": "Replace", "NoAction": "alert only (`NoAction`)"}
+    rows = {}
+    for line in (ROOT / "docs" / "node-health.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[0].strip("`") in nh.FAULT_CLASSES:
+            rows[cells[0].strip("`")] = (cells[2], cells[3])
+    assert rows == {c: (words[managed.repair.actions[c]], words[karpenter.repair.actions[c]]) for c in nh.FAULT_CLASSES}
