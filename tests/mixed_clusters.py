@@ -66,12 +66,13 @@ GROUPS: dict[str, dict[str, Any]] = {
         "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
         "timeSlicing": {"replicas": 1},
     },
-    # Managed, MPS on one T4 (4 clients).
+    # Managed, MPS on one T4 (4 clients), its node repair off (issue 33).
     "managed-mps-t4": {
         "name": "m-mps-t4",
         "instanceTypes": ["g4dn.xlarge"],
         "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
         "mps": {"replicas": 4},
+        "repair": {"enabled": False},
     },
     # Managed, time-sliced T4g (Graviton).
     "managed-timesliced-t4g": {

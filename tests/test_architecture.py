@@ -248,6 +248,7 @@ FLOORS: dict[str, int] = {
             "coldstart",
             "preflight",
             "efa",
+            "nodehealth",
             "helm",
         ),
         3,

@@ -175,7 +175,7 @@ def test_a_consumer_installs_a_commit_and_reviews_its_own_change(tmp_path: Path)
         "  updated in place                 kubernetes:helm.sh/v3:Release platform-gpu-gpu-operator-release: "
         "`values.devicePlugin.config` -> device-plugin DaemonSets rolled"
     )
-    assert lines[3] == "  unchanged                        43 resources"
+    assert lines[3] == "  unchanged                        44 resources"
     assert "-                    replicas: 4\n+                    replicas: 8\n" in review.stdout
     comment = (consumer / "pr.md").read_text()
     assert comment.startswith(

@@ -134,9 +134,11 @@ def test_the_library_never_imports_the_review_tools():
         if not m.startswith("components.review") and any(d.startswith("components.review") for d in deps)
     )
     assert users == []
-    # The review tools read the library's stack-file helpers only.
+    # The review tools read the library's stack-file helpers only, and the node health facts (the
+    # agent's reasons by fault class, for a group's repair policy in words; a module of constants).
     review_deps = {d for m, deps in graph.items() if m.startswith("components.review") for d in deps}
     assert sorted(d for d in review_deps if not d.startswith("components.review")) == [
+        "components.catalog.node_health",
         "components.config.errors",
         "components.config.stackfile",
         "components.plan.userdata",

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.config import group_rules
 from components.config.addons import AlertThresholds
 from components.config.group_rules import gpu_groups_problems
 from components.config.teams import (
@@ -38,6 +39,7 @@ from components.karpenter import objects as karpenter_objects
 from components.karpenter import values as karpenter_values
 from components.karpenter.values import node_overlay_needed
 from components.observability import dashboard, rules
+from components.observability import node_health as node_health_rules
 from components.plan import mig_parted, placement
 from components.plan.group import GroupPlan
 from components.teams import policy
@@ -115,6 +117,16 @@ EXPECTED: dict[str, dict[str, object]] = {
         "all-exclusive": False,
         "multinode-beside-plain": True,
     },
+    # Some Karpenter group's nodes are repaired (Karpenter's one nodeRepair gate; issue 33).
+    "node_repair_needed": {
+        "karpenter-shared-beside-exclusive": True,
+        "karpenter-shared-beside-managed": True,
+        "vgpu-beside-managed-shared": True,
+        "managed-modes": False,
+        "mig-beside-others": False,
+        "all-exclusive": True,
+        "multinode-beside-plain": True,
+    },
     # The smallest slot's share of GPU memory (MiB): the dashboard's red line.
     "smallest_share": {
         "karpenter-shared-beside-exclusive": 5758,  # an L4 (23,034 MiB as its driver reports) / 4
@@ -156,6 +168,54 @@ def check_reserved_capacity_needed(cluster: str) -> None:
             p.settings.capacity_provider == "karpenter" and p.settings.capacity_reservation for p in plans
         )
         _expect("reserved_capacity_needed", cluster, decided)
+
+
+def check_node_repair_needed(cluster: str) -> None:
+    for plans in _both_orders(cluster):
+        decided = karpenter_values.node_repair_needed(plans)
+        assert decided == any(p.settings.capacity_provider == "karpenter" and p.repair.enabled for p in plans)
+        _expect("node_repair_needed", cluster, decided)
+
+
+def check_karpenter_repair_gate_problems(cluster: str) -> None:
+    plans = plans_of(cluster)
+    assert group_rules.karpenter_repair_gate_problems(plans) == [], cluster  # every mixed cluster is valid
+    karpenter = [i for i, p in enumerate(plans) if p.settings.capacity_provider == "karpenter"]
+    # Per group: turning one Karpenter group's repair off, when another Karpenter group keeps it on,
+    # is reported on that group's key only; a managed group's repair is its own.
+    for i, p in enumerate(plans):
+        off = list(plans)
+        repair_off = p.settings.repair.model_copy(update={"enabled": False})
+        off[i] = dataclasses.replace(p, settings=p.settings.model_copy(update={"repair": repair_off}))
+        keys = [k for k, *_ in group_rules.karpenter_repair_gate_problems(off)]
+        others_on = [j for j in karpenter if j != i and plans[j].repair.enabled]
+        if p.settings.capacity_provider == "karpenter" and p.repair.enabled and others_on:
+            first = karpenter[0]
+            expected = (
+                [("gpuNodeGroups", j, "repair", "enabled") for j in karpenter if j != first]
+                if i == first
+                else [("gpuNodeGroups", i, "repair", "enabled")]
+            )
+            assert keys == expected, (cluster, p.name)
+        else:
+            assert keys == [], (cluster, p.name)
+
+
+def check_rule_group(cluster: str) -> None:
+    plans = plans_of(cluster)
+    rules_of = node_health_rules.rule_group(plans)["rules"]
+    # Per group: a paused-repair alert where its repair is on, a not-repaired alert for each.
+    paused = [r for r in rules_of if r["alert"] == "GpuNodeRepairPaused"]
+    not_repaired = [r for r in rules_of if r["alert"] == "GpuNodeNotRepaired"]
+    assert len(paused) == sum(p.repair.enabled for p in plans)
+    assert len(not_repaired) == len(plans)
+    def names(r: dict) -> bool:
+        # The group's name in the node-group label matcher (PromQL-escaped: drop the backslashes).
+        return re.search(rf"(?<![\w-]){re.escape(p.name)}(?![\w-])", r["expr"].replace("\\", "")) is not None
+
+    for p in plans:
+        assert any(names(r) for r in not_repaired), p.name
+        assert any(names(r) for r in paused) == p.repair.enabled, p.name
 
 
 def check_efa_plans(cluster: str) -> None:
@@ -470,6 +530,9 @@ DECISIONS: dict[str, Callable[[str], None]] = {
     "components.karpenter.values:node_overlay_needed": check_node_overlay_needed,
     "components.karpenter.values:reserved_capacity_needed": check_reserved_capacity_needed,
     "components.efa.values:efa_plans": check_efa_plans,
+    "components.karpenter.values:node_repair_needed": check_node_repair_needed,
+    "components.config.group_rules:karpenter_repair_gate_problems": check_karpenter_repair_gate_problems,
+    "components.observability.node_health:rule_group": check_rule_group,
     "components.efa.values:efa_plugin_values": check_efa_plugin_values,
     "components.gpu_operator.values:gpu_taints": check_gpu_taints,
     "components.gpu_operator.values:profile_configs": check_profile_configs,

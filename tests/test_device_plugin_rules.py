@@ -477,8 +477,8 @@ def test_more_shares_than_a_capped_node_runs_pods_is_refused():
         }
     )
     assert line == (
-        "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 200; expected at most 103 for g6.4xlarge: 1 GPU(s) "
-        "x 200 = 200 advertised, but a node runs at most 103 pods besides its 7 DaemonSet pods (max pods 234 with "
+        "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 200; expected at most 101 for g6.4xlarge: 1 GPU(s) "
+        "x 200 = 200 advertised, but a node runs at most 101 pods besides its 9 DaemonSet pods (max pods 234 with "
         "the VPC CNI defaults, capped at 110 by EKS managed node groups (16 vCPUs: 110 below 30, 250 from 30)) "
         "(the verification packs that many pods on one node, so it could never succeed)"
     )
@@ -536,10 +536,11 @@ def capacity_warnings(settings) -> list:
 
 
 def test_more_shares_than_pods_with_verification_is_an_error():
-    (line,) = problems({"verifyTimeSlicing": True, "gpuNodeGroups": [{"name": "g", "timeSlicing": {"replicas": 23}}]})
+    # 9 DaemonSet pods: the 7 of every GPU node and the node monitoring agent's two (agent, dcgm-server).
+    (line,) = problems({"verifyTimeSlicing": True, "gpuNodeGroups": [{"name": "g", "timeSlicing": {"replicas": 21}}]})
     assert line == (
-        "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 23; expected at most 22 for g4dn.xlarge: 1 GPU(s) "
-        "x 23 = 23 advertised, but a node runs at most 22 pods besides its 7 DaemonSet pods (max pods 29 with the "
+        "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 21; expected at most 20 for g4dn.xlarge: 1 GPU(s) "
+        "x 21 = 21 advertised, but a node runs at most 20 pods besides its 9 DaemonSet pods (max pods 29 with the "
         "VPC CNI defaults) (the verification packs that many pods on one node, so it could never "
         "succeed)"
     )
@@ -547,7 +548,7 @@ def test_more_shares_than_pods_with_verification_is_an_error():
         {
             "clusterName": "c",
             "verifyTimeSlicing": True,
-            "gpuNodeGroups": [{"name": "g", "timeSlicing": {"replicas": 22}}],
+            "gpuNodeGroups": [{"name": "g", "timeSlicing": {"replicas": 20}}],
         }
     )
     assert capacity_warnings(ok) == []
@@ -563,7 +564,7 @@ def test_more_shares_than_pods_without_verification_is_a_warning():
     (w,) = capacity_warnings(s)
     assert str(w) == (
         "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 57; expected at most 56 for g4dn.12xlarge: "
-        "4 GPU(s) x 57 = 228 advertised, but a node runs at most 227 pods besides its 7 DaemonSet pods (max pods "
+        "4 GPU(s) x 57 = 228 advertised, but a node runs at most 225 pods besides its 9 DaemonSet pods (max pods "
         "234 with the VPC CNI defaults)"
     )
     assert capacity_warnings(load_settings({"clusterName": "c"})) == []

@@ -136,6 +136,7 @@ def test_diff_json_and_comment(capsys: pytest.CaptureFixture[str], tmp_path: Pat
         "gpu-eks-cluster-eks",
         "gpu-eks-cluster-system",
         "gpu-eks-cluster-coredns",
+        "gpu-eks-cluster-node-monitoring-agent",
         "gpu-eks-t4",
         # A new node group has a new Auto Scaling group: its autoscaler tags go with it.
         "gpu-eks-t4-asg-tag-enabled",

@@ -81,6 +81,9 @@ def test_every_nested_model_names_its_schema_type():
         "Mig",
         "TeamSettings",
         "VerificationSettings",
+        "NodeMonitoringAgentSettings",
+        "RepairSettings",
+        "RepairActions",
     }
 
 

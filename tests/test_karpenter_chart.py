@@ -82,8 +82,9 @@ def test_the_controller_reads_the_librarys_settings(rendered):
     assert pod["serviceAccountName"] == "karpenter"
     env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
     assert (env["CLUSTER_NAME"], env["INTERRUPTION_QUEUE"]) == ("gpu-eks-karpenter", "gpu-eks-karpenter")
+    # NodeRepair: the example's Karpenter groups repair at the defaults (docs/node-health.md).
     assert env["FEATURE_GATES"] == (
-        "ReservedCapacity=true,SpotToSpotConsolidation=false,NodeRepair=false,NodeOverlay=true,"
+        "ReservedCapacity=true,SpotToSpotConsolidation=false,NodeRepair=true,NodeOverlay=true,"
         "StaticCapacity=false,CapacityBuffer=false"
     )
     # The library's affinity replaces the chart's: never on a Karpenter node nor a GPU node; the

@@ -89,7 +89,7 @@ def test_the_release_and_its_values(sim: Simulation):
             "clusterName": CLUSTER,
             "interruptionQueue": CLUSTER,
             # Every group of the example needs its overlay (shared, MPS, a g6f slice).
-            "featureGates": {"nodeOverlay": True},
+            "featureGates": {"nodeOverlay": True, "nodeRepair": True},
         },
         "serviceAccount": {
             "annotations": {"eks.amazonaws.com/role-arn": f"arn:aws:iam::{ACCOUNT}:role/gpu-eks-karpenter-role"}

@@ -487,8 +487,8 @@ def test_slots_beyond_the_pods_a_node_runs_are_keyed_at_mig_replicas():
     (warning,) = settings_warnings(settings(raw))
     assert str(warning) == (
         'gpu-eks:gpuNodeGroups[0].mig.replicas: received {"1g.10gb": 2}; expected fewer slots per GPU than 14 '
-        "(slices x mig.replicas) for p5.48xlarge: 8 GPU(s) x 14 = 112 advertised, but a node runs at most 92 pods "
-        "besides its 8 DaemonSet pods (max pods 100 with the VPC CNI defaults)"
+        "(slices x mig.replicas) for p5.48xlarge: 8 GPU(s) x 14 = 112 advertised, but a node runs at most 90 pods "
+        "besides its 10 DaemonSet pods (max pods 100 with the VPC CNI defaults)"
     )
     with pytest.raises(ConfigError) as info:
         settings(raw, verifyTimeSlicing=True)

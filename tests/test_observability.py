@@ -193,6 +193,10 @@ def test_dashboard_is_valid_json_with_panels_per_node_and_per_pod():
         "GPU memory used per pod (red: a slot's share)",
         "Last XID of the GPU each pod runs on",
         "Each slot's share of its GPU's memory",
+        "Node health (docs/node-health.md)",
+        "Unhealthy node conditions per GPU group",
+        "Karpenter repairs per hour (per NodePool)",
+        "GPU fault changes per hour (AcceleratedHardwareReady False set or cleared)",
     ]
     ids = [p["id"] for p in model["panels"]]
     assert ids == sorted(set(ids))

@@ -38,6 +38,7 @@ from components.config.addons import (
     AlertThresholds,
     AutoscalerSettings,
     GpuOperatorSettings,
+    NodeMonitoringAgentSettings,
     ObservabilitySettings,
     VerificationSettings,
 )
@@ -46,6 +47,7 @@ from components.config.groups import GpuNodeGroupSettings, Scaling, Taint, TimeS
 from components.config.mig import Mig
 from components.config.multinode import CapacityReservation
 from components.config.network import NetworkSettings
+from components.config.repair import Repair, RepairActions
 from components.config.settings import Settings
 from components.config.sharing import Mps
 from components.config.system_group import SystemNodeGroupSettings
@@ -148,10 +150,13 @@ def test_schema_declares_gpu_cluster_with_its_python_token(schema):
         "gpu-eks:index:Mig",
         "gpu-eks:index:Mps",
         "gpu-eks:index:NetworkSettings",
+        "gpu-eks:index:NodeMonitoringAgentSettings",
         "gpu-eks:index:ObservabilityCloudWatch",
         "gpu-eks:index:ObservabilityExporter",
         "gpu-eks:index:ObservabilityOutputs",
         "gpu-eks:index:ObservabilitySettings",
+        "gpu-eks:index:RepairActions",
+        "gpu-eks:index:RepairSettings",
         "gpu-eks:index:Scaling",
         "gpu-eks:index:SystemNodeGroupSettings",
         "gpu-eks:index:TaintSpec",
@@ -175,6 +180,7 @@ def test_schema_input_names_are_the_config_keys(schema):
         "gpuOperator",
         "kubernetesVersion",
         "network",
+        "nodeMonitoringAgent",
         "observability",
         "preflight",
         "systemNodeGroup",
@@ -270,6 +276,9 @@ PAIRS = [
     (ObservabilitySettings, multilang.ObservabilitySettings),
     (AlertThresholds, multilang.AlertThresholds),
     (TeamSettings, multilang.TeamSettings),
+    (NodeMonitoringAgentSettings, multilang.NodeMonitoringAgentSettings),
+    (Repair, multilang.RepairSettings),
+    (RepairActions, multilang.RepairActions),
 ]
 
 
@@ -423,6 +432,8 @@ def test_construct_returns_the_stack_outputs(constructed_dev):
             "sharedSlotsAtMaxSize": 4,
             "sharingMode": "timeSlicing",
             "memoryPerSlotGiB": 3.75,
+            "repairPolicy": "repair by eks nodeRepairConfig after 10m (resetGpu Reboot, restartInstance Reboot, "
+            "hardware Replace, monitoring NoAction); paused above 20% unhealthy once more than 5 nodes",
             "autoscalingGroupName": "eks-gpu-eks-t4-00000000-0000-0000-0000-000000000000",
         }
     }

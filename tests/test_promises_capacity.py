@@ -11,6 +11,7 @@ import pulumi
 import pytest
 
 from components import GpuCapacity, GpuCapacityArgs, load_capacity_settings
+from tests.promised import DEFAULT_REPAIR
 from tooling.simulation import Registration, Simulation, run_program
 
 EXISTING_KUBECONFIG = json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": []})
@@ -208,6 +209,8 @@ def test_node_group_goes_to_the_given_cluster(sim: Simulation):
         "updateConfig": {"maxUnavailable": 1},
         "launchTemplate": {"id": "ml-gpu-t4-lt-id", "version": "1"},
         "tags": {"team": "ml", "gpu-eks/node-group": "t4"},
+        # Repair at the defaults on an existing cluster too (its node monitoring agent is its owner's).
+        "nodeRepairConfig": DEFAULT_REPAIR,
     }
 
 

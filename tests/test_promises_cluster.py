@@ -287,6 +287,50 @@ def test_coredns_addon_inputs(run: tuple[str, Simulation]):
     }
 
 
+def test_node_monitoring_agent_addon_inputs(run: tuple[str, Simulation]):
+    """The agent's v1.7.0 add-on build on every stack's 1.35 (catalog.node_health), on the GPU groups'
+    nodes only, its DCGM host engine tolerating every taint (nodehealth.values)."""
+    name, sim = run
+    addon = sim.one("aws:eks/addon:Addon", "gpu-eks-cluster-node-monitoring-agent").inputs
+    assert json.loads(addon.pop("configurationValues")) == {
+        "dcgmAgent": {"tolerations": [{"operator": "Exists"}]},
+        "nodeAgent": {
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "eks.amazonaws.com/compute-type",
+                                        "operator": "NotIn",
+                                        "values": ["fargate", "auto", "hybrid"],
+                                    },
+                                    {
+                                        "key": "sagemaker.amazonaws.com/compute-type",
+                                        "operator": "NotIn",
+                                        "values": ["hyperpod"],
+                                    },
+                                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]},
+                                    {"key": "gpu-eks.io/node-group", "operator": "Exists"},
+                                ]
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+    }
+    assert addon == {
+        "addonName": "eks-node-monitoring-agent",
+        "addonVersion": "v1.7.0-eksbuild.1",
+        "clusterName": CLUSTER_NAME[name],
+        "resolveConflictsOnCreate": "OVERWRITE",
+        "resolveConflictsOnUpdate": "OVERWRITE",
+        "tags": TAGS[name],
+    }
+
+
 def test_kubernetes_provider_gets_the_clusters_kubeconfig_as_a_secret(run: tuple[str, Simulation]):
     name, sim = run
     provider = sim.one("pulumi:providers:kubernetes", "gpu-eks-cluster-k8s")

@@ -15,6 +15,7 @@ import yaml
 from tests.promised import (
     ACCELERATOR,
     CLUSTER_NAME,
+    DEFAULT_REPAIR,
     GPU_GROUPS,
     KUBERNETES_VERSION,
     NODE_ROLE_ARN,
@@ -116,6 +117,8 @@ def node_group_inputs(run: str, name: str) -> dict[str, Any]:
     }
     if release:
         inputs["releaseVersion"] = release
+    if name != "gpu-eks-cluster-system":
+        inputs["nodeRepairConfig"] = DEFAULT_REPAIR
     return inputs
 
 

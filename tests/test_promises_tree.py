@@ -60,6 +60,7 @@ def cluster_part(created_vpc: bool) -> list[tuple[str, str, tuple[str, str | Non
         (LT, "gpu-eks-cluster-system-lt", CLUSTER),
         (NG, "gpu-eks-cluster-system", CLUSTER),
         ("aws:eks/addon:Addon", "gpu-eks-cluster-coredns", CLUSTER),
+        ("aws:eks/addon:Addon", "gpu-eks-cluster-node-monitoring-agent", CLUSTER),
         (*K8S_PROVIDER, CLUSTER),
     ]
 
@@ -269,6 +270,14 @@ ALL_ATTACHMENTS = {(ATTACHMENT, f"gpu-eks-cluster-node-role-{p}") for p in ("wor
 def test_coredns_addon_waits_for_the_system_node_group_and_the_control_plane(run: tuple[str, Simulation]):
     _, sim = run
     assert deps(sim, "aws:eks/addon:Addon", "gpu-eks-cluster-coredns") == {
+        (NG, "gpu-eks-cluster-system"),
+        ("eks:index:Cluster", "gpu-eks-cluster-eks"),
+    }
+
+
+def test_node_monitoring_agent_addon_waits_for_the_system_node_group_like_coredns(run: tuple[str, Simulation]):
+    _, sim = run
+    assert deps(sim, "aws:eks/addon:Addon", "gpu-eks-cluster-node-monitoring-agent") == {
         (NG, "gpu-eks-cluster-system"),
         ("eks:index:Cluster", "gpu-eks-cluster-eks"),
     }

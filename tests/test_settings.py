@@ -331,6 +331,7 @@ def test_the_cluster_settings_are_capacity_settings_with_the_cluster_keys():
         "network",
         "systemNodeGroup",
         "preflight",
+        "nodeMonitoringAgent",
     }
 
 

@@ -563,13 +563,19 @@ def test_three_t3_micro_system_nodes_are_accepted_without_the_cloudwatch_pipelin
         assert accepted({"systemNodeGroup": three, **extra}).system_node_group.instance_types == ["t3.micro"]
 
 
+#: The node monitoring agent off: its two pods on a GPU node are not what these tests count.
+NO_AGENT = {"nodeMonitoringAgent": {"enabled": False}}
+
+
 def test_a_gpu_groups_usable_slots_count_the_cloudwatch_pods():
     # g4dn.xlarge: max pods 29; 7 DaemonSet pods (aws-node, kube-proxy, device plugin, GFD, dcgm-exporter,
     # validator, NFD worker) leave 22; the add-on's agent, fluent-bit and dcgm-exporter leave 19.
     # g6f.large (max pods 20) is not in the add-on's dcgm-exporter list: 20 - 7 - 2 = 11.
+    # Without the node monitoring agent (its pods: test_node_health_settings.py).
     groups = [{"name": "t4"}, {"name": "l4", "instanceTypes": ["g6f.large"], "timeSlicing": {"replicas": 1}}]
-    assert [p.usable_pod_slots for p in accepted({"gpuNodeGroups": groups}).plans] == [22, 13]
-    assert [p.usable_pod_slots for p in accepted({"gpuNodeGroups": groups, **CLOUDWATCH}).plans] == [19, 11]
+    base = {"gpuNodeGroups": groups, **NO_AGENT}
+    assert [p.usable_pod_slots for p in accepted(base).plans] == [22, 13]
+    assert [p.usable_pod_slots for p in accepted({**base, **CLOUDWATCH}).plans] == [19, 11]
 
 
 def test_the_cloudwatch_dcgm_exporter_runs_on_gr6_not_on_vgpu_slices_or_p5_4xlarge():
@@ -595,8 +601,9 @@ def test_the_cloudwatch_dcgm_exporter_runs_on_gr6_not_on_vgpu_slices_or_p5_4xlar
 def test_more_slots_than_a_node_holds_with_the_cloudwatch_pods_is_refused_with_the_verification():
     # 1 GPU x 20 = 20 slots: within g4dn.xlarge's 22 usable pods, not within 19 with the add-on.
     group = {"name": "t4", "timeSlicing": {"replicas": 20}}
-    assert accepted({"verifyTimeSlicing": True, "gpuNodeGroups": [group]}).plans[0].usable_pod_slots == 22
-    (line,) = problems({"verifyTimeSlicing": True, "gpuNodeGroups": [group], **CLOUDWATCH})
+    base = {"verifyTimeSlicing": True, "gpuNodeGroups": [group], **NO_AGENT}
+    assert accepted(base).plans[0].usable_pod_slots == 22
+    (line,) = problems({**base, **CLOUDWATCH})
     assert line.startswith("gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 20; expected at most 19 for ")
 
 

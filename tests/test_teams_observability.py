@@ -89,12 +89,13 @@ def test_no_teams_no_team_group_and_no_team_panels():
     assert team_usage.rule_group(()) == []
     assert team_usage.rule_group([SETTINGS.teams[2]]) == []  # ops has no quota
     panels = dashboard.dashboard(SETTINGS.plans)["panels"]
-    assert [p["id"] for p in panels] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    # The node health row (ids 15-18) follows the per-pod row directly.
+    assert [p["id"] for p in panels] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 16, 17, 18]
 
 
 def test_the_dashboard_has_a_per_team_row():
     model = json.loads(dashboard.dashboard_json(SETTINGS.plans, SETTINGS.teams))
-    team_panels = [p for p in model["panels"] if p["id"] > 10]
+    team_panels = [p for p in model["panels"] if 10 < p["id"] < 15]
     assert [(p["title"], p["gridPos"]) for p in team_panels] == [
         ("Per team", {"h": 1, "w": 24, "x": 0, "y": 34}),
         ("GPU quota used per team", {"h": 8, "w": 12, "x": 0, "y": 35}),

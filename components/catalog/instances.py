@@ -449,26 +449,43 @@ CLOUDWATCH_DCGM_EXPORTER_ABSENT: frozenset[str] = frozenset(
 )
 
 
+#: The EKS node monitoring agent add-on on GPU nodes (``nodehealth.values``): the agent
+#: (templates/daemonset.yaml; host network, but kubelet's max pods counts it) and, on amd64, its
+#: ``dcgm-server`` nv-hostengine (templates/dcgm-daemonset.yaml; aws/eks-node-monitoring-agent v1.7.0).
+NODE_MONITORING_AGENT_POD = "eks-node-monitoring-agent"
+NODE_MONITORING_DCGM_POD = "dcgm-server"
+
+
 def node_daemonset_pods(cloudwatch: bool = False) -> tuple[str, ...]:
     """The DaemonSet pods every node runs, system nodes included (``cloudwatch``: the CloudWatch
     pipeline's add-on is installed)."""
     return NODE_DAEMONSET_PODS + (CLOUDWATCH_NODE_DAEMONSET_PODS if cloudwatch else ())
 
 
-def daemonset_pods(instance_type: str, mps: bool = False, cloudwatch: bool = False) -> tuple[str, ...]:
+def daemonset_pods(
+    instance_type: str, mps: bool = False, cloudwatch: bool = False, node_monitoring: bool = False
+) -> tuple[str, ...]:
     """The DaemonSet pods a GPU node of ``instance_type`` runs (``mps``: its profile is MPS;
-    ``cloudwatch``: the CloudWatch pipeline's add-on is installed)."""
+    ``cloudwatch``: the CloudWatch pipeline's add-on is installed; ``node_monitoring``: the node
+    monitoring agent's)."""
     extra = (MIG_MANAGER_POD,) if GPU_INSTANCE_TYPES[instance_type].supports_mig else ()
     extra += (MPS_CONTROL_DAEMON_POD,) if mps else ()
     if cloudwatch:
         extra += CLOUDWATCH_NODE_DAEMONSET_PODS
         extra += () if instance_type in CLOUDWATCH_DCGM_EXPORTER_ABSENT else (CLOUDWATCH_DCGM_EXPORTER_POD,)
+    if node_monitoring:
+        extra += (NODE_MONITORING_AGENT_POD,)
+        amd64 = GPU_INSTANCE_TYPES[instance_type].architecture == "x86_64"
+        extra += (NODE_MONITORING_DCGM_POD,) if amd64 else ()
     return GPU_NODE_DAEMONSET_PODS + extra
 
 
-def usable_pod_slots(instance_type: str, mps: bool = False, cloudwatch: bool = False) -> int:
+def usable_pod_slots(
+    instance_type: str, mps: bool = False, cloudwatch: bool = False, node_monitoring: bool = False
+) -> int:
     """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods."""
-    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(daemonset_pods(instance_type, mps, cloudwatch))
+    pods = daemonset_pods(instance_type, mps, cloudwatch, node_monitoring)
+    return GPU_INSTANCE_TYPES[instance_type].max_pods - len(pods)
 
 
 def interchangeable(a: GpuInstanceType, b: GpuInstanceType) -> bool:

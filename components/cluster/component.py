@@ -13,11 +13,13 @@ import pulumi_awsx as awsx
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ..catalog import node_health
 from ..config.errors import ConfigError, deploy_time_error, is_plain
 from ..config.fields import CONTROL_PLANE_LOG_TYPES
 from ..config.network import NetworkSettings, check_resolved_network
 from ..config.system_group import SystemNodeGroupSettings
 from ..nodegroups.managed import ManagedNodeGroupSpec, declare_managed_node_group
+from ..nodehealth import values as node_health_values
 from .iam import (
     _known,
     access_entry_keys,
@@ -74,6 +76,9 @@ class ClusterArgs:
     #: tag): in the subnets' own tags, never a separate ``aws.ec2.Tag`` on a subnet whose resource
     #: manages its tags (the two would undo each other after a refresh).
     private_subnet_tags: Mapping[str, str] = field(default_factory=dict)
+    #: The ``eks-node-monitoring-agent`` add-on version to install (``Settings.node_monitoring_addon_version``);
+    #: None: no add-on.
+    node_monitoring_addon_version: str | None = None
 
 
 class Cluster(pulumi.ComponentResource):
@@ -198,7 +203,8 @@ class Cluster(pulumi.ComponentResource):
 
     def _system_nodes(self, name: str, args: ClusterArgs, tags: dict[str, str]) -> None:
         """The system node group (untainted, for CoreDNS, gpu-operator, NFD master/gc) and the
-        CoreDNS add-on that needs it: sets ``system_node_group`` and ``coredns``."""
+        CoreDNS add-on that needs it, and the node monitoring agent add-on: sets ``system_node_group``,
+        ``coredns`` and ``node_monitoring_agent``."""
         system = args.system_node_group
         _, self.system_node_group = declare_managed_node_group(
             f"{name}-system",
@@ -229,6 +235,22 @@ class Cluster(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
+
+        # The node monitoring agent: the node conditions node repair acts on (nodehealth.values).
+        # After the system node group, like CoreDNS: the add-on is ACTIVE once its pods run.
+        self.node_monitoring_agent = None
+        if args.node_monitoring_addon_version is not None:
+            self.node_monitoring_agent = aws.eks.Addon(
+                f"{name}-node-monitoring-agent",
+                cluster_name=self.cluster_name,
+                addon_name=node_health.NODE_MONITORING_AGENT_ADDON,
+                addon_version=args.node_monitoring_addon_version,
+                configuration_values=node_health_values.addon_configuration_json(),
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
+            )
 
 
 def _admin_access_entries(principal_arns: Sequence[str], partition: pulumi.Output[str]) -> dict[str, Any]:

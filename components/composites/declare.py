@@ -294,6 +294,8 @@ def _common_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, o
             "sharedSlotsAtMaxSize": g.plan.slots_at_max_size,
             "sharingMode": g.plan.sharing_mode,
             "memoryPerSlotGiB": round(g.plan.memory_per_slot_mib / 1024, 2),
+            # docs/node-health.md: by whom, after how long, the action per fault class, when it pauses.
+            "repairPolicy": g.plan.repair.words(),
             # MIG groups only (other groups' outputs stay as they were): the slices of each GPU
             # and every resource a node advertises (one per profile under mixed).
             **(

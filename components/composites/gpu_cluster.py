@@ -66,6 +66,7 @@ class GpuCluster(pulumi.ComponentResource):
                 tags=tags,
                 # Karpenter's EC2NodeClasses select the subnets the cluster creates by this tag.
                 private_subnet_tags={DISCOVERY_TAG: s.cluster_name} if uses_karpenter else {},
+                node_monitoring_addon_version=s.node_monitoring_addon_version,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -92,6 +93,7 @@ class GpuCluster(pulumi.ComponentResource):
                     node_overlay=karpenter_values.node_overlay_needed(s.plans),
                     reserved_capacity=karpenter_values.reserved_capacity_needed(s.plans),
                     system_nodes=s.system_node_group.scaling.min_size,
+                    node_repair=karpenter_values.node_repair_needed(s.plans),
                     wait_for=[self.cluster.system_node_group],
                     tags=tags,
                 ),

@@ -129,6 +129,42 @@ class AutoscalerSettings(_Model):
         )
 
 
+def _addon_version(value: str) -> str:
+    # EKS add-on versions: v<major>.<minor>.<patch>-eksbuild.<n> (describe-addon-versions).
+    if not re.fullmatch(r"v\d+\.\d+\.\d+-eksbuild\.\d+", value, re.ASCII):
+        raise ValueError("an EKS add-on version such as v1.7.0-eksbuild.1 (aws eks describe-addon-versions)")
+    return value
+
+
+class NodeMonitoringAgentSettings(_Model):
+    """The EKS node monitoring agent add-on (``eks-node-monitoring-agent``) on the cluster the library creates."""
+
+    model_config = ConfigDict(title="NodeMonitoringAgentSettings")
+
+    # None: decided by the settings that hold it (Settings.node_monitoring).
+    enabled: bool | None = Field(
+        None,
+        **doc(
+            "Install the `eks-node-monitoring-agent` EKS add-on: the node conditions GPU repair acts on "
+            "(`AcceleratedHardwareReady` from NVIDIA XIDs and DCGM) and its own DCGM host engine on GPU nodes "
+            'beside the gpu-operator\'s exporter (see "Node health"). Two DaemonSet pods more per GPU node (one on '
+            "arm64), none on system nodes. Needs a `kubernetesVersion` with a pinned add-on version (1.32–1.36) or "
+            "`addonVersion`.",
+            type="bool",
+            default="`true` when the cluster's minor has a pinned add-on version",
+        ),
+    )
+    addon_version: Annotated[str, AfterValidator(_addon_version)] | None = Field(
+        None,
+        **doc(
+            "The add-on version, instead of the library's pin for the cluster's minor (`v1.7.0-eksbuild.1` for "
+            "1.32–1.36: the agent's v1.7.0).",
+            type="`vX.Y.Z-eksbuild.N`",
+            default="the pin for `kubernetesVersion`",
+        ),
+    )
+
+
 class VerificationSettings(_Model):
     """The time-slicing verification Jobs (``verifyTimeSlicing: true``)."""
 

@@ -91,6 +91,7 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
             (("gpuNodeGroups", i, "migStrategy"), p.mig_strategy, "the same migStrategy in every GPU node group")
             for i, p in enumerate(plans)
         ]
+    problems += karpenter_repair_gate_problems(plans)
     if verify_time_slicing:
         problems += [
             (
@@ -103,6 +104,27 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
             if p.slots_per_node > p.usable_pod_slots
         ]
     return problems
+
+
+def karpenter_repair_gate_problems(plans: Sequence[GroupPlan]) -> list[KeyedProblem]:
+    """Karpenter's repair is one feature gate of its controller, for every NodePool
+    (``settings.featureGates.nodeRepair``, chart 1.14.1): the Karpenter groups' ``repair.enabled``
+    must agree (the first one's is the expected value)."""
+    karpenter = [(i, p) for i, p in enumerate(plans) if p.settings.capacity_provider == "karpenter"]
+    if not karpenter:
+        return []
+    first_i, first = karpenter[0]
+    return [
+        (
+            ("gpuNodeGroups", i, "repair", "enabled"),
+            p.repair.enabled,
+            f"{str(first.repair.enabled).lower()}, as gpuNodeGroups[{first_i}] ({first.name}): Karpenter's repair "
+            "is one feature gate for every NodePool (chart 1.14.1 settings.featureGates.nodeRepair), so its "
+            "groups are repaired all or none",
+        )
+        for i, p in karpenter[1:]
+        if p.repair.enabled != first.repair.enabled
+    ]
 
 
 def capacity_message(plan: GroupPlan, prefix: str) -> str:

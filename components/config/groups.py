@@ -24,6 +24,7 @@ from .fields import (
 )
 from .instance_types import known_gpu_types, sharing_problem
 from .mig import Mig, mig_problems
+from .repair import Repair, karpenter_repair_problems
 from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 
 #: The root volume (gp3, launch template ``blockDeviceMappings``): at least the AMI's root snapshot,
@@ -115,9 +116,9 @@ class TimeSlicing(_Model):
             "Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` "
             "block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). "
             "GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on "
-            "A100/H100/H200 with mig-manager; max pods is the VPC CNI's, capped by EKS managed node groups at 110 "
-            "below 30 vCPUs and 250 otherwise; g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): "
-            "an error with "
+            "A100/H100/H200 with mig-manager, 2 fewer with the node monitoring agent; max pods is the VPC CNI's, "
+            "capped by EKS managed node groups at 110 below 30 vCPUs and 250 otherwise; without the agent "
+            "g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): an error with "
             "`verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further).",
             type="int ≥ 1",
             default="`4`",
@@ -389,6 +390,10 @@ class GpuNodeGroupSettings(_Model):
         ),
     )
 
+    repair: Repair = Field(
+        Repair(), **doc('Node auto repair of the group: what happens to a node whose GPU fails (see "Node health").')
+    )
+
     @property
     def sharing(self) -> SharingSettings:
         """The group's sharing profile settings: ``mps`` when given, else ``timeSlicing``."""
@@ -427,6 +432,7 @@ class GpuNodeGroupSettings(_Model):
             problems += capacity_provider.karpenter_group_problems(
                 self.scaling.min_size, self.scaling.desired_size, self.labels, self.disk_size_gib
             )
+            problems += karpenter_repair_problems(self.repair)
         problems += multinode.multinode_problems(self)
         if problems:
             raise KeyedProblems(problems)

@@ -10,8 +10,15 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import catalog
+from ..catalog import node_health
 from ..plan.group import GroupPlan, plan_groups
-from .addons import AutoscalerSettings, GpuOperatorSettings, ObservabilitySettings, VerificationSettings
+from .addons import (
+    AutoscalerSettings,
+    GpuOperatorSettings,
+    NodeMonitoringAgentSettings,
+    ObservabilitySettings,
+    VerificationSettings,
+)
 from .addresses import gpu_group_addresses, system_group_addresses
 from .capacity_provider import (
     address_note,
@@ -137,7 +144,13 @@ class GpuCapacitySettings(_Model):
     def plans(self) -> tuple[GroupPlan, ...]:
         """The plan of each GPU node group (``plan.group``), in order: derived once per settings
         object, read by the rules across keys, the autoscaler's rules, the warnings and preflight."""
-        return plan_groups(self.gpu_node_groups, self.cloudwatch_pipeline)
+        return plan_groups(self.gpu_node_groups, self.cloudwatch_pipeline, self.node_monitoring)
+
+    @property
+    def node_monitoring(self) -> bool:
+        """Whether the library installs the node monitoring agent's add-on (its DaemonSet pods on the
+        GPU nodes): only on a cluster it creates (``Settings``); an existing cluster's is its owner's."""
+        return False
 
     @property
     def cloudwatch_pipeline(self) -> bool:
@@ -295,6 +308,10 @@ class Settings(GpuCapacitySettings):
     autoscaler: AutoscalerSettings = Field(
         AutoscalerSettings(), **doc("The Cluster Autoscaler that scales the GPU node groups (from zero too).")
     )
+    node_monitoring_agent: NodeMonitoringAgentSettings = Field(
+        NodeMonitoringAgentSettings(),
+        **doc("The EKS node monitoring agent add-on: the node health conditions GPU node repair acts on."),
+    )
     preflight: bool = Field(
         False,
         **doc(
@@ -312,6 +329,36 @@ class Settings(GpuCapacitySettings):
             return self.autoscaler.enabled
         return any(scaled_by_autoscaler(g) for g in self.gpu_node_groups)
 
+    @property
+    def node_monitoring(self) -> bool:
+        """``nodeMonitoringAgent.enabled``, defaulting to: the cluster's minor has a pinned add-on version."""
+        if self.node_monitoring_agent.enabled is not None:
+            return self.node_monitoring_agent.enabled
+        return self.kubernetes_version in node_health.NODE_MONITORING_AGENT_ADDON_VERSIONS
+
+    @property
+    def node_monitoring_addon_version(self) -> str | None:
+        """The add-on version to install, None without the add-on."""
+        if not self.node_monitoring:
+            return None
+        pinned = node_health.NODE_MONITORING_AGENT_ADDON_VERSIONS.get(self.kubernetes_version)
+        return self.node_monitoring_agent.addon_version or pinned
+
+    def _node_monitoring_problems(self) -> list[KeyedProblem]:
+        if self.node_monitoring and self.node_monitoring_addon_version is None:
+            pinned = node_health.NODE_MONITORING_AGENT_ADDON_VERSIONS
+            return [
+                (
+                    ("nodeMonitoringAgent", "enabled"),
+                    True,
+                    f"a kubernetesVersion with a pinned add-on version ({', '.join(pinned)}), or "
+                    "nodeMonitoringAgent.addonVersion: the library pins none for "
+                    f"{self.kubernetes_version} (aws eks describe-addon-versions --addon-name "
+                    f"{node_health.NODE_MONITORING_AGENT_ADDON} --kubernetes-version {self.kubernetes_version})",
+                )
+            ]
+        return []
+
     def _pinned_ami_releases(self) -> list[tuple[tuple[str | int, ...], str | None]]:
         system = (("systemNodeGroup", "amiReleaseVersion"), self.system_node_group.ami_release_version)
         return [system, *super()._pinned_ami_releases()]
@@ -322,6 +369,7 @@ class Settings(GpuCapacitySettings):
             *cluster_name_problems(self.gpu_node_groups, self.cluster_name),
             *self._address_problems(),
             *self._system_pod_problems(),
+            *self._node_monitoring_problems(),
         ]
 
     def _system_services(self) -> tuple[str, ...]:

@@ -119,6 +119,8 @@ class KarpenterArgs:
     system_nodes: int
     #: What the release waits for (the system node group).
     wait_for: Sequence[pulumi.Resource] = ()
+    #: The controller's ``nodeRepair`` feature gate (``values.node_repair_needed``).
+    node_repair: bool = False
     tags: Mapping[str, str] = field(default_factory=dict)
     #: The controller's ``reservedCapacity`` feature gate, set explicitly (``values.reserved_capacity_needed``).
     reserved_capacity: bool = False
@@ -165,6 +167,7 @@ class Karpenter(pulumi.ComponentResource):
                 "releaseName": self.release.name,
                 "chartVersion": values.CHART_VERSION,
                 "nodeOverlay": args.node_overlay,
+                "nodeRepair": args.node_repair,
             }
         )
 
@@ -296,4 +299,5 @@ class Karpenter(pulumi.ComponentResource):
             node_overlay=args.node_overlay,
             reserved_capacity=args.reserved_capacity,
             system_nodes=args.system_nodes,
+            node_repair=args.node_repair,
         )

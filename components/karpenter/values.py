@@ -38,6 +38,15 @@ def node_overlay_needed(plans: Iterable[GroupPlan]) -> bool:
     return any(p.settings.capacity_provider == "karpenter" and objects.needs_overlay(p) for p in plans)
 
 
+def node_repair_needed(plans: Iterable[GroupPlan]) -> bool:
+    """Whether Karpenter repairs its nodes: the controller's ``nodeRepair`` feature gate (alpha,
+    off by default: chart values ``settings.featureGates.nodeRepair``), on when the Karpenter
+    groups' ``repair.enabled`` is (one gate for every NodePool: the settings refuse groups that
+    disagree, ``config.group_rules``). What it does: ``catalog.node_health`` (replace after 10
+    minutes, paused above 20% of a NodePool, forced drain)."""
+    return any(p.settings.capacity_provider == "karpenter" and p.repair.enabled for p in plans)
+
+
 def controller_affinity() -> dict[str, Any]:
     """On the system node group: never a node Karpenter launched (the chart's own rule: the
     controller must not run on capacity it manages) nor a GPU node."""
@@ -71,6 +80,7 @@ def karpenter_values(
     node_overlay: bool,
     system_nodes: int,
     reserved_capacity: bool = False,
+    node_repair: bool = False,
 ) -> dict[str, Any]:
     """Values of the Karpenter chart (paths checked against its values.yaml; rendered with helm in
     tests). Outputs allowed for the cluster name, queue name and role ARN. ``system_nodes``: the
@@ -80,7 +90,11 @@ def karpenter_values(
         "settings": {
             "clusterName": cluster_name,
             "interruptionQueue": interruption_queue,
-            "featureGates": {"nodeOverlay": node_overlay, **({"reservedCapacity": True} if reserved_capacity else {})},
+            "featureGates": {
+                "nodeOverlay": node_overlay,
+                "nodeRepair": node_repair,
+                **({"reservedCapacity": True} if reserved_capacity else {}),
+            },
         },
         "serviceAccount": {"annotations": {ROLE_ANNOTATION: role_arn}},
         "replicas": karpenter_replicas(system_nodes),

@@ -51,7 +51,7 @@ class TimeSlicing(TypedDict, total=False):
     """One device-plugin sharing profile (k8s-device-plugin `sharing.timeSlicing`)."""
 
     replicas: int
-    """Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on A100/H100/H200 with mig-manager; max pods is the VPC CNI's, capped by EKS managed node groups at 110 below 30 vCPUs and 250 otherwise; g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): an error with `verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further). Type: int ≥ 1. Default: `4`."""
+    """Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on A100/H100/H200 with mig-manager, 2 fewer with the node monitoring agent; max pods is the VPC CNI's, capped by EKS managed node groups at 110 below 30 vCPUs and 250 otherwise; without the agent g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): an error with `verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further). Type: int ≥ 1. Default: `4`."""
     rename_by_default: bool
     """Advertise `nvidia.com/gpu.shared` instead of `nvidia.com/gpu`. Not with `replicas: 1`. Type: bool. Default: `false`."""
     fail_requests_greater_than_one: bool
@@ -91,6 +91,38 @@ class ColdStart(TypedDict, total=False):
     """IOPS of the gp3 root volume. At most 500 × `diskSizeGiB`. Rolls the group's nodes. Type: int 3000–80000. Default: EC2's (`3000`)."""
     fast_image_pull: bool
     """nodeadm's experimental `FastImagePull` feature gate: containerd pulls and unpacks layers in parallel (SOCI). nodeadm ignores it below 4 vCPUs or 7 GiB (g6f.large: a warning) and asks for a root volume of 600 MiB/s or more, or the instance store. Needs an `amiReleaseVersion` of 20250821 or later, or none. Rolls the group's nodes. Type: bool. Default: `false`."""
+
+
+class RepairActions(TypedDict, total=False):
+    """What EKS does to a node of a managed node group, per fault class of the node monitoring agent's `AcceleratedHardwareReady` reasons (`catalog.node_health.FAULTS`)."""
+
+    reset_gpu: str
+    """Faults NVIDIA clears with a GPU reset (XIDs 46, 48, 62, 64, 74, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158; double-bit ECC; NVLink): a reboot resets every GPU of the node, minutes instead of a new instance's boot and image pulls. Type: `Reboot` | `Replace` | `NoAction`. Default: `Reboot`."""
+    restart_instance: str
+    """Faults cleared by restarting the instance (XID 151; Fabric Manager not running). Type: `Reboot` | `Replace` | `NoAction`. Default: `Reboot`."""
+    hardware: str
+    """Broken hardware a reboot keeps (XIDs 54, 63, 79, 142; NVSwitch fabric failure; a GPU missing; a failed DCGM diagnostic): a new instance, on another host. Type: `Reboot` | `Replace` | `NoAction`. Default: `Replace`."""
+    monitoring: str
+    """The agent lost its DCGM host engine (`DCGMError`): nothing says a GPU failed, and a fleet-wide cause (the `dcgm-server` pod not running) must reach a person, not reboot every node. Type: `Reboot` | `Replace` | `NoAction`. Default: `NoAction`."""
+
+
+class RepairSettings(TypedDict, total=False):
+    """Node auto repair of a GPU node group: EKS `nodeRepairConfig` on a managed node group, Karpenter's `nodeRepair` gate on a Karpenter group (replace only, fixed wait and bound)."""
+
+    enabled: bool
+    """Repair the group's unhealthy nodes (node conditions of the EKS node monitoring agent, which the library installs on clusters it creates, and `Ready`). Managed node group: `nodeRepairConfig`, an in-place update of the node group (no node is replaced by turning it on or off). Karpenter: the controller's one `nodeRepair` feature gate, so every Karpenter group must agree. See "Node health". Type: bool. Default: `true`."""
+    actions: RepairActions
+    """Managed node groups only: the action per fault class (Karpenter always replaces)."""
+    wait_minutes: int
+    """Managed node groups only: minutes a GPU fault stands before the node is repaired (`minRepairWaitTimeMins` of each override; Karpenter's is fixed at 10). Type: int ≥ 1. Default: `10` (EKS's own)."""
+    max_unhealthy_percent: int
+    """Managed node groups only: repair pauses while more than this share of the group is unhealthy (`maxUnhealthyNodeThresholdPercentage`). Not with `maxUnhealthyCount`. Type: int 1–100. Default: EKS's: paused above 20% once the group has more than 5 nodes."""
+    max_unhealthy_count: int
+    """Managed node groups only: repair pauses while more than this many nodes are unhealthy (`maxUnhealthyNodeThresholdCount`). Not with `maxUnhealthyPercent`. Type: int ≥ 1. Default: EKS's (see `maxUnhealthyPercent`)."""
+    max_parallel_percent: int
+    """Managed node groups only: at most this share of the unhealthy nodes repaired at once (`maxParallelNodesRepairedPercentage`). Not with `maxParallelCount`. Type: int 1–100. Default: none (`maxParallelCount` 1)."""
+    max_parallel_count: int
+    """Managed node groups only: at most this many nodes repaired at once (`maxParallelNodesRepairedCount`); 1 unless `maxParallelPercent` is set: GPU capacity is scarce, and the group's updates take one node at a time too. Type: int ≥ 1. Default: `1`."""
 
 
 class GpuNodeGroupSettings(TypedDict, total=False):
@@ -134,6 +166,8 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). g6f/gr6f need `20250610` or later (the first AMI with their vGPU driver). Type: string. Default: latest."""
     cold_start: ColdStart
     """The cold-start levers of the group: instance store, root volume speed, image pulls (see "Cold start"). Each one rolls the group's nodes."""
+    repair: RepairSettings
+    """Node auto repair of the group: what happens to a node whose GPU fails (see "Node health")."""
 
 
 class GpuOperatorSettings(TypedDict, total=False):
@@ -270,6 +304,15 @@ class SystemNodeGroupSettings(TypedDict, total=False):
     """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). Type: string. Default: latest."""
 
 
+class NodeMonitoringAgentSettings(TypedDict, total=False):
+    """The EKS node monitoring agent add-on (`eks-node-monitoring-agent`) on the cluster the library creates."""
+
+    enabled: bool
+    """Install the `eks-node-monitoring-agent` EKS add-on: the node conditions GPU repair acts on (`AcceleratedHardwareReady` from NVIDIA XIDs and DCGM) and its own DCGM host engine on GPU nodes beside the gpu-operator's exporter (see "Node health"). Two DaemonSet pods more per GPU node (one on arm64), none on system nodes. Needs a `kubernetesVersion` with a pinned add-on version (1.32–1.36) or `addonVersion`. Type: bool. Default: `true` when the cluster's minor has a pinned add-on version."""
+    addon_version: str
+    """The add-on version, instead of the library's pin for the cluster's minor (`v1.7.0-eksbuild.1` for 1.32–1.36: the agent's v1.7.0). Type: `vX.Y.Z-eksbuild.N`. Default: the pin for `kubernetesVersion`."""
+
+
 class GpuClusterInputs(TypedDict, total=False):
     """The inputs of GpuCluster: the stack config keys (`gpu-eks:<key>`), same names and shapes."""
 
@@ -305,5 +348,7 @@ class GpuClusterInputs(TypedDict, total=False):
     """The VPC: an existing one (`vpcId` and its subnets) or a new one (the other keys)."""
     system_node_group: SystemNodeGroupSettings
     """The untainted node group for cluster services (CoreDNS, gpu-operator, NFD master/gc)."""
+    node_monitoring_agent: NodeMonitoringAgentSettings
+    """The EKS node monitoring agent add-on: the node health conditions GPU node repair acts on."""
     preflight: bool
     """Run the preflight checks (the read-only account checks of `python -m components preflight`) at the start of the program, before any resource is declared; a FAIL stops it. Type: bool. Default: `false`."""

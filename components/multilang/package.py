@@ -81,6 +81,9 @@ class GpuNodeGroupOutputs(TypedDict):
     """How the group shares a GPU: timeSlicing, mps, exclusive or mig."""
     memory_per_slot_gi_b: float
     """GPU memory per slot in GiB (GPU memory / replicas): a limit under MPS, a fair share under time-slicing."""
+    repair_policy: str
+    """How the group's unhealthy nodes are repaired: by whom, after how long, the action per fault class, when
+    repair pauses (docs/node-health.md)."""
     autoscaling_group_name: str
     """Name of the Auto Scaling group EKS created for the node group (empty for a Karpenter group)."""
     node_pool_name: NotRequired[str]

@@ -114,6 +114,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             user_data=plan.user_data,
             root_volume_throughput=s.cold_start.root_volume_throughput,
             root_volume_iops=s.cold_start.root_volume_iops,
+            node_repair_config=plan.repair.node_repair_config(),
             **multinode_spec,
         )
         self.launch_template, self.node_group = declare_managed_node_group(
@@ -149,6 +150,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 "gpusPerNode": self.gpus_per_node,
                 "advertisedGpusPerNode": self.advertised_gpus_per_node,
                 "resourceName": self.resource_name,
+                "repair": plan.repair.summary(),
             }
         )
 
@@ -245,6 +247,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 "gpusPerNode": self.gpus_per_node,
                 "advertisedGpusPerNode": self.advertised_gpus_per_node,
                 "resourceName": self.resource_name,
+                "repair": self.plan.repair.summary(),
             }
         )
 

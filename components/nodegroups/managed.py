@@ -54,6 +54,10 @@ class ManagedNodeGroupSpec:
     capacity_reservation: Mapping[str, Any] | None = None
     market_options: Mapping[str, Any] | None = None
     launch_template_instance_type: str | None = None
+    #: ``nodeRepairConfig`` in the EKS API's names (``plan.repair.RepairPolicy.node_repair_config``);
+    #: None: not set (the system node group). An in-place update of the node group (EKS
+    #: UpdateNodegroupConfig takes it; aws_eks_node_group marks no part of it ForceNew).
+    node_repair_config: Mapping[str, Any] | None = None
 
 
 def _network_interface(ec2: Mapping[str, Any]) -> aws.ec2.LaunchTemplateNetworkInterfaceArgs:
@@ -167,6 +171,7 @@ def declare_managed_node_group(
         launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
             id=launch_template.id, version=launch_template.latest_version.apply(str)
         ),
+        node_repair_config=node_repair_args(spec.node_repair_config),
         # Labels and taints are NOT set here: GPU nodes get them from kubelet via nodeadm.
         tags=dict(tags),
         opts=pulumi.ResourceOptions(
@@ -176,3 +181,26 @@ def declare_managed_node_group(
         ),
     )
     return launch_template, node_group
+
+
+def node_repair_args(config: Mapping[str, Any] | None) -> aws.eks.NodeGroupNodeRepairConfigArgs | None:
+    """pulumi-aws 7.51.1 ``NodeGroupNodeRepairConfig`` from ``nodeRepairConfig`` in the EKS API's names."""
+    if config is None:
+        return None
+    return aws.eks.NodeGroupNodeRepairConfigArgs(
+        enabled=config["enabled"],
+        max_unhealthy_node_threshold_percentage=config.get("maxUnhealthyNodeThresholdPercentage"),
+        max_unhealthy_node_threshold_count=config.get("maxUnhealthyNodeThresholdCount"),
+        max_parallel_nodes_repaired_percentage=config.get("maxParallelNodesRepairedPercentage"),
+        max_parallel_nodes_repaired_count=config.get("maxParallelNodesRepairedCount"),
+        node_repair_config_overrides=[
+            aws.eks.NodeGroupNodeRepairConfigNodeRepairConfigOverrideArgs(
+                node_monitoring_condition=o["nodeMonitoringCondition"],
+                node_unhealthy_reason=o["nodeUnhealthyReason"],
+                min_repair_wait_time_mins=o["minRepairWaitTimeMins"],
+                repair_action=o["repairAction"],
+            )
+            for o in config.get("nodeRepairConfigOverrides", ())
+        ]
+        or None,
+    )

@@ -26,7 +26,7 @@ from ..cluster.iam import managed_policy_arn, partition_of
 from ..config.addons import ObservabilitySettings
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan
-from . import dashboard, rules, values
+from . import dashboard, node_health, rules, values
 from . import teams as team_usage
 
 TYPE_NAME = "gpu-eks:observability:GpuObservability"
@@ -85,7 +85,10 @@ class GpuObservability(pulumi.ComponentResource):
                 metadata=k8s.meta.v1.ObjectMetaArgs(
                     name=values.RULE_NAME, namespace=namespace, labels=dict(s.prometheus_labels)
                 ),
-                spec=rules.rule_spec(args.plans, s.alerts, team_usage.rule_group(args.teams)),
+                # The teams' usage, then the GPU groups' node health (node_health.rule_group).
+                spec=rules.rule_spec(
+                    args.plans, s.alerts, [*team_usage.rule_group(args.teams), node_health.rule_group(args.plans)]
+                ),
                 opts=after,
             )
         out = values.outputs(s, args.operator_namespace, args.per_pod_metrics)

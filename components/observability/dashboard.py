@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..catalog import node_health
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan
 from . import teams as team_usage
@@ -120,12 +121,68 @@ def _team_panels(teams: Sequence[TeamSettings], y: int) -> list[dict[str, Any]]:
     ]
 
 
+#: The node conditions of the node monitoring agent (aws/eks-node-monitoring-agent v1.7.0
+#: pkg/reasons/reasons.yaml) and kubelet's Ready, as kube-state-metrics writes them.
+_CONDITIONS = "AcceleratedHardwareReady|ContainerRuntimeReady|KernelReady|NetworkingReady|StorageReady|Ready"
+_GROUP = "label_gpu_eks_io_node_group"
+#: Each node's GPU group (kube-state-metrics' kube_node_labels, the allowlisted group label: rules).
+_NODE_GROUP = f'max by (node, {_GROUP}) (kube_node_labels{{{_GROUP}!=""}})'
+
+
+def _node_health_panels(y: int) -> list[dict[str, Any]]:
+    """The "Node health" row: the unhealthy conditions per GPU group, and repairs over time."""
+    unhealthy = (
+        f'sum by ({_GROUP}, condition) (kube_node_status_condition{{condition=~"{_CONDITIONS}", status="false"}} '
+        f"* on (node) group_left ({_GROUP}) {_NODE_GROUP})"
+    )
+    # Karpenter counts its repairs (karpenter_nodeclaims_unhealthy_disrupted_total, per NodePool);
+    # EKS publishes no metric for a managed node group's: a GPU fault that clears (a reboot) or
+    # whose node goes (a replacement) shows as changes of its condition.
+    karpenter = f"sum by (nodepool, condition) (increase({node_health.KARPENTER_REPAIR_METRIC}[1h]))"
+    managed = (
+        f'sum by ({_GROUP}) (changes(kube_node_status_condition{{condition="AcceleratedHardwareReady", '
+        f'status="false"}}[1h]) * on (node) group_left ({_GROUP}) {_NODE_GROUP})'
+    )
+    return [
+        _row(15, "Node health (docs/node-health.md)", y),
+        _panel(
+            16,
+            "Unhealthy node conditions per GPU group",
+            unhealthy,
+            f"{{{{{_GROUP}}}}} {{{{condition}}}}",
+            "none",
+            0,
+            y + 1,
+        ),
+        _panel(
+            17,
+            "Karpenter repairs per hour (per NodePool)",
+            karpenter,
+            "{{nodepool}} {{condition}}",
+            "none",
+            _WIDTH,
+            y + 1,
+        ),
+        _panel(
+            18,
+            "GPU fault changes per hour (AcceleratedHardwareReady False set or cleared)",
+            managed,
+            f"{{{{{_GROUP}}}}}",
+            "none",
+            0,
+            y + 1 + _HEIGHT,
+        ),
+    ]
+
+
 def dashboard(plans: Sequence[GroupPlan], teams: Sequence[TeamSettings] = ()) -> dict[str, Any]:
     """The dashboard model: a "Per node" row, a "Per pod" row (the red line of its memory panel is
-    the smallest slot share) and the slot table; with ``teams``, a "Per team" row below them."""
+    the smallest slot share) and the slot table; with ``teams``, a "Per team" row below them; then
+    the "Node health" row."""
     panels = [*_node_panels(plans), *_pod_panels(plans), _slot_table(10, plans, 2 + 3 * _HEIGHT)]
     if teams:
         panels += _team_panels(teams, 2 + 4 * _HEIGHT)
+    panels += _node_health_panels(2 + 4 * _HEIGHT + (1 + 2 * _HEIGHT if teams else 0))
     return {
         "uid": UID,
         "title": TITLE,

@@ -77,6 +77,7 @@ def _alert(
     description: str,
     action: str,
     extra_labels: Mapping[str, str] | None = None,
+    runbook: str = RUNBOOK,
 ) -> dict[str, Any]:
     return {
         "alert": name,
@@ -86,7 +87,7 @@ def _alert(
         "annotations": {
             "summary": summary,
             "description": description,
-            "runbook": f"{action} (runbook: {RUNBOOK}, alert {name})",
+            "runbook": f"{action} (runbook: {runbook}, alert {name})",
         },
     }
 
@@ -210,7 +211,8 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             "XID {{ $value }} (application error) on GPU {{ $labels.gpu }} of {{ $labels.node }}",
             "A process on this GPU hit an application-level XID (13, 31, 43, 45, 68 or 109: the device plugin "
             f"keeps the GPU allocatable) in the last {XID_WINDOW}. On a shared GPU every tenant of it may have been "
-            "affected.",
+            "affected. The node monitoring agent counts 109 as a GPU fault (AcceleratedHardwareReady False, "
+            "NvidiaXID109Error): the group's node repair acts on it (resetGpu).",
             "Find the pods on the GPU (dashboard, per pod) and their logs around the time; an application bug or "
             "out-of-bounds access, not the hardware: no node action",
         ),
@@ -220,11 +222,14 @@ def alert_rules(plans: Sequence[GroupPlan], t: AlertThresholds) -> list[dict[str
             "0m",
             "critical",
             "XID {{ $value }} on GPU {{ $labels.gpu }} of {{ $labels.node }}",
-            "An XID the device plugin treats as fatal: it marks the GPU unhealthy and stops advertising it, so every "
-            "slot of that GPU is lost and its pods likely failed. Fires until the node is replaced (the GPU's last XID "
-            "stays until a driver reset).",
-            "Cordon and drain the node, then terminate the instance (the node group replaces it); open an AWS case if "
-            "it repeats on new instances",
+            "An XID the device plugin does not ignore: it marks one device of this GPU unhealthy (with time-slicing, "
+            "one of its slots: the GPU's other slots stay advertised) and the GPU's pods likely failed. For the XIDs "
+            "it knows, the node monitoring agent sets the node's AcceleratedHardwareReady False (NvidiaXID<n>Error) "
+            "and the group's node repair reboots or replaces the node. Fires until then (the GPU's last XID stays "
+            "until a driver reset).",
+            "kubectl describe node <node> (Conditions: AcceleratedHardwareReady); where repair does not act "
+            "(GpuNodeNotRepaired), cordon and drain the node and terminate the instance; open an AWS case if it "
+            "repeats on new instances",
         ),
         _alert(
             "GpuMemoryNearFull",

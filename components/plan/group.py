@@ -35,6 +35,7 @@ from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.mig import gpu_layout
 from ..config.sharing import Mps
 from . import asg, device_plugin, placement, userdata
+from .repair import RepairPolicy, repair_policy
 
 #: The extended resource a renamed profile advertises instead of ``nvidia.com/gpu``
 #: (k8s-device-plugin ``sharing.timeSlicing.renameByDefault``: ``<resource>.shared``).
@@ -229,6 +230,12 @@ class GroupPlan:
         return tuple(self.settings.instance_types)
 
     @property
+    def repair(self) -> RepairPolicy:
+        """How the group's unhealthy nodes are repaired (``sharing.repair``): the node group's
+        ``nodeRepairConfig`` or Karpenter's gate, the outputs, the impact summary, the alerts."""
+        return repair_policy(self.settings)
+
+    @property
     def architecture(self) -> str:
         """``x86_64`` or ``arm64`` (every type of a group has the same)."""
         return self.instance.architecture
@@ -243,9 +250,10 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
 
-def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPlan:
+def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False, node_monitoring: bool = False) -> GroupPlan:
     """The plan of ``group`` (validated settings: every instance type is in the catalog);
-    ``cloudwatch``: the cluster runs the CloudWatch pipeline's add-on (its DaemonSet pods)."""
+    ``cloudwatch``: the cluster runs the CloudWatch pipeline's add-on (its DaemonSet pods);
+    ``node_monitoring``: the EKS node monitoring agent's add-on (its DaemonSet pods)."""
     instance = catalog.GPU_INSTANCE_TYPES[group.instance_types[0]]
     sharing = group.sharing
     profile_name = sharing.profile or group.name
@@ -294,7 +302,8 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False) -> GroupPl
         slots_at_max_size=slots_per_node * group.scaling.max_size,
         max_pods=min(catalog.GPU_INSTANCE_TYPES[t].max_pods for t in group.instance_types),
         usable_pod_slots=min(
-            catalog.usable_pod_slots(t, isinstance(sharing, Mps), cloudwatch) for t in group.instance_types
+            catalog.usable_pod_slots(t, isinstance(sharing, Mps), cloudwatch, node_monitoring)
+            for t in group.instance_types
         ),
         node_labels=_frozen(node_labels),
         taints=taints,
@@ -320,6 +329,8 @@ def resources_per_profile(strategy: str, layout: Mapping[str, int]) -> list[str]
     return [device_plugin.GPU_RESOURCE if strategy == "single" else mig_resource(p) for p in layout]
 
 
-def plan_groups(groups: Iterable[GpuNodeGroupSettings], cloudwatch: bool = False) -> tuple[GroupPlan, ...]:
-    """The plan of each group, in order (``cloudwatch`` as for ``plan_group``)."""
-    return tuple(plan_group(g, cloudwatch) for g in groups)
+def plan_groups(
+    groups: Iterable[GpuNodeGroupSettings], cloudwatch: bool = False, node_monitoring: bool = False
+) -> tuple[GroupPlan, ...]:
+    """The plan of each group, in order (``cloudwatch``, ``node_monitoring`` as for ``plan_group``)."""
+    return tuple(plan_group(g, cloudwatch, node_monitoring) for g in groups)
