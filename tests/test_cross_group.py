@@ -209,6 +209,7 @@ def check_rule_group(cluster: str) -> None:
     not_repaired = [r for r in rules_of if r["alert"] == "GpuNodeNotRepaired"]
     assert len(paused) == sum(p.repair.enabled for p in plans)
     assert len(not_repaired) == len(plans)
+
     def names(r: dict) -> bool:
         # The group's name in the node-group label matcher (PromQL-escaped: drop the backslashes).
         return re.search(rf"(?<![\w-]){re.escape(p.name)}(?![\w-])", r["expr"].replace("\\", "")) is not None
