@@ -44,8 +44,9 @@ EXCLUSIVE = GpuNodeGroupSettings.model_validate(
 
 def kubelet_flags_in(user_data: str) -> list[str]:
     """The kubelet flags of the one NodeConfig in base64 MIME user data."""
-    ((content_type, body),) = userdata.parse_mime(base64.b64decode(user_data).decode())
-    assert content_type == "application/node.eks.aws"
+    (content_type, body), (script_type, _) = userdata.parse_mime(base64.b64decode(user_data).decode())
+    # Then the boot stage's cloud-init part (sharing/boot.py; tests/test_boot_stage.py).
+    assert (content_type, script_type) == ("application/node.eks.aws", "text/x-shellscript")
     doc = yaml.safe_load(body)
     assert (doc["apiVersion"], doc["kind"]) == ("node.eks.aws/v1alpha1", "NodeConfig")
     return doc["spec"]["kubelet"]["flags"]

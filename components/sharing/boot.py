@@ -206,6 +206,7 @@ isolate() {
     || fail isolation "nvidia-ctk could not configure the container toolkit"
 }
 
+# @MIG-BEGIN@
 mig_mode() {
   nvidia-smi -i "$1" --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader | tr -d ' '
 }
@@ -272,6 +273,7 @@ apply_mig() {
   done
 }
 
+# @MIG-END@
 isolate
 [ -z "$MIG_CREATE" ] || apply_mig
 done_ok
@@ -297,6 +299,10 @@ def script_text(gpus: int, creation: Sequence[tuple[str, int]], registration: Se
         "TOOLKIT_SETS": "".join(f" --set {k}={v}" for k, v in TOOLKIT_SETTINGS),
     }
     text = _SCRIPT
+    head, rest = text.split("# @MIG-BEGIN@\n")
+    mig, tail = rest.split("# @MIG-END@\n")
+    # Without a layout the MIG functions stay out (the user data's 16 KB are shared with the labels).
+    text = head + (mig if creation else "") + tail
     for key, value in values.items():
         text = text.replace(f"@{key}@", value)
     return text
