@@ -146,6 +146,7 @@ DEVICE_PLUGIN_ENV = {
         {"name": "FAIL_ON_INIT_ERROR", "value": "true"},
         {"name": "DEVICE_ID_STRATEGY", "value": "uuid"},
         {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+        {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},
         {"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"},
     ]
 }

@@ -82,6 +82,7 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
                 {"name": "DEVICE_LIST_STRATEGY", "value": "envvar"},
                 {"name": "DEVICE_ID_STRATEGY", "value": "uuid"},
                 {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},
             ),
             dcgm_exporter_version="4.2.3-4.1.3-ubuntu22.04",
             dcgm_exporter_env=(
