@@ -55,16 +55,16 @@ def readme_requirement() -> tuple[str, str, str]:
 def test_the_readme_install_lines_pin_the_package_version():
     """Both consumer lines (pip and `pulumi package add`) name the tag of this version."""
     readme = (ROOT / "README.md").read_text()
-    assert readme_requirement()[2] == "v0.2.0" == f"v{package_version()}"
-    assert "pulumi package add https://github.com/<org>/<this-repo>.git/plugin@v0.2.0" in readme
-    assert not re.findall(r"@v(?!0\.2\.0\b)\d+\.\d+\.\d+", readme)
+    assert readme_requirement()[2] == "v0.3.0" == f"v{package_version()}"
+    assert "pulumi package add https://github.com/<org>/<this-repo>.git/plugin@v0.3.0" in readme
+    assert not re.findall(r"@v(?!0\.3\.0\b)\d+\.\d+\.\d+", readme)
 
 
 def test_the_version_lives_in_one_place():
     from components import __version__
     from components.multilang import package_version as schema_version
 
-    assert __version__ == schema_version() == package_version() == "0.2.0"
+    assert __version__ == schema_version() == package_version() == "0.3.0"
 
 
 def test_the_readme_consumer_line_installs_this_version(tmp_path: Path):
@@ -97,5 +97,5 @@ def test_the_readme_consumer_line_installs_this_version(tmp_path: Path):
         [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.split() == ["0.2.0", "0.2.0"]
+    assert shown.stdout.split() == ["0.3.0", "0.3.0"]
     assert (site / "components" / "composites" / "gpu_capacity.py").is_file()
