@@ -166,6 +166,26 @@ def test_a_custom_layout_that_first_fit_would_not_place_is_placed(tmp_path):
     assert node.layouts() == [["2g.20gb", "2g.20gb", "3g.40gb"]]
 
 
+def test_placements_the_driver_refuses_fall_back_to_its_own_and_are_checked(tmp_path):
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=1, fail=("placement",))
+    rc, calls, err = node.run(script("H100-80GB-HBM3", {"3g.40gb": 2}, gpus=1))
+    assert rc == 0, err
+    assert calls[-4:] == [
+        "nvidia-smi mig -i 0 -dci",
+        "nvidia-smi mig -i 0 -dgi",
+        "nvidia-smi mig -i 0 -cgi 3g.40gb,3g.40gb -C",
+        "nvidia-smi -i 0 -L",
+    ]
+    assert node.layouts() == [["3g.40gb", "3g.40gb"]]
+    # A layout first fit cannot place (3g at 0 leaves no 2g start) ends in the failure path.
+    other = tmp_path / "other"
+    other.mkdir()
+    node = Node(other, "H100-80GB-HBM3", gpus=1, fail=("placement",))
+    rc, _, err = node.run(script("H100-80GB-HBM3", {"2g.20gb": 2, "3g.40gb": 1}, gpus=1))
+    assert rc == 3
+    assert "FAILED (mig-layout): nvidia-smi could not create 3g.40gb:4,2g.20gb:0,2g.20gb:2 on GPU 0" in err
+
+
 def test_a_p5_node_applies_the_layout_on_all_eight_gpus(tmp_path):
     node = Node(tmp_path, "H100-80GB-HBM3", gpus=8)
     rc, calls, _ = node.run(script("H100-80GB-HBM3", {"3g.40gb": 2}, gpus=8))

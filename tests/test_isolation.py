@@ -83,7 +83,10 @@ def test_the_isolation_job_asks_for_no_gpu_and_sets_the_variable():
     )
     pod = spec["template"]["spec"]
     (container,) = pod["containers"]
-    assert "resources" not in container
+    assert container["resources"] == {
+        "requests": {"cpu": "10m", "memory": "128Mi"},
+        "limits": {"cpu": "1", "memory": "1Gi"},
+    }
     assert container["env"][:2] == [
         {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
         {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},

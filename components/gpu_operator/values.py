@@ -188,7 +188,10 @@ def mig_manager_values(plans: Sequence[GroupPlan]) -> dict[str, Any]:
     has left AL2023 nodes NotReady (NVIDIA/gpu-operator#2415, NVIDIA/mig-parted#368), and never retries
     a failed apply (mig-parted v0.15.0 cmd/nvidia-mig-manager/main.go waits for the label to change).
     The device plugin still runs with the chart's ``mig.strategy``, which the operator passes as its
-    ``MIG_STRATEGY`` and reads the slices as they are (k8s-device-plugin). Without a MIG group: {} (the
+    ``MIG_STRATEGY``, and advertises the slices it finds. With mig-manager off the operator sets no
+    ``nvidia.com/mig.config`` label either (it does so only when ``MIGManager.IsEnabled()``:
+    controllers/state_manager.go at v25.3.1 and v25.10.1, nodelabeling_controller.go at v26.7.0), so
+    nothing on the node names a mig-parted config. Without a MIG group: {} (the
     chart's own, which applies ``all-disabled`` to MIG-capable nodes: no mode change where MIG is off)."""
     return {"enabled": False} if any(p.mig_layout is not None for p in plans) else {}
 

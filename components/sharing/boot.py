@@ -32,8 +32,10 @@ What it does:
    instance destroyed and the layout's GPU instances created with a default compute instance each
    at the catalog's placements, largest first (``nvidia-smi mig -i <i> -cgi
    <profile>:<start>,... -C``; NVIDIA MIG user guide, "Getting Started with MIG": ``-cgi`` takes
-   profile names or IDs, each with an optional ``:<placement start>``, ``-C`` creates the default
-   compute instance; placements: catalog/mig.py ``placements``). MIG instances do not survive a
+   profile names or IDs, ``-C`` creates the default compute instance; nvidia-smi's help for ``-cgi``:
+   each profile with an optional ``:<placement start>``; placements: catalog/mig.py ``placements``).
+   If the driver refuses the placements, the same profiles are created in the same order at the
+   driver's own placements, and the result is checked like any other. MIG instances do not survive a
    reboot (MIG user guide: "the GPU instances and compute instances ... are not persistent across
    reboots"), so every boot checks; a right layout is left alone.
 
@@ -167,6 +169,7 @@ GPUS=@GPUS@
 # Per GPU: the MIG devices the layout gives (sorted) and the GPU instances to create.
 MIG_EXPECTED="@MIG_EXPECTED@"
 MIG_CREATE="@MIG_CREATE@"
+MIG_PROFILES="@MIG_PROFILES@"
 TAINTS="@TAINTS@"
 
 log() { echo "gpu-eks-boot: $*" >&2; }
@@ -266,8 +269,13 @@ apply_mig() {
     log "GPU $i: MIG devices '$(mig_devices "$i")', creating '$MIG_EXPECTED'"
     nvidia-smi mig -i "$i" -dci || true
     nvidia-smi mig -i "$i" -dgi || true
-    nvidia-smi mig -i "$i" -cgi "$MIG_CREATE" -C \
-      || fail mig-layout "nvidia-smi could not create $MIG_CREATE on GPU $i"
+    if ! nvidia-smi mig -i "$i" -cgi "$MIG_CREATE" -C; then
+      log "GPU $i: creating at the placements failed, trying the driver's placements ($MIG_PROFILES)"
+      nvidia-smi mig -i "$i" -dci || true
+      nvidia-smi mig -i "$i" -dgi || true
+      nvidia-smi mig -i "$i" -cgi "$MIG_PROFILES" -C \
+        || fail mig-layout "nvidia-smi could not create $MIG_CREATE on GPU $i"
+    fi
     [ "$(mig_devices "$i")" = "$MIG_EXPECTED" ] \
       || fail mig-layout "GPU $i has MIG devices '$(mig_devices "$i")', expected '$MIG_EXPECTED'"
   done
@@ -292,6 +300,7 @@ def script_text(gpus: int, creation: Sequence[tuple[str, int]], registration: Se
         "GPUS": str(gpus),
         "MIG_EXPECTED": " ".join(sorted(p for p, _ in creation)),
         "MIG_CREATE": ",".join(f"{p}:{start}" for p, start in creation),
+        "MIG_PROFILES": ",".join(p for p, _ in creation),
         "TAINTS": ",".join(registration),
         "FAILED_TAINT_KEY": FAILED_TAINT_KEY,
         "FAILED_LABEL": FAILED_LABEL,

@@ -156,7 +156,11 @@ def isolation_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
     labels = {"app.kubernetes.io/name": f"isolation-check-{plan.name}"}
     env = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"}]
     pod = _pod_spec(plan, image, ISOLATION_SCRIPT, None, "isolation", env)
-    del pod["containers"][0]["resources"]
+    # CPU and memory as every verification pod (podsecurity.py), and no GPU resource at all.
+    limits = pod["containers"][0]["resources"]["limits"]
+    pod["containers"][0]["resources"]["limits"] = {
+        k: v for k, v in limits.items() if k not in plan.advertised_resources
+    }
     return _job_spec(labels, 1, CONCURRENT_DEADLINE_SECONDS, pod)
 
 

@@ -8,7 +8,9 @@ placement tables: a 1-memory-slice instance starts at 0-6, 2-slice 1g at 0, 2, 4
 library fails here. State (``$STANDIN_STATE``):
 ``{"model": ..., "gpus": [{"current": "Disabled", "pending": "Disabled", "instances": [[profile, start], ...]}],
 "hold": "none" | "until-reset" | "until-reboot", "fail": [...], "toolkit": {...}}``.
-``fail`` may hold ``create`` (``-cgi`` fails), ``toolkit`` (``nvidia-ctk`` fails), ``list`` (GPU listing
+``fail`` may hold ``create`` (``-cgi`` fails), ``placement`` (``-cgi`` refuses ``:<start>``; without a
+start the stand-in places an instance at the lowest free start, the first fit), ``toolkit``
+(``nvidia-ctk`` fails), ``list`` (GPU listing
 fails), ``enable`` (``-mig 1`` leaves the mode disabled).
 """
 
@@ -77,6 +79,9 @@ def create(state, gpu, spec):
         print("Failed to create GPU instances: Insufficient Resources", file=sys.stderr)
         return 2
     used = {s for p, start in gpu["instances"] for s in range(start, start + SHAPES[state["model"]][p][1])}
+    if "placement" in state["fail"] and ":" in spec:
+        print("Invalid profile ID specified", file=sys.stderr)
+        return 2
     for item in spec.split(","):
         profile, _, start = item.partition(":")
         shape, size = SHAPES[state["model"]][profile]
