@@ -355,6 +355,16 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "kubernetes:helm.sh/v3:Release",
+        "values.devicePlugin.env",
+        Effect.ROLL_DEVICE_PLUGIN,
+        "the operator sets devicePlugin.env on the device plugin's container (DEVICE_LIST_STRATEGY: how devices "
+        "reach containers): its DaemonSet rolls",
+        "NVIDIA/gpu-operator controllers/object_controls.go TransformDevicePlugin (config.DevicePlugin.Env), "
+        "v25.3.1, v25.10.1, v26.7.0",
+        chart="gpu-operator",
+    ),
+    Rule(
+        "kubernetes:helm.sh/v3:Release",
         "values.mig.strategy",
         Effect.ROLL_DEVICE_PLUGIN,
         "mig.strategy reaches the device plugin as MIG_STRATEGY env: its DaemonSets roll",
