@@ -18,9 +18,6 @@ import json
 import os
 import sys
 
-STATE = os.environ["STANDIN_STATE"]
-LOG = os.environ["STANDIN_LOG"]
-
 #: memory slices and allowed starts by compute/memory shape (the guide's tables).
 STARTS = {"1m": (0, 1, 2, 3, 4, 5, 6), "1g2m": (0, 2, 4, 6), "2g": (0, 2, 4), "3g": (0, 4), "4g": (0,), "7g": (0,)}
 SHAPES = {
@@ -53,17 +50,17 @@ SHAPES["H100-80GB-HBM3"] = SHAPES["A100-SXM4-80GB"]
 
 
 def load():
-    with open(STATE) as f:
+    with open(os.environ["STANDIN_STATE"]) as f:
         return json.load(f)
 
 
 def save(state):
-    with open(STATE, "w") as f:
+    with open(os.environ["STANDIN_STATE"], "w") as f:
         json.dump(state, f)
 
 
 def record(tool, args):
-    with open(LOG, "a") as f:
+    with open(os.environ["STANDIN_LOG"], "a") as f:
         f.write(" ".join([tool, *args]) + "\n")
 
 
