@@ -26,9 +26,9 @@ def test_the_device_plugin_hands_out_devices_as_volume_mounts_at_every_chart(ver
     env = operator_values.gpu_operator_values(PLANS, version)["devicePlugin"]["env"]
     assert {e["name"]: e["value"] for e in env} == {
         **{e["name"]: e["value"] for e in chart_env},
-        "DEVICE_LIST_STRATEGY": "volume-mounts",
+        "DEVICE_LIST_STRATEGY": "envvar,volume-mounts",
     }
-    assert env[-1] == {"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"}
+    assert env[-1] == {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"}
     assert len(env) == {"v25.3.1": 6, "v25.10.1": 1, "v26.7.0": 1}[version]
 
 

@@ -379,10 +379,10 @@ def test_autoscaled_verification_covers_the_group_at_zero(scaled: Simulation):
     }
     assert counts == {
         "gpu-eks-verify-multi-warmup": (1, 1, "ts-warmup-multi-975f053a"),
-        "gpu-eks-verify-multi-isolation": (1, 1, "isolation-multi-35a55134"),
+        "gpu-eks-verify-multi-isolation": (1, 1, "isolation-multi-16175fb7"),
         "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-5e19c0a9"),
         "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-452f9a3a"),
-        "gpu-eks-verify-zero-isolation": (1, 1, "isolation-zero-4a988a23"),
+        "gpu-eks-verify-zero-isolation": (1, 1, "isolation-zero-175b703a"),
         "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-52e24f0f"),
         "gpu-eks-verify-zero-exclusive": (1, 1, "exclusive-zero-3ffc6f16"),
     }

@@ -141,15 +141,20 @@ def needs_metrics_config_map(plans: Sequence[GroupPlan]) -> bool:
 
 
 #: How the device plugin hands a container its devices: as volume mounts under
-#: ``/var/run/nvidia-container-devices`` (k8s-device-plugin ``--device-list-strategy``, env
-#: ``DEVICE_LIST_STRATEGY``: envvar, volume-mounts, cdi-annotations, cdi-cri; v0.17.2-v0.20.0), which the
-#: host toolkit accepts once the boot stage set ``accept-nvidia-visible-devices-as-volume-mounts``
-#: and refuses ``NVIDIA_VISIBLE_DEVICES`` from unprivileged containers (sharing/boot.py). The operator
-#: sets the chart's ``devicePlugin.env`` on the plugin container over its asset's own
-#: ``DEVICE_LIST_STRATEGY=envvar`` (controllers/object_controls.go ``TransformDevicePlugin``; at
-#: v25.10.1 and v26.7.0 after its CDI settings, so ours holds with ``cdi.enabled`` too; at v25.3.1
-#: before them: the settings refuse cdiEnabled there, config/addons.py).
-DEVICE_LIST_STRATEGY: EnvVar = {"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"}
+#: ``/var/run/nvidia-container-devices``, and in ``NVIDIA_VISIBLE_DEVICES`` too (k8s-device-plugin
+#: ``--device-list-strategy``, env ``DEVICE_LIST_STRATEGY``, a list of envvar, volume-mounts,
+#: cdi-annotations, cdi-cri; v0.17.2-v0.20.0; the operator itself passes a list, "envvar,cdi-annotations"
+#: at v25.3.1). The host toolkit reads the mounts first and the variable only where no mount names a
+#: device (nvidia-container-toolkit cmd/nvidia-container-runtime-hook/container_config.go ``getDevices``,
+#: v1.17.0): on a node with the boot stage (mounts accepted, the variable refused from unprivileged
+#: containers: sharing/boot.py) a GPU pod gets exactly its mounted devices and a pod without a request
+#: none; on a node still running the user data of 0.2.0 during the upgrade's roll, the variable keeps
+#: GPU pods working (volume mounts alone would give them no GPU there). The operator sets the chart's
+#: ``devicePlugin.env`` on the plugin container over its asset's own ``DEVICE_LIST_STRATEGY=envvar``
+#: (controllers/object_controls.go ``TransformDevicePlugin``; at v25.10.1 and v26.7.0 after its CDI
+#: settings, so ours holds with ``cdi.enabled`` too; at v25.3.1 before them: the settings refuse
+#: cdiEnabled there, config/addons.py).
+DEVICE_LIST_STRATEGY: EnvVar = {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"}
 
 #: What each operand of the operator needs to reach its GPUs under the isolation, per container of
 #: its DaemonSet (NVIDIA/gpu-operator ``assets/state-*/*daemonset*.yaml`` and
@@ -175,7 +180,7 @@ OPERAND_GPU_ACCESS: Mapping[str, str] = {
 
 
 def device_plugin_env(chart_version: str) -> list[EnvVar]:
-    """The chart's ``devicePlugin.env`` with ``DEVICE_LIST_STRATEGY`` set to volume mounts."""
+    """The chart's ``devicePlugin.env`` with ``DEVICE_LIST_STRATEGY`` set (volume mounts and the variable)."""
     defaults = [dict(e) for e in chart.chart_defaults(chart_version).device_plugin_env]
     kept = [e for e in defaults if e["name"] != DEVICE_LIST_STRATEGY["name"]]
     return [*kept, dict(DEVICE_LIST_STRATEGY)]

@@ -26,7 +26,8 @@ What it does:
    v1.20.0, defaults ``true``/``false``; ``nvidia-ctk config --set --in-place`` at each, on
    ``/etc/nvidia-container-runtime/config.toml``). The runtime reads the file for every container,
    so no restart. The device plugin hands out devices as volume mounts
-   (``gpu_operator.values``: ``DEVICE_LIST_STRATEGY=volume-mounts``).
+   (``gpu_operator.values``: ``DEVICE_LIST_STRATEGY=envvar,volume-mounts``; the toolkit reads the mounts
+   first).
 2. **MIG** (a group with a layout): per GPU, MIG mode on (``nvidia-smi -i <i> -mig 1``), then, if
    the GPU's MIG devices (``nvidia-smi -i <i> -L``) are not the layout, every compute and GPU
    instance destroyed and the layout's GPU instances created with a default compute instance each
