@@ -24,7 +24,6 @@ MOVED_MODULES: dict[str, str] = {
     "components.nodegroups.labels": "components.catalog.labels",
     "components.sharing.plan": "components.plan.group",
     "components.sharing.device_plugin": "components.plan.device_plugin",
-    "components.sharing.mig_parted": "components.plan.mig_parted",
     "components.nodegroups.userdata": "components.plan.userdata",
     "components.nodegroups.placement": "components.plan.placement",
     "components.autoscaler.asg": "components.plan.asg",

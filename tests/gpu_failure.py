@@ -11,7 +11,7 @@ v25.3.1-v26.7.0):
   ``checkHealth``: ``parentToDeviceMap[uuid] = d`` keeps one device per UUID, the last one written;
   ``internal/plugin/server.go`` "there is no way to recover from the Unhealthy state").
 
-Node repair (``sharing.repair.RepairPolicy.action``): a reboot resets every GPU and restarts the
+Node repair (``plan.repair.RepairPolicy.action``): a reboot resets every GPU and restarts the
 plugin, a replacement brings a new instance: either way the node advertises every slot again.
 """
 

@@ -259,7 +259,9 @@ VARIANT_OVERRIDES: dict[str, object] = {
             "timeSlicing": {"replicas": 8, "failRequestsGreaterThanOne": False},
         },
     ],
-    "gpu-eks:gpuOperator": {"chartVersion": "v25.3.1", "namespace": "nvidia-gpu", "cdiEnabled": True},
+    # cdiEnabled stays false: with v25.3.1 the settings refuse it (config/addons.py: its operator would
+    # put the device list back into NVIDIA_VISIBLE_DEVICES, which the boot stage's toolkit refuses).
+    "gpu-eks:gpuOperator": {"chartVersion": "v25.3.1", "namespace": "nvidia-gpu", "cdiEnabled": False},
     "gpu-eks:verifyTimeSlicing": True,
     "gpu-eks:verification": {"image": "registry.example.com/cuda-sample:vectoradd", "namespace": "gpu-check"},
     "gpu-eks:tags": {"team": "ml"},

@@ -104,7 +104,7 @@ def pod_from_outputs(outputs: dict[str, Any], slots: int = 1, tolerate: bool = T
 def nodeconfig_of(sim: Simulation, group: str) -> tuple[dict[str, str], list[Taint]]:
     """Labels and taints from the group's launch template user data, parsed back from kubelet flags."""
     mime = base64.b64decode(sim.one(LT, f"gpu-eks-{group}-lt").inputs["userData"]).decode()
-    ((_, body),) = userdata.parse_mime(mime)
+    (_, body), _boot = userdata.parse_mime(mime)
     labels: dict[str, str] = {}
     taints: list[Taint] = []
     for flag in yaml.safe_load(body)["spec"]["kubelet"]["flags"]:

@@ -46,7 +46,7 @@ def problems(**cold: Any) -> list[str]:
 
 
 def node_config(**cold: Any) -> dict[str, Any]:
-    (part,) = userdata.parse_mime(base64.b64decode(settings(**cold).plans[0].user_data).decode())
+    part, _boot = userdata.parse_mime(base64.b64decode(settings(**cold).plans[0].user_data).decode())
     return yaml.safe_load(part[1])
 
 

@@ -472,8 +472,10 @@ def test_a_group_declared_by_the_caller_and_given_to_gpu_capacity_is_covered():
     # The verification covers it too: 4 T4s x 2 replicas on one g4dn.12xlarge.
     assert {j.name: j.inputs["spec"]["parallelism"] for j in sim.by_type(JOB)} == {
         "ml-gpu-verify-t4-warmup": 1,
+        "ml-gpu-verify-t4-isolation": 1,
         "ml-gpu-verify-t4-concurrent": 4,
         "ml-gpu-verify-own-warmup": 1,
+        "ml-gpu-verify-own-isolation": 1,
         "ml-gpu-verify-own-concurrent": 8,
     }
     assert sim.one(NG, "team-own").inputs["clusterName"] == "platform-cluster"

@@ -109,8 +109,8 @@ def readme_install_lines() -> list[str]:
 
 def test_the_readme_offers_pypi_a_tag_and_a_commit():
     assert readme_install_lines() == [
-        "gpu-eks-components==0.2.0",
-        f"gpu-eks-components @ git+{REPO_URL}@v0.2.0",
+        "gpu-eks-components==0.3.0",
+        f"gpu-eks-components @ git+{REPO_URL}@v0.3.0",
         f"gpu-eks-components @ git+{REPO_URL}@<commit-sha>",
     ]
 

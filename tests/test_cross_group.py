@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-import yaml
 
 from components.config import group_rules
 from components.config.addons import AlertThresholds
@@ -40,7 +39,7 @@ from components.karpenter import values as karpenter_values
 from components.karpenter.values import node_overlay_needed
 from components.observability import dashboard, rules
 from components.observability import node_health as node_health_rules
-from components.plan import mig_parted, placement
+from components.plan import placement
 from components.plan.group import GroupPlan
 from components.teams import policy
 from components.teams import verification as team_check
@@ -297,24 +296,11 @@ def check_gpu_operator_values(cluster: str) -> None:
         assert ("migManager" in values) == any(is_mig(p) for p in plans)
 
 
-def check_mig_parted_config(cluster: str) -> None:
-    plans = plans_of(cluster)
-    configs = mig_parted.mig_parted_config(plans)["mig-configs"]
-    assert set(configs) == {"all-disabled", *(p.mig_config_name for p in plans if is_mig(p))}
-    for p in plans:
-        if is_mig(p):
-            assert configs[p.mig_config_name][0]["mig-devices"] == dict(p.mig_layout), p.name
-
-
-def check_config_map_data(cluster: str) -> None:
-    plans = plans_of(cluster)
-    configs = yaml.safe_load(mig_parted.config_map_data(plans)["config.yaml"])["mig-configs"]
-    assert set(configs) == {"all-disabled", *(p.mig_config_name for p in plans if is_mig(p))}
-
-
 def check_mig_manager_values(cluster: str) -> None:
     for plans in _both_orders(cluster):
-        assert bool(mig_parted.mig_manager_values(plans)) == any(is_mig(p) for p in plans)
+        # Off (the boot stage applies the layouts) where some group has MIG; the chart's own elsewhere.
+        expected = {"enabled": False} if any(is_mig(p) for p in plans) else {}
+        assert operator_values.mig_manager_values(plans) == expected
 
 
 def _alert_checks(alerts: Sequence[dict], plans: Plans) -> None:
@@ -542,9 +528,7 @@ DECISIONS: dict[str, Callable[[str], None]] = {
     "components.gpu_operator.values:per_pod_gpu_metrics": check_per_pod_gpu_metrics,
     "components.gpu_operator.values:dcgm_exporter_values": check_dcgm_exporter_values,
     "components.gpu_operator.values:gpu_operator_values": check_gpu_operator_values,
-    "components.plan.mig_parted:mig_parted_config": check_mig_parted_config,
-    "components.plan.mig_parted:config_map_data": check_config_map_data,
-    "components.plan.mig_parted:mig_manager_values": check_mig_manager_values,
+    "components.gpu_operator.values:mig_manager_values": check_mig_manager_values,
     "components.observability.rules:alert_rules": check_alert_rules,
     "components.observability.rules:rule_spec": check_rule_spec,
     "components.observability.dashboard:slot_shares": check_slot_shares,

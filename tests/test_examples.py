@@ -94,7 +94,7 @@ def test_ampere_ada_mixes_sizes_of_one_gpu_per_group():
 
 def node_config_spec(sim: Simulation, group: str) -> dict[str, Any]:
     mime = base64.b64decode(sim.one(LT, f"gpu-eks-{group}-lt").inputs["userData"]).decode()
-    ((_, body),) = userdata.parse_mime(mime)
+    (_, body), _boot = userdata.parse_mime(mime)
     return yaml.safe_load(body)["spec"]
 
 
@@ -152,8 +152,10 @@ def test_graviton_with_an_arm64_image_runs_it_on_arm64_groups_only():
     images = {r.name: r.inputs["spec"]["template"]["spec"]["containers"][0]["image"] for r in sim.by_type(JOB)}
     assert images == {
         "gpu-eks-verify-t4g-warmup": "registry.example.com/cuda-sample:vectoradd-arm64",
+        "gpu-eks-verify-t4g-isolation": "registry.example.com/cuda-sample:vectoradd-arm64",
         "gpu-eks-verify-t4g-concurrent": "registry.example.com/cuda-sample:vectoradd-arm64",
         "gpu-eks-verify-t4-warmup": IMAGE,
+        "gpu-eks-verify-t4-isolation": IMAGE,
         "gpu-eks-verify-t4-concurrent": IMAGE,
     }
 
@@ -208,10 +210,18 @@ def mig_example(name: str, chart_version: str) -> Simulation:
     return _MIG_RUNS[(name, chart_version)]
 
 
-def mig_parted_of(sim: Simulation) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The operator's values: mig.strategy and the migManager block (its ConfigMap)."""
+def mig_values_of(sim: Simulation) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The operator's values: mig.strategy and the migManager block."""
     values = sim.one(RELEASE, "gpu-eks-gpu-operator-release").inputs["values"]
     return values["mig"], values["migManager"]
+
+
+def boot_script_of(sim: Simulation, group: str) -> str:
+    """The boot stage's shell part of the group's launch template user data (plan/boot.py)."""
+    mime = base64.b64decode(sim.one(LT, f"gpu-eks-{group}-lt").inputs["userData"]).decode()
+    _, (content_type, script) = userdata.parse_mime(mime)
+    assert content_type == "text/x-shellscript"
+    return script
 
 
 @pytest.mark.parametrize("version", CHART_VERSIONS)
@@ -224,15 +234,14 @@ def test_mig_a100_single_advertises_56_slices_as_nvidia_gpu(version):
         {"nvidia.com/gpu": 56},
         {"1g.5gb": 7},
     )
-    assert nodeconfig_of(sim, "a100-1g")[0] == {
-        **labels("a100-1g", "nvidia-tesla-a100", "8"),
-        "nvidia.com/mig.config": "gpu-eks-a100-1g",
-    }
-    strategy, manager = mig_parted_of(sim)
+    assert nodeconfig_of(sim, "a100-1g")[0] == labels("a100-1g", "nvidia-tesla-a100", "8")
+    strategy, manager = mig_values_of(sim)
+    # The boot stage cuts the slices before kubelet; mig-manager never changes MIG mode.
     assert strategy == {"strategy": "single"}
-    assert yaml.safe_load(manager["config"]["data"]["config.yaml"])["mig-configs"]["gpu-eks-a100-1g"] == [
-        {"devices": "all", "mig-enabled": True, "mig-devices": {"1g.5gb": 7}}
-    ]
+    assert manager == {"enabled": False}
+    script = boot_script_of(sim, "a100-1g")
+    assert "GPUS=8\n" in script
+    assert 'MIG_CREATE="1g.5gb:0,1g.5gb:1,1g.5gb:2,1g.5gb:3,1g.5gb:4,1g.5gb:5,1g.5gb:6"\n' in script
     spec = sim.one(JOB, "gpu-eks-verify-a100-1g-gpu").inputs["spec"]
     assert spec["parallelism"] == 56
     assert spec["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
@@ -243,13 +252,16 @@ def test_mig_h100_mixed_advertises_each_profile(version):
     sim = mig_example("mig-h100", version)
     out = sim.outputs["gpuNodeGroups"]["h100-mixed"]
     assert out["advertisedResources"] == {"nvidia.com/mig-1g.10gb": 64, "nvidia.com/mig-3g.40gb": 8}
-    strategy, manager = mig_parted_of(sim)
+    strategy, manager = mig_values_of(sim)
     assert strategy == {"strategy": "mixed"}
-    assert manager["config"]["default"] == "all-disabled"
+    assert manager == {"enabled": False}
+    # 1g starts at 0-6 only: the 3g goes to 4 so that four 1g fit at 0-3 (MIG user guide placements).
+    assert 'MIG_CREATE="3g.40gb:4,1g.10gb:0,1g.10gb:1,1g.10gb:2,1g.10gb:3"\n' in boot_script_of(sim, "h100-mixed")
     jobs = {r: sim.one(JOB, f"gpu-eks-verify-h100-mixed-{r}").inputs["spec"] for r in ("mig-1g.10gb", "mig-3g.40gb")}
     assert {r: s["parallelism"] for r, s in jobs.items()} == {"mig-1g.10gb": 64, "mig-3g.40gb": 8}
     assert [r.name for r in sim.by_type(JOB)] == [
         "gpu-eks-verify-h100-mixed-warmup",
+        "gpu-eks-verify-h100-mixed-isolation",
         "gpu-eks-verify-h100-mixed-mig-1g.10gb",
         "gpu-eks-verify-h100-mixed-mig-3g.40gb",
     ]

@@ -146,7 +146,16 @@ CASES: list[tuple[str, str, Any, Any, str, list[str], dict[str, Any] | None]] = 
     (RELEASE, "namespace", "a", "b", "replace", [], None),
     (RELEASE, "values.devicePlugin.config.name", "cfg-1", "cfg-2", "update", ["roll-device-plugin"], GPU_OPERATOR),
     (RELEASE, "values.mig.strategy", "none", "single", "update", ["roll-device-plugin"], GPU_OPERATOR),
-    (RELEASE, "values.migManager.config.name", "mig-1", "mig-2", "update", ["roll-device-plugin"], GPU_OPERATOR),
+    (RELEASE, "values.migManager.enabled", True, False, "update", ["roll-pods"], GPU_OPERATOR),
+    (
+        RELEASE,
+        "values.devicePlugin.env",
+        [],
+        [{"name": "DEVICE_LIST_STRATEGY"}],
+        "update",
+        ["roll-device-plugin"],
+        GPU_OPERATOR,
+    ),
     (RELEASE, "version", "v25.10.1", "v26.7.0", "update", ["roll-device-plugin"], GPU_OPERATOR),
     (RELEASE, "values.devicePlugin.config.data.x", "a", "b", "update", [], GPU_OPERATOR),
     (RELEASE, "values.driver.enabled", False, True, "update", [], GPU_OPERATOR),
@@ -566,7 +575,10 @@ def test_taint_change_rolls_the_gpu_nodes(dev_render, project_copy):
         "      taints: [{key: nvidia.com/gpu, value: shared, effect: NoSchedule}]\n      timeSlicing:\n",
     )
     summary = impact.summarize("dev", dev_render, new)
-    assert [r.label for r in summary.of("replace")] == VERIFICATION_JOBS  # new tolerations
+    # new tolerations: the isolation check's Job too (its name hashes its spec)
+    assert sorted(r.label for r in summary.of("replace")) == sorted(
+        [*VERIFICATION_JOBS, "kubernetes:batch/v1:Job gpu-eks-verify-t4-isolation"]
+    )
     rolled = {r.node_group: r for r in summary.node_rolls}
     assert list(rolled) == ["gpu-eks-t4"]
     assert (rolled["gpu-eks-t4"].how, rolled["gpu-eks-t4"].max_nodes, rolled["gpu-eks-t4"].at_a_time) == (

@@ -133,9 +133,17 @@ def test_spot_arm64_and_a_taint_without_value_reach_the_node_pool():
 
 
 def test_the_ec2_node_class_of_a_group():
-    assert objects.ec2_node_class(
+    node_class = objects.ec2_node_class(
         plan(diskSizeGiB=200), role="gpu-eks-node-role", discovery="ml", tags={"team": "ml"}
-    ) == {
+    )
+    # The boot stage, as a shell part Karpenter keeps ahead of its own NodeConfig; its failure
+    # taints repeat Karpenter's startup taint (plan/boot.py).
+    ((content_type, script),) = parse_mime(node_class["spec"].pop("userData"))
+    assert content_type == "text/x-shellscript"
+    assert 'TAINTS="nvidia.com/gpu=true:NoSchedule,karpenter.sh/unregistered:NoExecute"' in script
+    assert "--set accept-nvidia-visible-devices-envvar-when-unprivileged=false" in script
+    assert 'MIG_CREATE=""' in script
+    assert node_class == {
         "apiVersion": "karpenter.k8s.aws/v1",
         "kind": "EC2NodeClass",
         "metadata": {"name": "gpu-eks-ts"},
@@ -364,7 +372,8 @@ def test_labels_of_karpenters_domains_are_refused_for_karpenter_groups_only():
 
 def test_the_cold_start_levers_reach_the_ec2_node_class():
     cold = {"localStorage": "RAID0", "fastImagePull": True, "rootVolumeThroughput": 500, "rootVolumeIops": 4000}
-    node_class = objects.ec2_node_class(plan(instanceTypes=["g5.xlarge"], coldStart=cold), role="r", discovery="c")
+    node_class_plan = plan(instanceTypes=["g5.xlarge"], coldStart=cold)
+    node_class = objects.ec2_node_class(node_class_plan, role="r", discovery="c")
     spec = node_class["spec"]
     assert spec["blockDeviceMappings"][0]["ebs"] == {
         "volumeSize": "100Gi",
@@ -381,12 +390,15 @@ def test_the_cold_start_levers_reach_the_ec2_node_class():
             "application/node.eks.aws",
             "---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n"
             "  featureGates:\n    FastImagePull: true\n",
-        )
+        ),
+        ("text/x-shellscript", node_class_plan.boot.user_data_part),
     ]
     assert crd_problems(node_class, karpenter_schema("EC2NodeClass")) == []
     # Without levers none of these keys is there (and the default group's class is unchanged).
     plain = objects.ec2_node_class(plan(instanceTypes=["g5.xlarge"]), role="r", discovery="c")["spec"]
-    assert not {"instanceStorePolicy", "userData"} & set(plain)
+    assert "instanceStorePolicy" not in plain
+    # Every GPU group's class carries the boot stage (the toolkit isolation), and only it.
+    assert [t for t, _ in parse_mime(plain["userData"])] == ["text/x-shellscript"]
     assert set(plain["blockDeviceMappings"][0]["ebs"]) == {
         "volumeSize",
         "volumeType",

@@ -99,9 +99,9 @@ def test_the_node_limit_and_the_taint_hold():
 def test_a_pod_that_waits_for_a_label_its_node_pool_does_not_give_gets_no_node():
     # A required node affinity on a label the NodePool does not define is incompatible with it
     # (kubernetes-sigs/karpenter v1.14.0 pkg/scheduling/requirements.go Compatible: "label ... does
-    # not have known values"), and mig-manager's success label comes only after the node joins. So a
-    # MIG group's warm-up does not wait for it (jobs.warmup_job_spec) and brings the node from zero;
-    # a pod that waits for the label gets no node of its own.
+    # not have known values"), as mig-manager's success label, which comes only after the node joins,
+    # would be. No verification pod waits for a label (the boot stage cuts the slices before kubelet,
+    # plan/boot.py): a MIG group's warm-up brings the node from zero; one that waited would not.
     p = plan(instanceTypes=["p5.48xlarge"], migStrategy="mixed", mig={"migDevices": {"1g.10gb": 7}})
     warmup = provision(p, job_pods(jobs.warmup_job_spec(p, "cuda")), gate=True)
     assert (warmup.pods_per_node, len(warmup.pending)) == ([1], 0)

@@ -17,7 +17,6 @@ from components.config.loading import load_settings
 from components.config.warnings import settings_warnings
 from components.gpu_operator import values as operator_values
 from components.observability import dashboard
-from components.plan import mig_parted
 from components.plan.group import GroupPlan
 from components.review.impact import rules as impact_rules
 from components.verification import jobs as verification_jobs
@@ -259,7 +258,6 @@ def test_single_advertises_every_slice_as_nvidia_gpu():
         "gpu-eks.io/gpu-count": "8",
         "nvidia.com/device-plugin.config": "m",
         "gpu-eks.io/node-group": "m",
-        "nvidia.com/mig.config": "gpu-eks-m",
     }
     assert dict(p.device_plugin_config) == {"version": "v1", "flags": {"migStrategy": "single"}}
     tags = {k.removeprefix("k8s.io/cluster-autoscaler/node-template/"): v for k, v in p.node_template_tags.items()}
@@ -273,7 +271,7 @@ def test_mixed_advertises_one_resource_per_profile_with_time_sliced_small_slices
     assert (p.resource_name, p.slots_per_node, p.memory_per_slot_mib) == ("nvidia.com/mig-1g.10gb", 72, 5120)
     # No CA GPU label: a node of mixed slices never advertises nvidia.com/gpu (kubernetes/autoscaler#8095).
     assert "k8s.amazonaws.com/accelerator" not in p.node_labels
-    assert p.node_labels["nvidia.com/mig.config"] == "gpu-eks-m"
+    assert "nvidia.com/mig.config" not in p.node_labels  # mig-manager is off: nothing reads it
     assert dict(p.device_plugin_config) == {
         "version": "v1",
         "flags": {"migStrategy": "mixed"},
@@ -293,16 +291,15 @@ def test_mixed_advertises_one_resource_per_profile_with_time_sliced_small_slices
     }
 
 
-def test_a_layout_change_keeps_the_user_data_and_the_label():
-    """A new layout is a new mig-parted ConfigMap, never new user data (no node replacement)."""
+def test_a_layout_change_is_new_user_data_and_keeps_the_labels():
+    """The boot stage applies the layout (plan/boot.py): a new layout is new user data, which
+    rolls the group's nodes (a new launch template version; Karpenter's drift)."""
     (a,) = plans(group(layout="all-1g.10gb"))
     (b,) = plans(group(layout="all-balanced"))
-    assert a.user_data == b.user_data
+    assert a.user_data != b.user_data
     assert a.node_labels == b.node_labels
-    assert (
-        operator_values.gpu_operator_values([a], "v26.7.0")["migManager"]["config"]["name"]
-        != (operator_values.gpu_operator_values([b], "v26.7.0")["migManager"]["config"]["name"])
-    )
+    assert 'MIG_CREATE="1g.10gb:0,1g.10gb:1,1g.10gb:2,1g.10gb:3,1g.10gb:4,1g.10gb:5,1g.10gb:6"' in a.boot.script
+    assert 'MIG_CREATE="3g.40gb:4,2g.20gb:0,1g.10gb:2,1g.10gb:3"' in b.boot.script
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,17 +313,12 @@ MIXED_CLUSTER = (
 )
 
 
-def test_the_mig_parted_config_names_each_group_and_all_disabled():
-    assert mig_parted.mig_parted_config(plans(*MIXED_CLUSTER)) == {
-        "version": "v1",
-        "mig-configs": {
-            "all-disabled": [{"devices": "all", "mig-enabled": False}],
-            "gpu-eks-small": [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 4, "3g.40gb": 1}}],
-            "gpu-eks-balanced": [
-                {"devices": "all", "mig-enabled": True, "mig-devices": {"1g.18gb": 2, "2g.35gb": 1, "3g.71gb": 1}}
-            ],
-        },
-    }
+def test_mig_manager_is_off_in_a_cluster_with_a_mig_group():
+    """The boot stage owns MIG mode: mig-manager's mode change stops kubelet on AL2023
+    (gpu-operator#2415) and a failed apply never retries (mig-parted v0.15.0)."""
+    values = operator_values.gpu_operator_values(plans(*MIXED_CLUSTER), "v26.7.0")
+    assert values["migManager"] == {"enabled": False}
+    assert values["mig"] == {"strategy": "mixed"}
 
 
 def test_clusters_without_mig_keep_the_charts_mig_manager():
@@ -347,19 +339,19 @@ def test_clusters_without_mig_keep_the_charts_mig_manager():
 )
 def test_the_cluster_policy_validates_against_the_charts_crd(version, cluster):
     """What the chart makes of our values, rendered by a real helm (tests/helm.py) from the whole
-    chart of each version: the ClusterPolicy's spec.mig and spec.migManager.config (the chart's
-    templates/clusterpolicy.yaml), the ConfigMap templates/mig_config.yaml creates from ``.data``,
-    and a ClusterPolicy its CRD accepts with no field pruned."""
+    chart of each version (templates/clusterpolicy.yaml copies ``mig.strategy``,
+    ``migManager.enabled`` and ``devicePlugin.env``): mig-manager off (the boot stage applies the
+    layouts), and a ClusterPolicy its CRD accepts with no field pruned."""
     values = operator_values.gpu_operator_values(plans(*cluster, gpuOperator={"chartVersion": version}), version)
+    defaults = load_reference_yaml("gpu-operator", version, "values.yaml")
+    assert defaults["migManager"]["enabled"] is True  # the chart's default, which we turn off
     chart = helm.chart_dir("gpu-operator", version, "chart")
     objects = helm.by_kind_and_name(helm.template(chart, "gpu-operator", "gpu-operator", values))
     policy = objects["ClusterPolicy/cluster-policy"]
-    config = values["migManager"]["config"]
-    assert config["create"] is True and list(config["data"]) == ["config.yaml"]
-    assert config["name"].startswith("gpu-eks-mig-parted-")
     assert policy["spec"]["mig"] == {"strategy": values["mig"]["strategy"]}
-    assert policy["spec"]["migManager"]["config"] == {"name": config["name"], "default": "all-disabled"}
-    assert objects[f"ConfigMap/{config['name']}"]["data"] == config["data"]
+    assert policy["spec"]["migManager"]["enabled"] is False
+    assert {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"} in policy["spec"]["devicePlugin"]["env"]
+    assert not [k for k in objects if k.startswith("ConfigMap/") and "mig-parted" in k]
     schema = dict(crd_schema("gpu-operator", version, "chart", "crds", "nvidia.com_clusterpolicies.yaml", version="v1"))
     obj = drop_nulls(policy, schema)
     assert crd_problems(obj, schema) == []  # schema, CEL rules, and no field the API server would prune
@@ -394,59 +386,25 @@ def test_mig_verification_has_one_job_per_resource_all_on_one_node():
         assert {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"} in container["env"]
 
 
-def test_mig_verification_pods_wait_for_mig_manager_to_have_cut_the_slices():
-    """Until mig-manager has enabled MIG mode the device plugin advertises the GPUs whole as
-    nvidia.com/gpu (k8s-device-plugin internal/rm/device_map.go buildGPUDeviceMap, v0.17.2-v0.20.0):
-    under single the warm-up or a probe could land on a whole GPU and fail ("MIG devices visible:
-    []"). Every verification pod of a MIG group waits for the label mig-manager sets once the node's
-    config is applied (NVIDIA/mig-parted reconfigure-mig.sh exit_success at v0.12.1,
-    pkg/mig/reconfigure/reconfigure.go Run at v0.13.1 and v0.15.0), and the ASG's template node
-    carries it, so CA still scales the group from zero for the warm-up."""
+def test_mig_verification_pods_wait_for_no_label():
+    """The boot stage cuts the slices before kubelet starts (plan/boot.py): the device plugin
+    never advertises a MIG node's GPUs whole, so no verification pod waits for mig-manager's
+    ``nvidia.com/mig.config.state`` (which nothing sets any more), and CA's template carries none."""
     for raw in (
         group(instance=P4D, strategy="single", layout="all-1g.5gb"),
         group(migDevices={"1g.10gb": 4, "3g.40gb": 1}, replicas={"1g.10gb": 2}),
+        {
+            **group(instance=P4D, strategy="single", layout="all-1g.5gb"),
+            "capacityProvider": "karpenter",
+            "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+        },
     ):
         (p,) = plans(raw)
         warmup = verification_jobs.warmup_job_spec(p, "vectoradd:1")
-        for spec in [warmup, *mig_verification.mig_job_specs(p, "probe:1").values()]:
-            assert spec["template"]["spec"]["affinity"]["nodeAffinity"] == {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {"key": "nvidia.com/mig.config.state", "operator": "In", "values": ["success"]}
-                            ]
-                        }
-                    ]
-                }
-            }
-        tag = "k8s.io/cluster-autoscaler/node-template/label/nvidia.com/mig.config.state"
-        assert p.node_template_tags[tag] == "success"
-        assert "nvidia.com/mig.config.state" not in p.node_labels  # mig-manager's, never kubelet's
-    (whole,) = plans({"name": "t4"})
-    assert "affinity" not in verification_jobs.warmup_job_spec(whole, "vectoradd:1")["template"]["spec"]
-    assert not [k for k in whole.node_template_tags if "mig.config" in k]
-
-
-def test_a_karpenter_mig_groups_warmup_brings_the_node_without_mig_managers_label():
-    """Karpenter launches a node only for a pod whose required labels its NodePool gives
-    (kubernetes-sigs/karpenter scheduling: a requirement on a label the NodePool does not define is
-    incompatible); mig-manager's success label comes after the node joins. So a Karpenter MIG
-    group's warm-up does not wait for it, and its probes (on the node the warm-up brought) do."""
-    raw = {
-        **group(instance=P4D, strategy="single", layout="all-1g.5gb"),
-        "capacityProvider": "karpenter",
-        "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
-    }
-    (p,) = plans(raw)
-    assert "affinity" not in verification_jobs.warmup_job_spec(p, "vectoradd:1")["template"]["spec"]
-    (probe,) = mig_verification.mig_job_specs(p, "probe:1").values()
-    terms = probe["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    assert terms == {
-        "nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "nvidia.com/mig.config.state", "operator": "In", "values": ["success"]}]}
-        ]
-    }
+        assert "affinity" not in warmup["template"]["spec"]
+        for spec in mig_verification.mig_job_specs(p, "probe:1").values():
+            assert "nodeAffinity" not in spec["template"]["spec"]["affinity"]
+        assert not [k for k in p.node_template_tags if "mig.config" in k]
 
 
 def test_single_verification_names_the_layouts_profile():
@@ -472,14 +430,17 @@ def test_the_mig_probe_finds_exactly_one_device_of_its_profile():
     assert "0.9" in mig_verification.MIG_PROBE_PROGRAM
 
 
-def test_a_layout_change_is_summarised_as_a_device_plugin_roll_and_no_node_replacement():
-    rules = impact_rules.rules_for(
-        "kubernetes:helm.sh/v3:Release",
-        ("values", "migManager", "config", "name"),
-        {"chart": "gpu-operator"},
+def test_a_layout_change_is_summarised_as_a_node_roll():
+    """A layout is user data now: a new launch template version (the node group rolls its nodes)
+    or a new EC2NodeClass spec (Karpenter drifts them); the mig-manager rule is gone."""
+    (rule,) = impact_rules.rules_for("aws:ec2/launchTemplate:LaunchTemplate", ("userData",), {})
+    assert rule.effect.value == "new-launch-template-version"
+    assert "a MIG layout" in rule.why and "the node group rolls its nodes" in rule.why
+    (drift,) = impact_rules.rules_for("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", ("spec", "userData"), {})
+    assert drift.effect.value == "drift-nodes"
+    assert not impact_rules.rules_for(
+        "kubernetes:helm.sh/v3:Release", ("values", "migManager", "config", "name"), {"chart": "gpu-operator"}
     )
-    assert [(r.effect.value, r.why.split(":")[0]) for r in rules] == [("roll-device-plugin", "a MIG layout changed")]
-    assert "drain the group's GPU pods first (nodes are not replaced)" in rules[0].why
 
 
 def test_slots_beyond_the_pods_a_node_runs_are_keyed_at_mig_replicas():

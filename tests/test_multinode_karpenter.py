@@ -111,11 +111,11 @@ def test_the_reserved_capacity_gate_is_set_only_for_a_reservation():
         system_nodes=2,
         reserved_capacity=True,
     )["settings"]["featureGates"]
-    assert gates == {"nodeOverlay": False, "reservedCapacity": True}
+    assert gates == {"nodeOverlay": False, "nodeRepair": False, "reservedCapacity": True}
     plain = values.karpenter_values(
         cluster_name="c", interruption_queue="q", role_arn="a", node_overlay=False, system_nodes=2
     )["settings"]["featureGates"]
-    assert plain == {"nodeOverlay": False}
+    assert plain == {"nodeOverlay": False, "nodeRepair": False}
 
 
 def test_the_example_karpenter_group():
@@ -139,4 +139,8 @@ def test_the_example_karpenter_group():
     assert requirement(pool, "karpenter.sh/capacity-type") == ["reserved", "on-demand"]
     assert requirement(pool, "topology.kubernetes.io/zone") == ["us-east-2c"]
     release = sim.one("kubernetes:helm.sh/v3:Release", "gpu-eks-karpenter-release").inputs
-    assert release["values"]["settings"]["featureGates"] == {"nodeOverlay": False, "reservedCapacity": True}
+    assert release["values"]["settings"]["featureGates"] == {
+        "nodeOverlay": False,
+        "nodeRepair": True,
+        "reservedCapacity": True,
+    }

@@ -163,8 +163,10 @@ def test_every_emitted_node_config_satisfies_the_crd(stack, nodeconfig_schema):
     assert user_data, "the GPU launch templates carry nodeadm user data"
     for name, mime in user_data.items():
         parts = userdata.parse_mime(mime)
-        assert [ct for ct, _ in parts] == [userdata.NODECONFIG_CONTENT_TYPE], name
-        for _, body in parts:
+        # The NodeConfig, then the boot stage's shell part, which nodeadm skips (configprovider/mime.go
+        # reads only application/node.eks.aws parts) and cloud-init runs (tests/test_boot_stage.py).
+        assert [ct for ct, _ in parts] == [userdata.NODECONFIG_CONTENT_TYPE, userdata.SHELL_CONTENT_TYPE], name
+        for _, body in parts[:1]:
             doc = yaml.safe_load(body)
             assert doc["apiVersion"] == "node.eks.aws/v1alpha1" and doc["kind"] == "NodeConfig"
             jsonschema.validate(doc, strict(nodeconfig_schema))

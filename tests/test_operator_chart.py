@@ -47,14 +47,11 @@ class Expected:
     default_profile: str
     #: Each profile of the device plugin's ConfigMap: (flags.migStrategy, {sharing mode: [(resource, replicas)]}).
     profiles: dict[str, tuple[str, dict[str, list[tuple[str, int]]]]]
-    #: mig-manager's ConfigMap: the names of its mig-parted configs (none: the chart's own).
-    mig_configs: tuple[str, ...]
-    #: CURRENT (today's code): spec.migManager.enabled is the chart's default, true, on every stack.
-    #: issue 31's boot stage (branch boot) turns it off where the MIG layout is applied at boot:
-    #: flip to False in the rows mig-a100 and mig-h100.
+    #: spec.migManager.enabled: the chart's default (true) without a MIG group; false with one, whose
+    #: layout the node's boot stage applies (issue 31, gpu_operator/values.py mig_manager_values).
     mig_manager_enabled: bool
-    #: CURRENT (today's code): the device plugin lists devices in NVIDIA_VISIBLE_DEVICES ("envvar",
-    #: the operator's default). issue 31's isolation (branch boot): flip to "volume-mounts" in every row.
+    #: The device plugin's DEVICE_LIST_STRATEGY: "envvar,volume-mounts" everywhere (issue 31): the
+    #: toolkit the boot stage locked reads the mounts and refuses the variable from unprivileged pods.
     device_list_strategy: str
 
 
@@ -65,28 +62,28 @@ H100_MIXED = ("mixed", {"timeSlicing": [("nvidia.com/mig-1g.10gb", 2)]})
 # fmt: off
 EXPECTED: dict[str, Expected] = {
     #                        MIG strategy, default profile, profiles,
-    #                        mig-parted configs,                        mig-manager (CURRENT), device list (CURRENT)
+    #                        mig-manager, device list
     "ampere-ada": Expected("none", "a10g", {"a10g": TIME_SLICED_4, "l4": TIME_SLICED_4},
-                           (),                                          True, "envvar"),
+                           True, "envvar,volume-mounts"),
     "fractional": Expected("none", "l4-eighth", {"l4-eighth": WHOLE},
-                           (),                                          True, "envvar"),
+                           True, "envvar,volume-mounts"),
     "graviton": Expected("none", "t4g", {"t4g": TIME_SLICED_4},
-                         (),                                            True, "envvar"),
+                         True, "envvar,volume-mounts"),
     "karpenter": Expected("none", "l4-shared", {"l4-shared": TIME_SLICED_4, "l4-eighth": WHOLE,
                                                 "l40s-mps": ("none", {"mps": [("nvidia.com/gpu", 2)]})},
-                          (),                                           True, "envvar"),
+                          True, "envvar,volume-mounts"),
     "mig-a100": Expected("single", "a100-1g", {"a100-1g": ("single", {})},
-                         ("all-disabled", "gpu-eks-a100-1g"),           True, "envvar"),
+                         False, "envvar,volume-mounts"),
     "mig-h100": Expected("mixed", "h100-mixed", {"h100-mixed": H100_MIXED},
-                         ("all-disabled", "gpu-eks-h100-mixed"),        True, "envvar"),
+                         False, "envvar,volume-mounts"),
     "multinode": Expected("none", "h100-block", {"h100-block": WHOLE, "a100-odcr": WHOLE, "h100-karpenter": WHOLE},
-                          (),                                           True, "envvar"),
+                          True, "envvar,volume-mounts"),
     "teams": Expected("none", "t4", {"t4": TIME_SLICED_4, "a10g": WHOLE},
-                      (),                                               True, "envvar"),
+                      True, "envvar,volume-mounts"),
     "dev": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4},
-                    (),                                                 True, "envvar"),
+                    True, "envvar,volume-mounts"),
     "prod": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4},
-                     (),                                                True, "envvar"),
+                     True, "envvar,volume-mounts"),
 }
 # fmt: on
 STACKS_AND_EXAMPLES = tuple(EXPECTED)
@@ -225,22 +222,17 @@ def test_mig_strategy_and_mig_manager(stack, version):
     spec = cluster_policy(stack, version)["spec"]
     assert spec["mig"] == {"strategy": expected.mig_strategy}
     manager = spec["migManager"]
-    assert manager["enabled"] is expected.mig_manager_enabled  # CURRENT: see Expected
-    if expected.mig_configs:
-        name = manager["config"]["name"]
-        assert name.startswith("gpu-eks-mig-parted-") and manager["config"]["default"] == "all-disabled"
-        config = yaml.safe_load(rendered(stack, version)[f"ConfigMap/{name}"]["data"]["config.yaml"])
-        assert tuple(sorted(config["mig-configs"])) == expected.mig_configs
-    else:
-        # No MIG group: the chart's own mig-parted config (name unset), no ConfigMap of the library's.
-        assert not manager["config"].get("name")
-        assert not [k for k in rendered(stack, version) if k.startswith("ConfigMap/gpu-eks-mig-parted-")]
+    assert manager["enabled"] is expected.mig_manager_enabled
+    # The chart's own mig-parted config (name unset), no ConfigMap of the library's: with a MIG group
+    # mig-manager is off and the boot stage cuts the slices (issue 31).
+    assert not manager["config"].get("name")
+    assert not [k for k in rendered(stack, version) if k.startswith("ConfigMap/gpu-eks-mig-parted-")]
 
 
 @pytest.mark.parametrize(("stack", "version"), CASES)
 def test_the_device_list_strategy(stack, version):
     spec = cluster_policy(stack, version)["spec"]
-    assert device_list_strategy(spec, version) == EXPECTED[stack].device_list_strategy  # CURRENT: see Expected
+    assert device_list_strategy(spec, version) == EXPECTED[stack].device_list_strategy
 
 
 @pytest.mark.parametrize(("stack", "version"), CASES)

@@ -44,8 +44,9 @@ EXCLUSIVE = GpuNodeGroupSettings.model_validate(
 
 def kubelet_flags_in(user_data: str) -> list[str]:
     """The kubelet flags of the one NodeConfig in base64 MIME user data."""
-    ((content_type, body),) = userdata.parse_mime(base64.b64decode(user_data).decode())
-    assert content_type == "application/node.eks.aws"
+    (content_type, body), (script_type, _) = userdata.parse_mime(base64.b64decode(user_data).decode())
+    # Then the boot stage's cloud-init part (plan/boot.py; tests/test_boot_stage.py).
+    assert (content_type, script_type) == ("application/node.eks.aws", "text/x-shellscript")
     doc = yaml.safe_load(body)
     assert (doc["apiVersion"], doc["kind"]) == ("node.eks.aws/v1alpha1", "NodeConfig")
     return doc["spec"]["kubelet"]["flags"]
@@ -90,6 +91,12 @@ def test_the_default_group():
         "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu": "true:NoSchedule",
         "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu": "4",
     }
+    # The boot stage: isolation only (no layout), failing with the group's taint before its own.
+    assert p.boot is not None and p.mig_layout is None
+    for line in ("GPUS=1\n", 'MIG_CREATE=""\n', 'TAINTS="nvidia.com/gpu=true:NoSchedule"\n'):
+        assert line in p.boot.script
+    assert "apply_mig() {" not in p.boot.script  # the MIG functions stay out of a group without MIG
+    assert p.boot.user_data_part in base64.b64decode(p.user_data).decode()
 
 
 def test_a_renamed_multi_gpu_group_with_its_own_labels_taints_and_profile():

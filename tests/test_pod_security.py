@@ -103,6 +103,7 @@ def test_the_scanned_objects_are_the_ones_this_library_writes(dev_objects: Path)
         ("Namespace", "gpu-timeslicing-check"),
         ("NetworkPolicy", "deny-all"),
         ("Job", "ts-warmup-t4-3d8fde30"),
+        ("Job", "isolation-t4-f2c68900"),
         ("Job", "ts-check-t4-ee28b0f5"),
     ]
 

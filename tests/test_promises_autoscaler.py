@@ -332,8 +332,10 @@ def test_autoscaled_run_tree(scaled: Simulation):
         ("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns", "gpu-eks-verify"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "gpu-eks-verify-deny-all", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-multi-warmup", "gpu-eks-verify"),
+        (JOB, "gpu-eks-verify-multi-isolation", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-multi-concurrent", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-zero-warmup", "gpu-eks-verify"),
+        (JOB, "gpu-eks-verify-zero-isolation", "gpu-eks-verify"),
         (JOB, "gpu-eks-verify-zero-concurrent", "gpu-eks-verify"),
         # zero is exclusive (replicas 1): one pod per GPU, each holding 60 % of its memory.
         (JOB, "gpu-eks-verify-zero-exclusive", "gpu-eks-verify"),
@@ -377,8 +379,10 @@ def test_autoscaled_verification_covers_the_group_at_zero(scaled: Simulation):
     }
     assert counts == {
         "gpu-eks-verify-multi-warmup": (1, 1, "ts-warmup-multi-975f053a"),
+        "gpu-eks-verify-multi-isolation": (1, 1, "isolation-multi-16175fb7"),
         "gpu-eks-verify-multi-concurrent": (8, 8, "ts-check-multi-5e19c0a9"),
         "gpu-eks-verify-zero-warmup": (1, 1, "ts-warmup-zero-452f9a3a"),
+        "gpu-eks-verify-zero-isolation": (1, 1, "isolation-zero-175b703a"),
         "gpu-eks-verify-zero-concurrent": (1, 1, "ts-check-zero-52e24f0f"),
         # The exclusive probe changed once (issue 35: the shared CUDA preamble), so did its name.
         "gpu-eks-verify-zero-exclusive": (1, 1, "exclusive-zero-4df102aa"),

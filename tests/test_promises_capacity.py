@@ -135,6 +135,7 @@ def test_children_names_types_and_parents(sim: Simulation):
         (NAMESPACE, "ml-gpu-verify-ns", VERIFY),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "ml-gpu-verify-deny-all", VERIFY),
         (JOB, "ml-gpu-verify-t4-warmup", VERIFY),
+        (JOB, "ml-gpu-verify-t4-isolation", VERIFY),
         (JOB, "ml-gpu-verify-t4-concurrent", VERIFY),
     ]
 
@@ -158,6 +159,7 @@ def test_kubernetes_objects_use_the_created_provider(sim: Simulation):
         "ml-gpu-verify-ns",
         "ml-gpu-verify-deny-all",
         "ml-gpu-verify-t4-warmup",
+        "ml-gpu-verify-t4-isolation",
         "ml-gpu-verify-t4-concurrent",
     }
     # Sent as a secret (Pulumi's wire form: the secret signature key, then the value).

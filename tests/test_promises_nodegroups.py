@@ -222,13 +222,20 @@ def test_only_gpu_launch_templates_carry_user_data(run: tuple[str, Simulation]):
     assert sorted(lt.name for lt in sim.by_type(LT) if "userData" in lt.inputs) == sorted(KUBELET_FLAGS[name])
 
 
-def test_user_data_is_one_nodeadm_part_with_labels_and_taints(run: tuple[str, Simulation]):
+def test_user_data_is_a_nodeadm_part_with_labels_and_taints_then_the_boot_stage(run: tuple[str, Simulation]):
     name, sim = run
     for lt_name, flags in KUBELET_FLAGS[name].items():
         mime = base64.b64decode(sim.one(LT, lt_name).inputs["userData"]).decode("ascii")
         message = message_from_string(mime)
         assert message.get_content_type() == "multipart/mixed"
-        (part,) = message.get_payload()
+        part, boot_part = message.get_payload()
+        # The boot stage (plan/boot.py): a cloud-init shell part, plain 7-bit text like the NodeConfig.
+        assert boot_part.get_content_type() == "text/x-shellscript"
+        assert boot_part["Content-Transfer-Encoding"] == "7bit"
+        script = boot_part.get_payload()
+        assert script.startswith("#!/bin/bash\n")
+        assert "systemctl enable gpu-eks-boot.service\n" in script
+        assert "--set accept-nvidia-visible-devices-envvar-when-unprivileged=false" in script
         assert part.get_content_type() == "application/node.eks.aws"
         assert part["Content-Transfer-Encoding"] == "7bit"
         assert part.get_content_charset() == "us-ascii"

@@ -113,7 +113,7 @@ NFD_WORKER_TOLERATIONS = {
     VARIANT: [CHART_MASTER, CHART_CONTROL_PLANE, CHART_GPU_EXISTS, DEDICATED_TOLERATION],
     DEFAULTS: [CHART_CONTROL_PLANE, CHART_GPU_EXISTS],
 }
-CDI = {"dev": False, "prod": False, VARIANT: True, DEFAULTS: False}
+CDI = {"dev": False, "prod": False, VARIANT: False, DEFAULTS: False}
 
 
 #: observability.enabled (dev, and the variant made from it): the dcgm-exporter values. dev
@@ -138,18 +138,35 @@ DCGM_EXPORTER: dict[str, dict[str, Any]] = {
 }
 
 
+DEVICE_PLUGIN_ENV = {
+    run: [{"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"}] for run in ("dev", "prod", DEFAULTS)
+} | {
+    VARIANT: [
+        {"name": "PASS_DEVICE_SPECS", "value": "true"},
+        {"name": "FAIL_ON_INIT_ERROR", "value": "true"},
+        {"name": "DEVICE_ID_STRATEGY", "value": "uuid"},
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+        {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},
+        {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"},
+    ]
+}
+
+
 def values(run: str) -> dict[str, Any]:
     return {
         "driver": {"enabled": False},
         "toolkit": {"enabled": False},
         "cdi": {"enabled": CDI[run]},
         "devicePlugin": {
+            # The device list as volume mounts (the boot stage's toolkit refuses the variable); at
+            # v25.3.1 the chart's own env list, sent back (Helm replaces lists), with it changed.
+            "env": DEVICE_PLUGIN_ENV[run],
             "config": {
                 "create": True,
                 "name": CONFIG_MAP_NAME[run],
                 "default": DEFAULT_PROFILE[run],
                 "data": DEVICE_PLUGIN_DATA[run],
-            }
+            },
         },
         "daemonsets": {"tolerations": DAEMONSET_TOLERATIONS[run]},
         "node-feature-discovery": {

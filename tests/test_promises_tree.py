@@ -98,12 +98,13 @@ JOB = "kubernetes:batch/v1:Job"
 
 
 def verify_part(groups: tuple[str, ...]) -> list[tuple[str, str, tuple[str, str | None]]]:
-    """The namespace, its deny-all NetworkPolicy, then per group a warm-up Job and the concurrency Job."""
+    """The namespace, its deny-all NetworkPolicy, then per group a warm-up Job, the isolation Job and
+    the concurrency Job."""
     return [
         (*VERIFY, GPU_CLUSTER),
         ("kubernetes:core/v1:Namespace", "gpu-eks-verify-ns", VERIFY),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "gpu-eks-verify-deny-all", VERIFY),
-        *[(JOB, f"gpu-eks-verify-{g}-{job}", VERIFY) for g in groups for job in ("warmup", "concurrent")],
+        *[(JOB, f"gpu-eks-verify-{g}-{job}", VERIFY) for g in groups for job in ("warmup", "isolation", "concurrent")],
     ]
 
 
@@ -157,6 +158,7 @@ ON_K8S_PROVIDER = {
         "gpu-eks-verify-ns",
         "gpu-eks-verify-deny-all",
         "gpu-eks-verify-t4-warmup",
+        "gpu-eks-verify-t4-isolation",
         "gpu-eks-verify-t4-concurrent",
     },
     "prod": {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-autoscaler-release"},
@@ -167,6 +169,7 @@ ON_K8S_PROVIDER = {
         "gpu-eks-verify-ns",
         "gpu-eks-verify-deny-all",
         "gpu-eks-verify-big-warmup",
+        "gpu-eks-verify-big-isolation",
         "gpu-eks-verify-big-concurrent",
     },
     DEFAULTS: {"gpu-eks-gpu-operator-ns", "gpu-eks-gpu-operator-release", "gpu-eks-autoscaler-release"},

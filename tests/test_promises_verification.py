@@ -218,7 +218,7 @@ def test_which_groups_get_a_verification(run: tuple[str, Simulation]):
     an autoscaler: verified, its warm-up Job brings the node."""
     name, sim = run
     assert [j.name for j in sim.by_type(JOB)] == [
-        f"gpu-eks-verify-{g}-{kind}" for g in VERIFIED_GROUPS[name] for kind in ("warmup", "concurrent")
+        f"gpu-eks-verify-{g}-{kind}" for g in VERIFIED_GROUPS[name] for kind in ("warmup", "isolation", "concurrent")
     ]
 
 

@@ -55,16 +55,16 @@ def readme_requirement() -> tuple[str, str, str]:
 def test_the_readme_install_lines_pin_the_package_version():
     """Both consumer lines (pip and `pulumi package add`) name the tag of this version."""
     readme = (ROOT / "README.md").read_text()
-    assert readme_requirement()[2] == "v0.2.0" == f"v{package_version()}"
-    assert "pulumi package add https://github.com/<org>/<this-repo>.git/plugin@v0.2.0" in readme
-    assert not re.findall(r"@v(?!0\.2\.0\b)\d+\.\d+\.\d+", readme)
+    assert readme_requirement()[2] == "v0.3.0" == f"v{package_version()}"
+    assert "pulumi package add https://github.com/<org>/<this-repo>.git/plugin@v0.3.0" in readme
+    assert not re.findall(r"@v(?!0\.3\.0\b)\d+\.\d+\.\d+", readme)
 
 
 def test_the_version_lives_in_one_place():
     from components import __version__
     from components.multilang import package_version as schema_version
 
-    assert __version__ == schema_version() == package_version() == "0.2.0"
+    assert __version__ == schema_version() == package_version() == "0.3.0"
 
 
 def test_the_readme_consumer_line_installs_this_version(tmp_path: Path):
@@ -97,7 +97,7 @@ def test_the_readme_consumer_line_installs_this_version(tmp_path: Path):
         [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.split() == ["0.2.0", "0.2.0"]
+    assert shown.stdout.split() == ["0.3.0", "0.3.0"]
     assert (site / "components" / "composites" / "gpu_capacity.py").is_file()
 
 
@@ -144,12 +144,14 @@ def missing_refs(text: str, version: str) -> list[str]:
 
 def test_the_changelog_links_name_refs_that_exist():
     """Neither 0.1.0 nor 0.2.0 was tagged: their links name the commits (bde7cb0, where the CHANGELOG
-    says 0.1.0 stands, and 19061e2, which cut 0.2.0), not tags that do not exist."""
+    says 0.1.0 stands, and 19061e2, which cut 0.2.0), not tags that do not exist; 0.3.0, the version
+    being released, names its tag."""
     import pytest
 
     text = (ROOT / "CHANGELOG.md").read_text()
     assert changelog_refs(text) == {
-        "Unreleased": ["19061e2d349e9d71d54d0f5549167866f3860150", "HEAD"],
+        "Unreleased": ["v0.3.0", "HEAD"],
+        "0.3.0": ["19061e2d349e9d71d54d0f5549167866f3860150", "v0.3.0"],
         "0.2.0": ["bde7cb06f990b674cd52a3f19c0fa757977a428d", "19061e2d349e9d71d54d0f5549167866f3860150"],
         "0.1.0": ["bde7cb06f990b674cd52a3f19c0fa757977a428d"],
     }

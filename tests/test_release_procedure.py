@@ -162,33 +162,33 @@ def test_the_release_procedure_on_a_throwaway_clone(tmp_path: Path):
     (clone / "CHANGELOG.md").write_text(unreleased)
     subprocess.run([*GIT, "-C", str(clone), "commit", "-qam", "work"], check=True, capture_output=True)
 
-    prepared = tooling(clone, "release", "prepare", "0.3.0", "--date", "2026-12-01")
+    prepared = tooling(clone, "release", "prepare", "0.4.0", "--date", "2026-12-01")
     assert prepared.returncode == 0, prepared.stderr
     dirty = tooling(clone, "release", "tag")
     assert dirty.returncode == 1
     assert "error: the work tree has uncommitted changes: commit the release first" in dirty.stderr
-    subprocess.run([*GIT, "-C", str(clone), "commit", "-qam", "release: v0.3.0"], check=True, capture_output=True)
+    subprocess.run([*GIT, "-C", str(clone), "commit", "-qam", "release: v0.4.0"], check=True, capture_output=True)
     tagged = tooling(clone, "release", "tag")
     assert tagged.returncode == 0, tagged.stderr
-    assert "tagged v0.3.0; publish it with: git push origin main v0.3.0" in tagged.stderr
+    assert "tagged v0.4.0; publish it with: git push origin main v0.4.0" in tagged.stderr
     git_show = [*GIT, "-C", str(clone), "rev-parse"]
     head, at_tag = (
         subprocess.run([*git_show, ref], check=True, capture_output=True, text=True).stdout
-        for ref in ("HEAD", "v0.3.0^{commit}")
+        for ref in ("HEAD", "v0.4.0^{commit}")
     )
     assert head == at_tag
-    kind = subprocess.run([*GIT, "-C", str(clone), "cat-file", "-t", "v0.3.0"], capture_output=True, text=True)
+    kind = subprocess.run([*GIT, "-C", str(clone), "cat-file", "-t", "v0.4.0"], capture_output=True, text=True)
     assert kind.stdout.strip() == "tag"  # annotated
 
     # The workflow's gate on the tagged commit; the notes are the CHANGELOG section.
     notes = tmp_path / "notes.md"
-    checked = tooling(clone, "release", "check", "--tag", "v0.3.0", "--notes", str(notes))
+    checked = tooling(clone, "release", "check", "--tag", "v0.4.0", "--notes", str(notes))
     assert checked.returncode == 0, checked.stderr
     assert notes.read_text() == "- Entry.\n"
-    assert tooling(clone, "release", "check", "--tag", "v0.2.0").returncode == 1
-    assert tooling(clone, "release", "tag").returncode == 1  # v0.3.0 exists already
+    assert tooling(clone, "release", "check", "--tag", "v0.3.0").returncode == 1
+    assert tooling(clone, "release", "tag").returncode == 1  # v0.4.0 exists already
     readme = (clone / "README.md").read_text()
-    assert "@v0.3.0" in readme and not re.findall(r"@v0\.2\.0\b", readme)
+    assert "@v0.4.0" in readme and not re.findall(r"@v0\.3\.0\b", readme)
 
 
 # --- .github/workflows/release.yml --------------------------------------------------------------

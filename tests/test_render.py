@@ -245,7 +245,9 @@ def test_render_lists_resources_in_declaration_order_with_parents(docs: dict[str
 
 def test_render_shows_the_nodeadm_flags_of_the_gpu_nodes(docs: dict[str, dict[str, Any]]):
     lt = item(docs["dev"], "aws:ec2/launchTemplate:LaunchTemplate", "gpu-eks-t4-lt")
-    (part,) = lt["inputs"]["userData"]["parts"]
+    part, boot_part = lt["inputs"]["userData"]["parts"]
+    assert boot_part["contentType"] == "text/x-shellscript"  # the boot stage, shown as its text
+    assert boot_part["content"].startswith("#!/bin/bash\n")
     assert part["contentType"] == "application/node.eks.aws"
     assert part["content"]["kind"] == "NodeConfig"
     assert part["content"]["spec"]["kubelet"]["flags"] == [
@@ -394,7 +396,8 @@ def test_cli_renders_json_for_other_tools(tmp_path: Path, docs: dict[str, dict[s
     lt = next(r for r in data["resources"] if r["name"] == "gpu-eks-t4-lt")
     user_data = lt["inputs"]["userData"]
     assert user_data["encoding"] == "base64-mime"
-    (part,) = user_data["decoded"]["parts"]
+    part, boot_part = user_data["decoded"]["parts"]
+    assert boot_part["contentType"] == "text/x-shellscript"
     assert part["contentType"] == "application/node.eks.aws"
     assert part["content"]["encoding"] == "yaml"
     assert part["content"]["decoded"]["kind"] == "NodeConfig"

@@ -611,16 +611,18 @@ def test_switching_modes_or_mps_replicas_keeps_every_node(switched):
 
 def test_each_mode_gets_its_verification_jobs(switched):
     mps_jobs = sorted(r.name for r in switched["mps4"].by_type(JOB))
-    assert mps_jobs == ["gpu-eks-verify-t4-concurrent", "gpu-eks-verify-t4-warmup"]
+    assert mps_jobs == ["gpu-eks-verify-t4-concurrent", "gpu-eks-verify-t4-isolation", "gpu-eks-verify-t4-warmup"]
     (c,) = switched["mps4"].one(JOB, "gpu-eks-verify-t4-concurrent").inputs["spec"]["template"]["spec"]["containers"]
     assert (c["name"], c["image"]) == ("mps-probe", PROBE)
     assert sorted(r.name for r in switched["ts"].by_type(JOB)) == [
         "gpu-eks-verify-t4-concurrent",
+        "gpu-eks-verify-t4-isolation",
         "gpu-eks-verify-t4-warmup",
     ]
     assert sorted(r.name for r in switched["whole"].by_type(JOB)) == [
         "gpu-eks-verify-t4-concurrent",
         "gpu-eks-verify-t4-exclusive",
+        "gpu-eks-verify-t4-isolation",
         "gpu-eks-verify-t4-warmup",
     ]
     out = switched["mps4"].outputs["gpuNodeGroups"]["t4"]

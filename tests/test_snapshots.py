@@ -91,7 +91,7 @@ def test_the_snapshot_holds_the_exact_user_data_bytes():
     )
     shown = lt["inputs"]["userData"]
     assert shown["sha256"] == hashlib.sha256(raw).hexdigest()[:16]
-    assert [p["contentType"] for p in shown["parts"]] == ["application/node.eks.aws"]
+    assert [p["contentType"] for p in shown["parts"]] == ["application/node.eks.aws", "text/x-shellscript"]
 
 
 def _update_branches_that_do_not_fail(path: Path) -> list[int]:

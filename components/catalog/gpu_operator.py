@@ -49,6 +49,8 @@ class ChartVersion:
     #: (NVIDIA/k8s-device-plugin api/config/v1/flags.go PluginCommandLineFlags: from v0.20.0;
     #: v0.17.2 and v0.18.1 have no such field and would silently ignore the key).
     shared_devices_allocation_policy: bool
+    #: ``devicePlugin.env`` in the chart's values.yaml (Helm replaces lists: sent back with ours).
+    device_plugin_env: tuple[EnvVar, ...]
     #: ``dcgmExporter.version`` in the chart's values.yaml: the dcgm-exporter image it ships.
     dcgm_exporter_version: str
     #: ``dcgmExporter.env`` in the chart's values.yaml (Helm replaces lists: sent back with ours).
@@ -74,6 +76,14 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
             nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
             device_plugin_version="v0.17.2",
             shared_devices_allocation_policy=False,
+            device_plugin_env=(
+                {"name": "PASS_DEVICE_SPECS", "value": "true"},
+                {"name": "FAIL_ON_INIT_ERROR", "value": "true"},
+                {"name": "DEVICE_LIST_STRATEGY", "value": "envvar"},
+                {"name": "DEVICE_ID_STRATEGY", "value": "uuid"},
+                {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},
+            ),
             dcgm_exporter_version="4.2.3-4.1.3-ubuntu22.04",
             dcgm_exporter_env=(
                 {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"},
@@ -89,6 +99,7 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
             nfd_worker_tolerations=(_MASTER, _CONTROL_PLANE, _GPU_EXISTS),
             device_plugin_version="v0.18.1",
             shared_devices_allocation_policy=False,
+            device_plugin_env=(),
             dcgm_exporter_version="4.4.2-4.7.0-distroless",
             dcgm_exporter_env=(),
             per_pod_gpu_metrics=False,
@@ -100,6 +111,7 @@ SUPPORTED_CHART_VERSIONS: dict[str, ChartVersion] = {
             nfd_worker_tolerations=(_CONTROL_PLANE, _GPU_EXISTS),
             device_plugin_version="v0.20.0",
             shared_devices_allocation_policy=True,
+            device_plugin_env=(),
             # 4.6.0-4.8.3 is newer than 4.5.3-4.8.2, the first tag with PR #594 (its tag is not in
             # the stored mirror; process_metrics.go and pidmapper.go are identical at 4.5.3-4.8.2
             # and at main d5e5f51 of 2026-05-12).

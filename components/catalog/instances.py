@@ -412,7 +412,8 @@ GPU_NODE_DAEMONSET_PODS: tuple[str, ...] = (
 )
 #: On MIG-capable GPUs (A100, H100, H200) the operator also labels the node
 #: ``nvidia.com/gpu.deploy.mig-manager`` (GFD's ``nvidia.com/mig.capable=true``; the chart's
-#: ``migManager.enabled`` defaults to true), so mig-manager runs there too.
+#: ``migManager.enabled`` defaults to true), so mig-manager runs there without a MIG group; with one it
+#: is off (gpu_operator/values.py ``mig_manager_values``) and still counted: one pod on the safe side.
 MIG_MANAGER_POD = "nvidia-mig-manager"
 
 

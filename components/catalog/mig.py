@@ -160,23 +160,33 @@ def named_layouts(gpu: str) -> dict[str, Mapping[str, int]]:
     return {name: per_gpu[gpu] for name, per_gpu in NAMED_LAYOUTS.items() if gpu in per_gpu}
 
 
-def placement_fits(profiles: list[MigProfile]) -> bool:
-    """Whether GPU instances of ``profiles`` (one entry per instance) can all be placed on one GPU
-    at once: each at one of its starts, no two sharing a memory slice. A depth-first search over
-    the instances, largest first (at most 7 instances on 8 slices)."""
-    ordered = sorted(profiles, key=lambda p: (-p.memory_slices, -p.compute_slices))
+def placements(profiles: list[MigProfile]) -> tuple[tuple[MigProfile, int], ...] | None:
+    """Where GPU instances of ``profiles`` (one entry per instance) can all be placed on one GPU at
+    once: each with the memory slice it starts at, no two sharing a memory slice, largest first;
+    None if they cannot. A depth-first search over the instances, largest first (at most 7
+    instances on 8 slices). The boot stage creates the instances at these starts
+    (plan/boot.py), so every layout the settings accept is placed as found here."""
+    ordered = sorted(profiles, key=lambda p: (-p.memory_slices, -p.compute_slices, p.name))
 
-    def place(i: int, used: frozenset[int]) -> bool:
+    def place(i: int, used: frozenset[int]) -> tuple[tuple[MigProfile, int], ...] | None:
         if i == len(ordered):
-            return True
+            return ()
         p = ordered[i]
         for start in p.placements:
             span = frozenset(range(start, start + p.memory_slices))
-            if not span & used and place(i + 1, used | span):
-                return True
-        return False
+            if span & used:
+                continue
+            rest = place(i + 1, used | span)
+            if rest is not None:
+                return ((p, start), *rest)
+        return None
 
     return place(0, frozenset())
+
+
+def placement_fits(profiles: list[MigProfile]) -> bool:
+    """Whether GPU instances of ``profiles`` can all be placed on one GPU at once (``placements``)."""
+    return placements(profiles) is not None
 
 
 def layout_problem(gpu: MigGpu, layout: Mapping[str, int]) -> str:

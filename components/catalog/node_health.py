@@ -1,6 +1,6 @@
 """Node health on EKS: the node monitoring agent (its add-on, its DCGM host engine, the reasons it
 gives the ``AcceleratedHardwareReady`` node condition) and node auto repair (EKS managed node groups,
-Karpenter). Facts only; the settings (``config.repair``) and the plan (``sharing.plan``) read them.
+Karpenter). Facts only; the settings (``config.repair``) and the plan (``plan.group``) read them.
 
 Sources (each fact below names its file):
 

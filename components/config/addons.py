@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from ..catalog import cluster_autoscaler as ca_chart
 from ..catalog import gpu_operator as chart
 from .charts import pinned_chart_version
+from .errors import KeyedProblems
 from .fields import (
     ImageReference,
     LabelKey,
@@ -75,6 +76,25 @@ class GpuOperatorSettings(_Model):
     @classmethod
     def _known_chart(cls, value: str, info: ValidationInfo) -> str:
         return pinned_chart_version(value, info, chart.SUPPORTED_CHART_VERSIONS, "the", "v26.7.0")
+
+    @model_validator(mode="after")
+    def _cdi_keeps_the_device_list_strategy(self) -> GpuOperatorSettings:
+        # gpu-operator v25.3.1 sets DEVICE_LIST_STRATEGY=envvar,cdi-annotations on the device plugin
+        # after the chart's devicePlugin.env when CDI is on (controllers/object_controls.go
+        # TransformDevicePlugin): the plugin would pass devices through the variable the host
+        # toolkit refuses (plan/boot.py), and GPU pods would get none. v25.10.1+ apply env last.
+        if self.cdi_enabled and self.chart_version == "v25.3.1":
+            raise KeyedProblems(
+                [
+                    (
+                        ("cdiEnabled",),
+                        True,
+                        "false with chartVersion v25.3.1: its operator overrides the device plugin's volume-mount "
+                        "device list with the environment variable the node's toolkit refuses (use v25.10.1 or later)",
+                    )
+                ]
+            )
+        return self
 
 
 class AutoscalerSettings(_Model):

@@ -80,9 +80,10 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
                 (
                     ("gpuNodeGroups", i, "labels"),
                     len(p.settings.labels),
-                    f"fewer or shorter labels and taints: the group's user data (its nodeadm NodeConfig) would be "
-                    f"{size} bytes; at most {USER_DATA_OWN_MAX_BYTES}, since EC2 takes {USER_DATA_MAX_BYTES} in all "
-                    f"and EKS merges its own NodeConfig part (cluster endpoint and CA) into it",
+                    "fewer or shorter labels and taints: the group's user data (its nodeadm NodeConfig and boot "
+                    f"stage) would be {size} bytes; at most {USER_DATA_OWN_MAX_BYTES}, since EC2 takes "
+                    f"{USER_DATA_MAX_BYTES} in all and EKS merges its own NodeConfig part (cluster endpoint and CA) "
+                    "into it",
                 )
             )
     strategies = {p.mig_strategy for p in plans}

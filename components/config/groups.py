@@ -365,9 +365,8 @@ class GpuNodeGroupSettings(_Model):
     mig: Mig | None = Field(
         None,
         **doc(
-            "The MIG layout of the group's GPUs (p4d, p4de, p5, p5e, p5en), applied by the gpu-operator's "
-            'mig-manager through the node label `nvidia.com/mig.config` (see "MIG"), instead of `timeSlicing` '
-            "and `mps`.",
+            "The MIG layout of the group's GPUs (p4d, p4de, p5, p5e, p5en), applied by the node's boot stage before "
+            'kubelet starts (see "MIG"; a change rolls the nodes), instead of `timeSlicing` and `mps`.',
             type="`{layout | migDevices, replicas?}`",
             default="none (whole GPUs)",
         ),

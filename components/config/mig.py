@@ -42,7 +42,7 @@ Replicas = Annotated[int, Field(ge=2)]
 
 class Mig(_Model):
     """The MIG layout of every GPU of a group's nodes (mig-parted ``mig-devices``), applied by the
-    gpu-operator's mig-manager, optionally with time-slicing on the slices."""
+    node's boot stage (plan/boot.py), optionally with time-slicing on the slices."""
 
     model_config = ConfigDict(title="Mig")
 

@@ -2,7 +2,7 @@
 EKS API's model (botocore 1.44.5 ``eks`` 2017-11-01: ``NodeRepairConfig``,
 ``NodeRepairConfigOverrides``, ``RepairAction``), and what a Karpenter group cannot express.
 
-The fault classes and what each one means: ``catalog.node_health``. The plan (``sharing.plan``)
+The fault classes and what each one means: ``catalog.node_health``. The plan (``plan.group``)
 turns these settings into the node group's ``nodeRepairConfig`` or Karpenter's ``nodeRepair`` gate.
 """
 

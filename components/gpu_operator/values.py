@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import gpu_operator as chart
+from ..catalog.gpu_operator import EnvVar
 from ..config.groups import Taint
 from ..config.sharing import allocation_policy_problems
-from ..plan import device_plugin, mig_parted, placement
+from ..plan import device_plugin, placement
 from ..plan.group import GroupPlan
 
 
@@ -152,6 +153,67 @@ def needs_metrics_config_map(plans: Sequence[GroupPlan]) -> bool:
     return any(profiling_fields_unusable(p) for p in plans)
 
 
+#: How the device plugin hands a container its devices: as volume mounts under
+#: ``/var/run/nvidia-container-devices``, and in ``NVIDIA_VISIBLE_DEVICES`` too (k8s-device-plugin
+#: ``--device-list-strategy``, env ``DEVICE_LIST_STRATEGY``, a list of envvar, volume-mounts,
+#: cdi-annotations, cdi-cri; v0.17.2-v0.20.0; the operator itself passes a list, "envvar,cdi-annotations"
+#: at v25.3.1). The host toolkit reads the mounts first and the variable only where no mount names a
+#: device (nvidia-container-toolkit cmd/nvidia-container-runtime-hook/container_config.go ``getDevices``,
+#: v1.17.0): on a node with the boot stage (mounts accepted, the variable refused from unprivileged
+#: containers: plan/boot.py) a GPU pod gets exactly its mounted devices and a pod without a request
+#: none; on a node still running the user data of 0.2.0 during the upgrade's roll, the variable keeps
+#: GPU pods working (volume mounts alone would give them no GPU there). The operator sets the chart's
+#: ``devicePlugin.env`` on the plugin container over its asset's own ``DEVICE_LIST_STRATEGY=envvar``
+#: (controllers/object_controls.go ``TransformDevicePlugin``; at v25.10.1 and v26.7.0 after its CDI
+#: settings, so ours holds with ``cdi.enabled`` too; at v25.3.1 before them: the settings refuse
+#: cdiEnabled there, config/addons.py).
+DEVICE_LIST_STRATEGY: EnvVar = {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"}
+
+#: What each operand of the operator needs to reach its GPUs under the isolation, per container of
+#: its DaemonSet (NVIDIA/gpu-operator ``assets/state-*/*daemonset*.yaml`` and
+#: ``validator/manifests/*.yaml``, identical in this respect at v25.3.1, v25.10.1 and v26.7.0): every
+#: container that opens a GPU is privileged, and the toolkit honours ``NVIDIA_VISIBLE_DEVICES`` from
+#: privileged containers (it refuses it only from unprivileged ones): the device plugin
+#: (``NVIDIA_VISIBLE_DEVICES=all``, privileged), GPU feature discovery, dcgm-exporter, the MPS control
+#: daemon (``NVIDIA_VISIBLE_DEVICES=all``, privileged), mig-manager, the validator's init containers
+#: (toolkit-validation with ``NVIDIA_VISIBLE_DEVICES=all``, privileged; cuda-validation's workload pod
+#: privileged). The validator's plugin-validation pod is unprivileged and requests a GPU resource: it
+#: gets its device from the device plugin as a volume mount. Only ``config-manager-init`` is
+#: unprivileged without a request, and it opens no GPU.
+OPERAND_GPU_ACCESS: Mapping[str, str] = {
+    "nvidia-device-plugin": "privileged",
+    "gpu-feature-discovery": "privileged",
+    "nvidia-dcgm-exporter": "privileged",
+    "mps-control-daemon-ctr": "privileged",
+    "nvidia-mig-manager": "privileged",
+    "toolkit-validation": "privileged",
+    "cuda-validation": "privileged",
+    "plugin-validation": "device plugin (volume mounts)",
+}
+
+
+def device_plugin_env(chart_version: str) -> list[EnvVar]:
+    """The chart's ``devicePlugin.env`` with ``DEVICE_LIST_STRATEGY`` set (volume mounts and the variable)."""
+    defaults = [dict(e) for e in chart.chart_defaults(chart_version).device_plugin_env]
+    kept = [e for e in defaults if e["name"] != DEVICE_LIST_STRATEGY["name"]]
+    return [*kept, dict(DEVICE_LIST_STRATEGY)]
+
+
+def mig_manager_values(plans: Sequence[GroupPlan]) -> dict[str, Any]:
+    """``migManager`` values: off in a cluster with a MIG group, whose layout the boot stage applies
+    before kubelet (plan/boot.py). mig-manager changes MIG mode by stopping the operator's GPU
+    clients and, with the AMI's preinstalled driver, kubelet (``WITH_SHUTDOWN_HOST_GPU_CLIENTS``), which
+    has left AL2023 nodes NotReady (NVIDIA/gpu-operator#2415, NVIDIA/mig-parted#368), and never retries
+    a failed apply (mig-parted v0.15.0 cmd/nvidia-mig-manager/main.go waits for the label to change).
+    The device plugin still runs with the chart's ``mig.strategy``, which the operator passes as its
+    ``MIG_STRATEGY``, and advertises the slices it finds. With mig-manager off the operator sets no
+    ``nvidia.com/mig.config`` label either (it does so only when ``MIGManager.IsEnabled()``:
+    controllers/state_manager.go at v25.3.1 and v25.10.1, nodelabeling_controller.go at v26.7.0), so
+    nothing on the node names a mig-parted config. Without a MIG group: {} (the
+    chart's own, which applies ``all-disabled`` to MIG-capable nodes: no mode change where MIG is off)."""
+    return {"enabled": False} if any(p.mig_layout is not None for p in plans) else {}
+
+
 def per_pod_gpu_metrics(plans: Sequence[GroupPlan], chart_version: str, options: ExporterOptions | None) -> bool:
     """Whether the exporter attributes utilisation and memory to pods: asked for, a group shares
     its GPUs (more slots than GPUs), and the chart's exporter has per-process metrics."""
@@ -220,7 +282,7 @@ def gpu_operator_values(
     mig = mig_strategy(plans)
     data = device_plugin.device_plugin_config_data(profile_configs(plans))
     dcgm = dcgm_exporter_values(plans, chart_version, exporter, namespace)
-    mig_manager = mig_parted.mig_manager_values(plans)
+    mig_manager = mig_manager_values(plans)
     values: dict[str, Any] = {
         # The EKS AL2023 NVIDIA AMI ships the driver and the container toolkit, and nodeadm makes
         # `nvidia` containerd's default runtime: the operator must not install either (AWS docs).
@@ -234,6 +296,8 @@ def gpu_operator_values(
         # MIG_STRATEGY; gpu-operator v25.3.1, v25.10.1, v26.7.0): both come from one setting.
         "mig": {"strategy": mig},
         "devicePlugin": {
+            # The device list as volume mounts, never the environment (DEVICE_LIST_STRATEGY above).
+            "env": device_plugin_env(chart_version),
             "config": {
                 "create": True,
                 # Content-addressed name: see device_plugin.config_map_name for why.
@@ -242,7 +306,7 @@ def gpu_operator_values(
                 # node group's profile; `default` must name a key of `data`.
                 "default": plans[0].profile_name,
                 "data": data,
-            }
+            },
         },
         # Helm replaces lists: keep the chart's own entries and add ours.
         "daemonsets": {
@@ -257,7 +321,7 @@ def gpu_operator_values(
             }
         },
         **({"dcgmExporter": dcgm} if dcgm else {}),
-        # The layouts of the MIG groups (plan/mig_parted.py); none: the chart's own.
+        # Off with a MIG group: the boot stage applies the layouts (mig_manager_values).
         **({"migManager": mig_manager} if mig_manager else {}),
     }
     # MPS needs no value here: the chart never copies devicePlugin.mps into the ClusterPolicy

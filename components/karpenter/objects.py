@@ -185,12 +185,19 @@ def ec2_node_class(
         # Karpenter's own NodeConfig then sets nodeadm's instance.localStorage.strategy
         # (pkg/providers/amifamily/bootstrap/nodeadm.go getNodeConfigYAML).
         spec["instanceStorePolicy"] = cold.local_storage
+    documents = []
     if cold.fast_image_pull:
         # A NodeConfig part of our own with only the feature gate: Karpenter keeps the user's MIME
         # parts ahead of its own NodeConfig, and nodeadm merges them (no kubelet flag here).
         gates = userdata.cold_start_spec(cold)["featureGates"]
-        gate = {"apiVersion": userdata.NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": {"featureGates": gates}}
-        spec["userData"] = userdata.render_mime([gate])
+        documents.append(
+            {"apiVersion": userdata.NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": {"featureGates": gates}}
+        )
+    # The boot stage (plan/boot.py: toolkit isolation, the MIG layout) as a shell part: Karpenter
+    # keeps every part of a MIME userData with its Content-Type (mime.NewArchive) and appends its own
+    # NodeConfig after them (bootstrap/nodeadm.go Script, v1.14.1); cloud-init runs the shell part
+    # before nodeadm-run starts kubelet. Its failure taints repeat Karpenter's (boot.registration_taints).
+    spec["userData"] = userdata.render_mime(documents, [plan.boot.user_data_part] if plan.boot else [])
     reservation = plan.settings.capacity_reservation
     if reservation is not None and reservation.id is not None:
         spec["capacityReservationSelectorTerms"] = [{"id": reservation.id}]

@@ -70,7 +70,7 @@ class Mps(TypedDict, total=False):
 
 
 class Mig(TypedDict, total=False):
-    """The MIG layout of every GPU of a group's nodes (mig-parted `mig-devices`), applied by the gpu-operator's mig-manager, optionally with time-slicing on the slices."""
+    """The MIG layout of every GPU of a group's nodes (mig-parted `mig-devices`), applied by the node's boot stage (plan/boot.py), optionally with time-slicing on the slices."""
 
     layout: str
     """A named layout of the gpu-operator's default mig-parted config (`all-1g.10gb`, `all-3g.40gb`, `all-balanced`, ...: the ones of the group's GPU, see "MIG"). Either `layout` or `migDevices`. Type: layout name. Default: none."""
@@ -161,7 +161,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     mig_strategy: str
     """How MIG slices are advertised: the chart's `mig.strategy` and the profiles' `flags.migStrategy`, one value for the whole cluster (the same in every group). `single`: every slice as `nvidia.com/gpu` (one profile per node); `mixed`: `nvidia.com/mig-<profile>` per profile. Needs `single` or `mixed` with `mig`; a group without `mig` uses its GPUs whole under any strategy. Type: `none` | `single` | `mixed`. Default: `none`."""
     mig: Mig
-    """The MIG layout of the group's GPUs (p4d, p4de, p5, p5e, p5en), applied by the gpu-operator's mig-manager through the node label `nvidia.com/mig.config` (see "MIG"), instead of `timeSlicing` and `mps`. Type: `{layout | migDevices, replicas?}`. Default: none (whole GPUs)."""
+    """The MIG layout of the group's GPUs (p4d, p4de, p5, p5e, p5en), applied by the node's boot stage before kubelet starts (see "MIG"; a change rolls the nodes), instead of `timeSlicing` and `mps`. Type: `{layout | migDevices, replicas?}`. Default: none (whole GPUs)."""
     ami_release_version: str
     """Pin the EKS AMI release, `<x.y.z>-<yyyymmdd>` of the cluster's minor (e.g. `1.35.0-20260115`). g6f/gr6f need `20250610` or later (the first AMI with their vGPU driver). Type: string. Default: latest."""
     cold_start: ColdStart

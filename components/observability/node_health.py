@@ -7,7 +7,7 @@ node's current status: internal/store/node.go, v2.20.0), and a group's nodes by 
 
 * ``GpuNodeRepairPaused``: more of a group is unhealthy than its repair's bound allows, so repair
   stops (a fleet-wide fault must reach a person, not drain the fleet). The bound is the group's
-  (``sharing.repair.RepairPolicy``): EKS's default (more than 20% once the group has more than 5
+  (``plan.repair.RepairPolicy``): EKS's default (more than 20% once the group has more than 5
   nodes, EKS user guide node-repair), a percent or a count of the group's nodes, or Karpenter's
   fixed 20% of the NodePool rounded up (kubernetes-sigs/karpenter v1.14.1 node/health controller.go
   ``isNodePoolHealthy``).

@@ -156,9 +156,9 @@ def advertised_rule(plan: GroupPlan, t: AlertThresholds) -> dict[str, Any]:
     counts = ", ".join(f"{n} {r}" for r, n in plan.advertised_resources.items())
     if plan.mig_layout is not None:
         layout = ", ".join(f"{p} x{n}" for p, n in plan.mig_layout.items())
-        what = f"MIG layout {plan.mig_config_name}: {plan.gpus_per_node} GPU(s) x {layout}"
-        cause = "the MIG layout or sharing config was not applied (mig-manager: node label nvidia.com/mig.config.state"
-        cause += " not success; device plugin or its config-manager not running)"
+        what = f"MIG layout of {plan.name}: {plan.gpus_per_node} GPU(s) x {layout}"
+        cause = "the MIG layout or sharing config was not applied (the boot stage failed: journalctl -u gpu-eks-boot,"
+        cause += " node label gpu-eks.io/boot-stage=failed; device plugin or its config-manager not running)"
     else:
         what = f"sharing profile {plan.profile_name}: {plan.gpus_per_node} GPU(s) x {plan.sharing.replicas} replicas"
         cause = "the sharing config was not applied (device plugin or its config-manager not running, the node "

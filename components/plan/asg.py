@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .. import catalog
+from ..catalog import labels
 from ..config.groups import Taint
 from .device_plugin import GPU_RESOURCE
 
@@ -76,6 +77,26 @@ def smallest_size_tags(instances: Sequence[catalog.GpuInstanceType]) -> dict[str
     return {CPU_TAG: str(cpu), MEMORY_TAG: f"{memory}Mi"}
 
 
+#: Per-ASG scale-down options (aws_manager.go ``GetOptions`` reads ``node-template/autoscaling-options/<key>``
+#: tags, keys in config/const.go, cluster-autoscaler-1.35.2).
+OPTIONS_TAG_PREFIX = f"{TAG_PREFIX}/node-template/autoscaling-options/"
+
+#: The options of a group whose nodes CA finds no GPU on: nodes of mixed MIG slices carry no
+#: accelerator label (plan/group.py: it would hold them "GPU not ready" for good) and advertise no
+#: ``nvidia.com/gpu``, so ``GetNodeGpuConfig`` is nil (utils/gpu/gpu.go ``GetNodeGPUFromCloudProvider``:
+#: only the label makes a GPU config) and CA judges them by CPU and memory requests
+#: (simulator/utilization/info.go ``Calculate``) against ``--scale-down-utilization-threshold``
+#: (0.5): a node with every slice busy and small CPU requests would be "under-used" and drained
+#: whenever its pods fit elsewhere. With DaemonSet pods left out of the utilisation and a threshold
+#: of 0, a node is underutilised only at 0 (core/scaledown/eligibility/eligibility.go
+#: ``isNodeAtOrBelowUtilizationThreshold``: removable iff utilisation <= threshold): a node with only
+#: DaemonSet pods still scales down, a node running any pod that requests CPU or memory does not.
+BUSY_NODE_PROTECTION: Mapping[str, str] = {
+    OPTIONS_TAG_PREFIX + "ignoredaemonsetsutilization": "true",
+    OPTIONS_TAG_PREFIX + "scaledownutilizationthreshold": "0",
+}
+
+
 def node_template_tags(
     node_labels: Mapping[str, str],
     taints: Sequence[Taint],
@@ -96,6 +117,8 @@ def node_template_tags(
         # Renamed, or MIG slices under mixed: the node advertises no nvidia.com/gpu at all; without
         # this tag CA's template would still offer the instance's physical GPU count as nvidia.com/gpu.
         tags[RESOURCES_TAG_PREFIX + NVIDIA_GPU] = "0"
+    if labels.ACCELERATOR_LABEL not in node_labels:
+        tags.update(BUSY_NODE_PROTECTION)
     return {**tags, **smallest_size_tags(instances)}
 
 

@@ -6,8 +6,9 @@ itself:
 
 * the node group (``nodegroups.component``): instance types, AMI type, the nodeadm user data that
   labels and taints its nodes;
-* the gpu-operator values (``gpu_operator.values``, ``plan.mig_parted``): the sharing profile
-  and its device-plugin config file, the taints to tolerate, the MIG strategy and layout;
+* the gpu-operator values (``gpu_operator.values``): the sharing profile and its device-plugin
+  config file, the taints to tolerate, the MIG strategy;
+* the boot stage (``plan.boot``) in the user data: the toolkit isolation and the MIG layout;
 * the Cluster Autoscaler (``plan.asg``, ``autoscaler.rules``): the node-template tags that let
   it build a template node of the group at zero nodes;
 * the verification (``verification.jobs``): the node selector, tolerations, resource name and how
@@ -30,11 +31,12 @@ from .. import catalog
 from ..catalog import efa as efa_catalog
 from ..catalog import labels
 from ..catalog import mig as mig_catalog
+from ..config import capacity_provider
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.mig import gpu_layout
 from ..config.sharing import Mps
-from . import asg, device_plugin, placement, userdata
+from . import asg, boot, device_plugin, placement, userdata
 from .repair import RepairPolicy, repair_policy
 
 #: The extended resource a renamed profile advertises instead of ``nvidia.com/gpu``
@@ -43,24 +45,6 @@ SHARED_GPU_RESOURCE = f"{device_plugin.GPU_RESOURCE}.shared"
 
 #: The sharing modes of a group (docs/sharing.md).
 SHARING_MODES = ("timeSlicing", "mps", "exclusive", "mig")
-
-#: The node label mig-manager reads: the name of the mig-parted config to apply (NVIDIA/mig-parted
-#: cmd/nvidia-mig-manager/main.go, the constant ``MigConfigLabel``, no flag, at v0.12.1, v0.13.1 and
-#: v0.15.0, the mig-managers of gpu-operator v25.3.1, v25.10.1, v26.7.0). The operator sets it to
-#: ``all-disabled`` only on a MIG-capable node without it (controllers/state_manager.go at v25.3.1
-#: and v25.10.1, controllers/nodelabeling_controller.go at v26.7.0), so the kubelet's value stays.
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
-#: The label mig-manager sets on a node to ``success`` once the node's config is applied and the
-#: operator's GPU clients are back (NVIDIA/mig-parted deployments/container/reconfigure-mig.sh
-#: ``exit_success`` at v0.12.1, pkg/mig/reconfigure/reconfigure.go ``Run`` at v0.13.1 and v0.15.0).
-MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
-
-
-def mig_config_name(group: str) -> str:
-    """The mig-parted config of a group's layout (a key of the mig-parted ConfigMap and the value of
-    its nodes' ``nvidia.com/mig.config`` label): named after the group, never after the layout, so
-    a layout change is a ConfigMap change and never a change of the nodes' user data."""
-    return f"gpu-eks-{group}"
 
 
 def mig_resource(profile: str) -> str:
@@ -133,6 +117,9 @@ class GroupPlan:
     #: Cluster Autoscaler node-template tags of the group's ASG (labels, taints, resources),
     #: without the discovery tags (those name the cluster: ``plan.asg.asg_tags``).
     node_template_tags: Mapping[str, str]
+    #: The boot stage of its nodes (plan/boot.py): toolkit isolation, the MIG layout. Its
+    #: cloud-init part is in ``user_data``; a Karpenter group's EC2NodeClass carries it too.
+    boot: boot.BootStage | None = None
     #: The MIG layout of each GPU (profile -> slices), None without ``mig``.
     mig_layout: Mapping[str, int] | None = None
     #: EFA devices per node (``efa: true``: every one its type has, ``catalog.efa``), advertised by
@@ -211,11 +198,6 @@ class GroupPlan:
         return node_resources(self.advertised_resources, self.efa_devices)
 
     @property
-    def mig_config_name(self) -> str | None:
-        """The mig-parted config of the group's layout (``mig_config_name``), None without ``mig``."""
-        return mig_config_name(self.name) if self.mig_layout is not None else None
-
-    @property
     def cold_start(self) -> ColdStart:
         """The group's cold-start levers (the user data above carries the nodeadm ones; the launch
         template reads the root volume's)."""
@@ -231,7 +213,7 @@ class GroupPlan:
 
     @property
     def repair(self) -> RepairPolicy:
-        """How the group's unhealthy nodes are repaired (``sharing.repair``): the node group's
+        """How the group's unhealthy nodes are repaired (``plan.repair``): the node group's
         ``nodeRepairConfig`` or Karpenter's gate, the outputs, the impact summary, the alerts."""
         return repair_policy(self.settings)
 
@@ -286,10 +268,13 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False, node_monit
         labels.GPU_COUNT_LABEL: str(instance.gpus),
         labels.DEVICE_PLUGIN_CONFIG_LABEL: profile_name,
         labels.NODE_GROUP_LABEL: group.name,
-        **({MIG_CONFIG_LABEL: mig_config_name(group.name)} if layout is not None else {}),
     }
     taints = tuple(group.taints)
     efa_devices = efa_catalog.efa_devices(group.instance_types[0]) if group.efa else 0
+    mig_gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
+    stage = boot.boot_stage(
+        instance.gpus, mig_gpu, layout, taints, karpenter=group.capacity_provider == capacity_provider.KARPENTER
+    )
     return GroupPlan(
         settings=group,
         instance=instance,
@@ -308,17 +293,18 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False, node_monit
         node_labels=_frozen(node_labels),
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),
-        user_data=userdata.render_user_data([userdata.gpu_node_config(node_labels, taints, group.cold_start)]),
+        user_data=userdata.render_user_data(
+            [userdata.gpu_node_config(node_labels, taints, group.cold_start)], [stage.user_data_part]
+        ),
         node_template_tags=_frozen(
             asg.node_template_tags(
-                # A MIG group's template node also has mig-manager's success label, which the
-                # verification's pods wait for (verification.jobs): CA scales the group for them.
-                {**node_labels, **({MIG_CONFIG_STATE_LABEL: "success"} if layout is not None else {})},
+                node_labels,
                 taints,
                 node_resources(resources, efa_devices),
                 [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],
             )
         ),
+        boot=stage,
         mig_layout=_frozen(layout) if layout is not None else None,
         efa_devices=efa_devices,
     )

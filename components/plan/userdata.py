@@ -30,6 +30,8 @@ from ..config.groups import Taint
 
 NODECONFIG_API_VERSION = "node.eks.aws/v1alpha1"
 NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
+#: cloud-init's content type of a shell script part (cloud-init "User data formats").
+SHELL_CONTENT_TYPE = "text/x-shellscript"
 
 
 def accelerator_labels(instance: catalog.GpuInstanceType) -> dict[str, str]:
@@ -95,17 +97,26 @@ def cold_start_spec(cold: ColdStart) -> dict[str, Any]:
     return spec
 
 
-def render_mime(documents: Sequence[Mapping[str, Any]]) -> str:
-    """A MIME multipart/mixed user data with one ``application/node.eks.aws`` part per document.
+def render_mime(documents: Sequence[Mapping[str, Any]], scripts: Sequence[str] = ()) -> str:
+    """A MIME multipart/mixed user data with one ``application/node.eks.aws`` part per document,
+    then one ``text/x-shellscript`` part per script (the boot stage: plan/boot.py).
+
+    nodeadm reads only the NodeConfig parts and skips the others (nodeadm/internal/configprovider/
+    mime.go: parts whose media type is not ``application/node.eks.aws`` are passed over);
+    cloud-init's ``cloud-final`` runs the shell parts once per instance, before ``nodeadm-run``
+    (../shared/reference/amazon-eks-ami SOURCE.md). Karpenter keeps every part of a MIME
+    ``userData`` with its Content-Type and appends its own NodeConfig
+    (pkg/providers/amifamily/bootstrap/nodeadm.go ``parseUserData``, ``Script``, v1.14.1).
 
     The boundary is derived from the content, so the same input always renders the same bytes
     (a stable launch template version, a quiet diff) and cannot collide with the content.
     """
     bodies = ["---\n" + yaml.safe_dump(dict(doc), sort_keys=False) for doc in documents]
-    boundary = "==gpu-eks-" + hashlib.sha256("".join(bodies).encode()).hexdigest()[:24] + "=="
+    boundary = "==gpu-eks-" + hashlib.sha256("".join([*bodies, *scripts]).encode()).hexdigest()[:24] + "=="
     outer = MIMEMultipart("mixed", boundary=boundary)
-    for body in bodies:
-        maintype, subtype = NODECONFIG_CONTENT_TYPE.split("/")
+    parts = [(NODECONFIG_CONTENT_TYPE, body) for body in bodies] + [(SHELL_CONTENT_TYPE, s) for s in scripts]
+    for content_type, body in parts:
+        maintype, subtype = content_type.split("/")
         part = MIMENonMultipart(maintype, subtype, charset="us-ascii")
         part.set_payload(body)
         # Without this header the email package would add none either; nodeadm reads the body
@@ -115,9 +126,9 @@ def render_mime(documents: Sequence[Mapping[str, Any]]) -> str:
     return outer.as_string()
 
 
-def render_user_data(documents: Sequence[Mapping[str, Any]]) -> str:
-    """Base64 of ``render_mime(documents)``: what an EC2 launch template's ``userData`` takes."""
-    return base64.b64encode(render_mime(documents).encode("ascii")).decode("ascii")
+def render_user_data(documents: Sequence[Mapping[str, Any]], scripts: Sequence[str] = ()) -> str:
+    """Base64 of ``render_mime(documents, scripts)``: what an EC2 launch template's ``userData`` takes."""
+    return base64.b64encode(render_mime(documents, scripts).encode("ascii")).decode("ascii")
 
 
 def parse_mime(text: str) -> list[tuple[str, str]]:

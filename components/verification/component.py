@@ -19,6 +19,8 @@ from .jobs import (
     concurrent_job_spec,
     exclusive_job_spec,
     image_for,
+    isolation_job_name,
+    isolation_job_spec,
     job_name,
     warmup_job_spec,
 )
@@ -77,6 +79,8 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         #: Per MIG group its Jobs, one per advertised resource (mig.mig_job_specs), instead of the
         #: concurrent Job (``jobs`` holds the first).
         self.mig_jobs: dict[str, list[k8s.batch.v1.Job]] = {}
+        #: Per group the isolation Job (jobs.isolation_job_spec), after its warm-up.
+        self.isolation_jobs: dict[str, k8s.batch.v1.Job] = {}
         for plan in (g.plan for g in args.gpu_node_groups):
             # Karpenter launches a group's first node for the warm-up Jobs' pending pods.
             launched = args.autoscaling or plan.settings.capacity_provider == "karpenter"
@@ -93,6 +97,14 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 metadata=_job_metadata(job_name("ts-warmup", plan, warmup), self.namespace, warmup),
                 spec=warmup,
                 opts=pulumi.ResourceOptions(parent=self),
+            )
+            isolation = isolation_job_spec(plan, image)
+            self.isolation_jobs[plan.name] = k8s.batch.v1.Job(
+                f"{name}-{plan.name}-isolation",
+                metadata=_job_metadata(isolation_job_name(plan, isolation), self.namespace, isolation),
+                spec=isolation,
+                # On the node the warm-up brought: it requests no GPU, so it brings no node itself.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[plan.name]]),
             )
             if plan.sharing_mode == "mig":
                 # One Job per advertised resource, every pod of them on one node at once (mig.py).

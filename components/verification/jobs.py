@@ -45,8 +45,7 @@ import json
 from typing import Any
 
 from ..autoscaler.values import SAFE_TO_EVICT_ANNOTATION
-from ..config.capacity_provider import KARPENTER
-from ..plan.group import MIG_CONFIG_STATE_LABEL, GroupPlan
+from ..plan.group import GroupPlan
 from .podsecurity import restricted_pod_spec
 
 #: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.
@@ -88,7 +87,6 @@ def _pod_spec(
     affinity: dict | None,
     container: str = "vectoradd",
     env: list[dict[str, str]] | None = None,
-    wait_for_mig: bool = True,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
@@ -107,14 +105,6 @@ def _pod_spec(
         ],
         "terminationGracePeriodSeconds": 5,
     }
-    if plan.mig_layout is not None and wait_for_mig:
-        # Until mig-manager has enabled MIG mode the device plugin advertises the GPUs whole as
-        # nvidia.com/gpu (k8s-device-plugin internal/rm/device_map.go buildGPUDeviceMap, v0.17.2-
-        # v0.20.0): under single a pod would land on a whole GPU that MIG mode then takes from it.
-        # Every pod of a MIG group waits for mig-manager's success (the ASG's template carries it).
-        applied = {"key": MIG_CONFIG_STATE_LABEL, "operator": "In", "values": ["success"]}
-        terms = {"nodeSelectorTerms": [{"matchExpressions": [applied]}]}
-        affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}, **(affinity or {})}
     if affinity:
         spec["affinity"] = affinity
     # Every verification pod meets the restricted Pod Security Standard (podsecurity.py).
@@ -138,19 +128,40 @@ def _job_spec(labels: dict[str, str], pods: int, deadline: int, pod_spec: dict[s
 
 
 def warmup_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
-    """One pod asking for one slot: brings a node (from zero, through the autoscaler).
+    """One pod asking for one slot: brings a node (from zero, through the autoscaler or Karpenter).
 
-    On a MIG group it waits for mig-manager's success label like every other pod (``_pod_spec``),
-    except on a Karpenter group: Karpenter launches a node only for a pod whose required node labels
-    its NodePool gives (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling: a
-    requirement on a label the NodePool does not define is incompatible), and mig-manager's label
-    comes only after the node joins. There the warm-up brings the node, and the probes, created after
-    it, wait on that node for the label."""
+    On a MIG group nothing waits for a label: the boot stage cuts the slices before kubelet starts
+    (plan/boot.py), so the device plugin never advertises the node's GPUs whole, and a node whose
+    layout failed registers tainted and advertises nothing."""
     labels = {"app.kubernetes.io/name": f"timeslicing-warmup-{plan.name}"}
-    wait = plan.settings.capacity_provider != KARPENTER
-    return _job_spec(
-        labels, 1, WARMUP_DEADLINE_SECONDS, _pod_spec(plan, image, VECTOR_ADD_ONCE, None, wait_for_mig=wait)
-    )
+    return _job_spec(labels, 1, WARMUP_DEADLINE_SECONDS, _pod_spec(plan, image, VECTOR_ADD_ONCE, None))
+
+
+#: The isolation check: a pod that requests no GPU but sets NVIDIA_VISIBLE_DEVICES=all (as most CUDA
+#: images do) must see no GPU: no ``/dev/nvidia*`` device node, no GPU in ``nvidia-smi -L``.
+ISOLATION_SCRIPT = (
+    "if ls /dev/nvidia* >/dev/null 2>&1; then echo 'GPU device nodes visible without a GPU request:'; "
+    "ls -l /dev/nvidia*; exit 1; fi; "
+    "if nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then echo 'nvidia-smi lists GPUs without a GPU request:'; "
+    "nvidia-smi -L; exit 1; fi; "
+    "echo 'no GPU visible to a pod without a GPU request: the toolkit ignores NVIDIA_VISIBLE_DEVICES'"
+)
+
+
+def isolation_job_spec(plan: GroupPlan, image: str) -> dict[str, Any]:
+    """One pod on a node of the group (after the warm-up brought one) with no GPU request and
+    ``NVIDIA_VISIBLE_DEVICES=all``: it fails if it sees a GPU. The boot stage set the host toolkit
+    to refuse the variable from unprivileged containers (plan/boot.py); without that, the
+    runtime would hand this pod every GPU of the node."""
+    labels = {"app.kubernetes.io/name": f"isolation-check-{plan.name}"}
+    env = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"}]
+    pod = _pod_spec(plan, image, ISOLATION_SCRIPT, None, "isolation", env)
+    # CPU and memory as every verification pod (podsecurity.py), and no GPU resource at all.
+    limits = pod["containers"][0]["resources"]["limits"]
+    pod["containers"][0]["resources"]["limits"] = {
+        k: v for k, v in limits.items() if k not in plan.advertised_resources
+    }
+    return _job_spec(labels, 1, CONCURRENT_DEADLINE_SECONDS, pod)
 
 
 def _same_node(labels: dict[str, str]) -> dict[str, Any]:
@@ -192,6 +203,13 @@ def job_name(prefix: str, plan: GroupPlan, spec: dict[str, Any]) -> str:
     }
     digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:8]
     return f"{prefix}-{plan.name}-{digest}"
+
+
+def isolation_job_name(plan: GroupPlan, spec: dict[str, Any]) -> str:
+    """``isolation-<group>-<8 hex>`` from the Job spec alone: a sharing change (which changes nothing
+    the isolation check does) keeps the completed Job."""
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]
+    return f"isolation-{plan.name}-{digest}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ On a MIG group the concurrent Job of ``jobs.py`` becomes one Job per resource th
 ``nvidia.com/mig-<profile>`` per profile under mixed), as many pods as the node advertises of it.
 Every pod of every Job of the group carries one label and a required pod affinity on it, so all of
 them run on one node at the same time (the deadline of ``jobs.concurrent_job_spec`` makes them
-overlap); like the warm-up, only on a node whose layout mig-manager has applied (``jobs._pod_spec``).
+overlap). The boot stage has cut the slices before kubelet started (plan/boot.py): nothing waits
+for a label.
 Each pod:
 
 * lists its devices with ``nvidia-smi -L`` and exits 1 unless it sees exactly one MIG device, of

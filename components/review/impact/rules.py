@@ -182,6 +182,19 @@ RULES: tuple[Rule, ...] = (
             "-> CreateLaunchTemplateVersion)",
         )
         for path in _LAUNCH_TEMPLATE_VERSIONED
+        if path != "userData"
+    ),
+    # The user data carries the group's labels and taints (nodeadm) and its boot stage (plan/boot.py:
+    # the toolkit isolation and the MIG layout, applied before kubelet): a MIG layout change is a user
+    # data change, so the group's nodes roll (the node group's rolling update drains them).
+    Rule(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "userData",
+        Effect.NEW_VERSION,
+        "new user data (labels, taints, the boot stage: a MIG layout or the toolkit isolation) is a new launch "
+        "template version: the node group rolls its nodes onto it, draining each",
+        f"{TF_AWS}: internal/service/ec2/ec2_launch_template.go (resourceLaunchTemplateUpdate: updateKeys "
+        "-> CreateLaunchTemplateVersion); components/plan/boot.py",
     ),
     # Auto Scaling group tag (aws_autoscaling_group_tag): group name and tag key are ForceNew.
     *(
@@ -342,28 +355,32 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "kubernetes:helm.sh/v3:Release",
+        "values.devicePlugin.env",
+        Effect.ROLL_DEVICE_PLUGIN,
+        "the operator sets devicePlugin.env on the device plugin's container (DEVICE_LIST_STRATEGY: how devices "
+        "reach containers): its DaemonSet rolls",
+        "NVIDIA/gpu-operator controllers/object_controls.go TransformDevicePlugin (config.DevicePlugin.Env), "
+        "v25.3.1, v25.10.1, v26.7.0",
+        chart="gpu-operator",
+    ),
+    Rule(
+        "kubernetes:helm.sh/v3:Release",
         "values.mig.strategy",
         Effect.ROLL_DEVICE_PLUGIN,
         "mig.strategy reaches the device plugin as MIG_STRATEGY env: its DaemonSets roll",
         "NVIDIA/gpu-operator (device-plugin DaemonSet env MIG_STRATEGY)",
         chart="gpu-operator",
     ),
-    # A MIG layout change is a new mig-parted ConfigMap name (components/plan/mig_parted.py):
-    # the operator re-points mig-manager at it, its DaemonSet rolls, and each mig-manager applies
-    # its node's layout on start; where the layout changed it stops the operator's GPU clients
-    # (device plugin, GFD, dcgm-exporter), re-partitions the GPUs, and starts them again.
+    # mig-manager is off in a cluster with a MIG group (gpu_operator/values.py mig_manager_values): the
+    # boot stage applies the layouts, and a layout change is new user data, which rolls the nodes.
     Rule(
         "kubernetes:helm.sh/v3:Release",
-        "values.migManager.config.name",
-        Effect.ROLL_DEVICE_PLUGIN,
-        "a MIG layout changed: mig-manager rolls and re-partitions the GPUs of the changed groups' nodes, stopping "
-        "and restarting the device plugin there; it does not evict workloads, and GPU pods still running on a slice "
-        "that goes away make the re-partition fail and retry (nvidia.com/mig.config.state=failed) until they end: "
-        "drain the group's GPU pods first (nodes are not replaced)",
-        "NVIDIA/mig-parted cmd/nvidia-mig-manager/main.go (start applies the label's config), "
-        "pkg/mig/reconfigure/reconfigure.go (shutdownKubernetesGPUClients, state label), v0.13.1, v0.15.0 "
-        "(deployments/container/reconfigure-mig.sh at v0.12.1); gpu-operator assets/state-mig-manager/"
-        "0600_daemonset.yaml (the ConfigMap mounted by name)",
+        "values.migManager.enabled",
+        Effect.ROLL_PODS,
+        "mig-manager is switched on or off: its DaemonSet is created or removed; with a MIG group it stays off, the "
+        "boot stage owns MIG mode and layouts, and a layout change rolls the group's nodes (new user data)",
+        "NVIDIA/gpu-operator deployments/gpu-operator/templates/clusterpolicy.yaml (migManager.enabled); "
+        "components/plan/boot.py",
         chart="gpu-operator",
     ),
     Rule(

@@ -1,0 +1,418 @@
+"""The boot stage (components/plan/boot.py): its bash script run against stand-ins of
+``nvidia-smi``/``nvidia-ctk``/``systemctl`` (tests/standins/nvidia_smi.py) for each MIG GPU of the
+catalog and its layouts, its systemd ordering against the AMI's own units, its failure path."""
+
+from __future__ import annotations
+
+import configparser
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from components.catalog import mig as mig_catalog
+from components.config.groups import Taint
+from components.plan import boot
+from tests.conftest import reference_path
+from tests.test_nodeconfig import strict
+
+STANDIN = Path(__file__).with_name("standins") / "nvidia_smi.py"
+TOOLS = ("nvidia-smi", "nvidia-ctk", "systemctl", "logger", "sleep")
+ISOLATION = (
+    "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false "
+    "--set accept-nvidia-visible-devices-as-volume-mounts=true"
+)
+GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
+
+
+class Node:
+    """A node's GPUs (the stand-in's state) and a run of the boot script on it."""
+
+    def __init__(self, tmp: Path, model: str, gpus: int, hold: str = "none", fail: tuple[str, ...] = ()):
+        self.tmp = tmp
+        self.bin = tmp / "bin"
+        self.bin.mkdir()
+        source = STANDIN.read_text()
+        for tool in TOOLS:
+            path = self.bin / tool
+            path.write_text(f"#!{sys.executable} -S\n{source}")
+            path.chmod(0o755)
+        self.state_file = tmp / "gpus.json"
+        self.log = tmp / "calls.log"
+        self.drop_in = tmp / "nodeadm.d" / "90-gpu-eks-boot-failed.yaml"
+        gpu = {"current": "Disabled", "pending": "Disabled", "instances": []}
+        gpu_states = [dict(gpu) for _ in range(gpus)]
+        self.write({"model": model, "gpus": gpu_states, "hold": hold, "fail": list(fail), "toolkit": {}})
+
+    def read(self) -> dict:
+        return json.loads(self.state_file.read_text())
+
+    def write(self, state: dict) -> None:
+        self.state_file.write_text(json.dumps(state))
+
+    def run(self, script: str) -> tuple[int, list[str], str]:
+        """Run ``script``; its exit status, the calls it made (this run only) and its stderr."""
+        self.log.write_text("")
+        path = self.tmp / "gpu-eks-boot"
+        path.write_text(script)
+        env = {
+            "PATH": f"{self.bin}:/usr/bin:/bin",
+            "STANDIN_STATE": str(self.state_file),
+            "STANDIN_LOG": str(self.log),
+            "GPU_EKS_STATE_DIR": str(self.tmp / "state"),
+            "GPU_EKS_NODEADM_DROP_IN": str(self.drop_in),
+        }
+        done = subprocess.run(["bash", str(path)], env=env, capture_output=True, text=True, timeout=60)
+        return done.returncode, self.log.read_text().splitlines(), done.stderr
+
+    def reboot(self) -> None:
+        """A reboot: pending MIG modes take effect, MIG instances are gone (MIG user guide)."""
+        state = self.read()
+        for gpu in state["gpus"]:
+            gpu["current"], gpu["instances"] = gpu["pending"], []
+        self.write(state)
+
+    def layouts(self) -> list[list[str]]:
+        return [sorted(p for p, _ in g["instances"]) for g in self.read()["gpus"]]
+
+
+def script(model: str, layout: dict[str, int] | None, gpus: int = 2, karpenter: bool = False) -> str:
+    gpu = mig_catalog.MIG_GPUS[model] if layout else None
+    return boot.boot_stage(gpus, gpu, layout, (GPU_TAINT,), karpenter).script
+
+
+# -- the layout on each GPU model -------------------------------------------------------------------
+
+#: (GPU, layout) -> what the stage runs per GPU: literal placements (MIG user guide tables).
+CREATION = {
+    ("A100-SXM4-40GB", "all-balanced"): "3g.20gb:4,2g.10gb:0,1g.5gb:2,1g.5gb:3",
+    ("A100-SXM4-40GB", "all-1g.5gb"): ",".join(f"1g.5gb:{i}" for i in range(7)),
+    ("A100-SXM4-80GB", "all-3g.40gb"): "3g.40gb:0,3g.40gb:4",
+    ("A100-SXM4-80GB", "all-balanced"): "3g.40gb:4,2g.20gb:0,1g.10gb:2,1g.10gb:3",
+    ("H100-80GB-HBM3", "all-1g.20gb"): "1g.20gb:0,1g.20gb:2,1g.20gb:4,1g.20gb:6",
+    ("H100-80GB-HBM3", "all-7g.80gb"): "7g.80gb:0",
+    ("H200-141GB", "all-balanced"): "3g.71gb:4,2g.35gb:0,1g.18gb:2,1g.18gb:3",
+    ("H200-141GB", "all-2g.35gb"): "2g.35gb:0,2g.35gb:2,2g.35gb:4",
+}
+
+
+@pytest.mark.parametrize(("model", "name"), sorted(CREATION))
+def test_each_gpu_model_gets_its_layout_once_and_a_second_boot_changes_nothing(tmp_path, model, name):
+    layout = dict(mig_catalog.named_layouts(model)[name])
+    node = Node(tmp_path, model, gpus=2)
+    rc, calls, err = node.run(script(model, layout))
+    assert rc == 0, err
+    create = CREATION[(model, name)]
+    per_gpu = [
+        "nvidia-smi -i {i} --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader",
+        "nvidia-smi -i {i} -mig 1",
+        "nvidia-smi -i {i} --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader",
+    ]
+    build = [
+        "nvidia-smi -i {i} -L",
+        "nvidia-smi -i {i} -L",
+        "nvidia-smi mig -i {i} -dci",
+        "nvidia-smi mig -i {i} -dgi",
+        f"nvidia-smi mig -i {{i}} -cgi {create} -C",
+        "nvidia-smi -i {i} -L",
+    ]
+    assert calls == [
+        ISOLATION,
+        "nvidia-smi --query-gpu=index --format=csv,noheader",
+        *[c.format(i=i) for i in (0, 1) for c in per_gpu],
+        *[c.format(i=i) for i in (0, 1) for c in build],
+    ]
+    expected = sorted(p for p, n in layout.items() for _ in range(n))
+    assert node.layouts() == [expected, expected]
+    assert node.read()["toolkit"] == {
+        "accept-nvidia-visible-devices-envvar-when-unprivileged": "false",
+        "accept-nvidia-visible-devices-as-volume-mounts": "true",
+    }
+    before = node.read()
+    rc, calls, err = node.run(script(model, layout))
+    assert rc == 0, err
+    assert node.read() == before
+    assert not any(" -cgi " in c or " -dgi" in c or " -mig 1" in c for c in calls), calls
+
+
+def test_every_layout_of_every_gpu_is_placed_by_the_stand_in():
+    """Every named layout of every MIG GPU, created on one GPU at the stage's placements by the
+    stand-in's own ``create`` (its table, not the catalog's): a start it does not allow or an
+    overlap is refused. (The script's runs above show that ``MIG_CREATE`` is what the stage passes.)"""
+    spec = importlib.util.spec_from_file_location("standin", STANDIN)
+    assert spec is not None and spec.loader is not None
+    standin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(standin)
+    placed = 0
+    for model in mig_catalog.MIG_GPUS:
+        for name, layout in mig_catalog.named_layouts(model).items():
+            creation = boot.mig_creation(mig_catalog.MIG_GPUS[model], layout)
+            gpu = {"current": "Enabled", "pending": "Enabled", "instances": []}
+            arg = ",".join(f"{p}:{start}" for p, start in creation)
+            assert standin.create({"model": model, "fail": []}, gpu, arg) == 0, (model, name, arg)
+            assert sorted(p for p, _ in gpu["instances"]) == sorted(p for p, n in layout.items() for _ in range(n))
+            placed += 1
+    assert placed == 28  # 7 named layouts of each of the 4 GPUs
+
+
+def test_a_custom_layout_that_first_fit_would_not_place_is_placed(tmp_path):
+    """3g.40gb + 2 x 2g.20gb: the 3g at 0 leaves no start for the second 2g (2g starts at 0, 2, 4)."""
+    layout = {"2g.20gb": 2, "3g.40gb": 1}
+    assert boot.mig_creation(mig_catalog.MIG_GPUS["H100-80GB-HBM3"], layout) == (
+        ("3g.40gb", 4),
+        ("2g.20gb", 0),
+        ("2g.20gb", 2),
+    )
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=1)
+    assert node.run(script("H100-80GB-HBM3", layout, gpus=1))[0] == 0
+    assert node.layouts() == [["2g.20gb", "2g.20gb", "3g.40gb"]]
+
+
+def test_placements_the_driver_refuses_fall_back_to_its_own_and_are_checked(tmp_path):
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=1, fail=("placement",))
+    rc, calls, err = node.run(script("H100-80GB-HBM3", {"3g.40gb": 2}, gpus=1))
+    assert rc == 0, err
+    assert calls[-4:] == [
+        "nvidia-smi mig -i 0 -dci",
+        "nvidia-smi mig -i 0 -dgi",
+        "nvidia-smi mig -i 0 -cgi 3g.40gb,3g.40gb -C",
+        "nvidia-smi -i 0 -L",
+    ]
+    assert node.layouts() == [["3g.40gb", "3g.40gb"]]
+    # A layout first fit cannot place (3g at 0 leaves no 2g start) ends in the failure path.
+    other = tmp_path / "other"
+    other.mkdir()
+    node = Node(other, "H100-80GB-HBM3", gpus=1, fail=("placement",))
+    rc, _, err = node.run(script("H100-80GB-HBM3", {"2g.20gb": 2, "3g.40gb": 1}, gpus=1))
+    assert rc == 3
+    assert "FAILED (mig-layout): nvidia-smi could not create 3g.40gb:4,2g.20gb:0,2g.20gb:2 on GPU 0" in err
+
+
+def test_a_p5_node_applies_the_layout_on_all_eight_gpus(tmp_path):
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=8)
+    rc, calls, _ = node.run(script("H100-80GB-HBM3", {"3g.40gb": 2}, gpus=8))
+    assert rc == 0
+    assert node.layouts() == [["3g.40gb", "3g.40gb"]] * 8
+    assert sum(" -cgi 3g.40gb:0,3g.40gb:4 -C" in c for c in calls) == 8
+
+
+def test_a_wrong_layout_left_by_someone_is_replaced(tmp_path):
+    node = Node(tmp_path, "A100-SXM4-80GB", gpus=1)
+    state = node.read()
+    state["gpus"][0].update(current="Enabled", pending="Enabled", instances=[["7g.80gb", 0]])
+    node.write(state)
+    rc, calls, _ = node.run(script("A100-SXM4-80GB", {"3g.40gb": 2}, gpus=1))
+    assert rc == 0
+    assert "nvidia-smi mig -i 0 -dgi" in calls
+    assert node.layouts() == [["3g.40gb", "3g.40gb"]]
+
+
+def test_without_mig_the_stage_only_isolates(tmp_path):
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=8)
+    rc, calls, _ = node.run(script("H100-80GB-HBM3", None, gpus=8))
+    assert rc == 0
+    assert calls == [ISOLATION]
+    assert node.layouts() == [[]] * 8
+
+
+# -- pending MIG mode -------------------------------------------------------------------------------
+
+
+def test_a_pending_mode_is_applied_by_a_reset_with_the_gpu_clients_stopped(tmp_path):
+    node = Node(tmp_path, "A100-SXM4-40GB", gpus=2, hold="until-reset")
+    rc, calls, _ = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}))
+    assert rc == 0
+    stop = calls.index("systemctl stop nvidia-persistenced.service nvidia-fabricmanager.service")
+    assert calls[stop + 1 : stop + 3] == [
+        "nvidia-smi -r",
+        "systemctl start nvidia-fabricmanager.service nvidia-persistenced.service",
+    ]
+    assert "systemctl reboot" not in calls
+    assert node.layouts() == [["3g.20gb", "3g.20gb"]] * 2
+
+
+def test_a_mode_pending_after_the_reset_reboots_once_then_applies(tmp_path):
+    node = Node(tmp_path, "A100-SXM4-40GB", gpus=2, hold="until-reboot")
+    rc, calls, _ = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}))
+    assert rc == 1
+    assert calls[-2:] == ["systemctl reboot", "sleep 600"]
+    assert not node.drop_in.exists()
+    assert node.layouts() == [[], []]
+    node.reboot()
+    rc, calls, _ = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}))
+    assert rc == 0
+    assert "systemctl reboot" not in calls
+    assert node.layouts() == [["3g.20gb", "3g.20gb"]] * 2
+    assert not (tmp_path / "state" / "rebooted-for-mig").exists()
+
+
+def test_a_mode_pending_after_the_reboot_fails_and_does_not_reboot_again(tmp_path):
+    node = Node(tmp_path, "A100-SXM4-40GB", gpus=1, hold="until-reboot")
+    node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}, gpus=1))
+    state = node.read()  # the reboot did not apply it
+    node.write(state)
+    rc, calls, err = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}, gpus=1))
+    assert rc == boot.FIRST_BOOT_FAILURE_STATUS == 3
+    assert "systemctl reboot" not in calls
+    assert "gpu-eks-boot: FAILED (mig-mode): MIG mode still pending on GPU(s) 0 after a GPU reset and a reboot" in err
+
+
+# -- the failure path -------------------------------------------------------------------------------
+
+
+def drop_in_flags(node: Node) -> list[str]:
+    doc = yaml.safe_load(node.drop_in.read_text())
+    crd = yaml.safe_load(reference_path("nodeadm/node.eks.aws_nodeconfigs.yaml").read_text())
+    jsonschema.validate(doc, strict(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
+    return doc["spec"]["kubelet"]["flags"]
+
+
+@pytest.mark.parametrize(
+    ("fail", "reason"),
+    [("create", "mig-layout"), ("list", "mig-layout"), ("enable", "mig-mode"), ("toolkit", "isolation")],
+)
+def test_a_failed_stage_registers_the_node_tainted_and_logs_it(tmp_path, fail, reason):
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=2, fail=(fail,))
+    rc, calls, err = node.run(script("H100-80GB-HBM3", {"1g.10gb": 7}))
+    assert rc == 3
+    assert f"gpu-eks-boot: FAILED ({reason}):" in err
+    assert any(c.startswith(f"logger -t gpu-eks-boot -p daemon.err FAILED ({reason}):") for c in calls)
+    assert drop_in_flags(node) == [
+        f"--register-with-taints=nvidia.com/gpu=true:NoSchedule,gpu-eks.io/boot-stage-failed={reason}:NoSchedule",
+        "--node-labels=gpu-eks.io/boot-stage=failed",
+    ]
+    # A later boot that fails again: the node registered already, kubelet must not start.
+    rc, _, err = node.run(script("H100-80GB-HBM3", {"1g.10gb": 7}))
+    assert rc == 1
+    assert "kubelet does not start" in err
+
+
+def test_a_karpenter_node_keeps_karpenters_startup_taint_when_it_fails(tmp_path):
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=1, fail=("create",))
+    assert node.run(script("H100-80GB-HBM3", {"1g.10gb": 7}, gpus=1, karpenter=True))[0] == 3
+    assert drop_in_flags(node)[0] == (
+        "--register-with-taints=nvidia.com/gpu=true:NoSchedule,karpenter.sh/unregistered:NoExecute,"
+        "gpu-eks.io/boot-stage-failed=mig-layout:NoSchedule"
+    )
+
+
+def test_a_gpu_missing_from_the_node_fails_the_stage(tmp_path):
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=7)
+    rc, _, err = node.run(script("H100-80GB-HBM3", {"7g.80gb": 1}, gpus=8))
+    assert rc == 3
+    assert "nvidia-smi lists 7 GPU(s), the instance type has 8" in err
+    assert node.layouts() == [[]] * 7
+
+
+def test_a_layout_that_does_not_fit_is_refused_by_the_builder():
+    with pytest.raises(ValueError, match="does not fit"):
+        boot.mig_creation(mig_catalog.MIG_GPUS["A100-SXM4-40GB"], {"4g.20gb": 1, "3g.20gb": 1, "1g.5gb": 1})
+
+
+# -- the order against the AMI's units --------------------------------------------------------------
+
+AMI_UNITS = (
+    "kubelet.service",
+    "nodeadm-boot-hook.service",
+    "nodeadm-config.service",
+    "nodeadm-run.service",
+    "nvidia-kmod-load.service",
+    "set-nvidia-clocks.service",
+)
+
+
+def unit_edges(name: str, text: str) -> set[tuple[str, str]]:
+    """(earlier, later) pairs of a unit file's After= and Before=."""
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read_string(text)
+    unit = parser["Unit"] if parser.has_section("Unit") else {}
+    edges = {(other, name) for other in unit.get("After", "").split()}
+    edges |= {(name, other) for other in unit.get("Before", "").split()}
+    return edges
+
+
+def ordering() -> set[tuple[str, str]]:
+    edges: set[tuple[str, str]] = set()
+    for unit in AMI_UNITS:
+        edges |= unit_edges(unit, reference_path(f"amazon-eks-ami/v20260724/systemd/{unit}").read_text())
+    stage = boot.boot_stage(8, None, None, (), False)
+    edges |= unit_edges(boot.UNIT_NAME, stage.unit)
+    edges |= unit_edges("kubelet.service", stage.kubelet_drop_in)
+    return edges
+
+
+def precedes(edges: set[tuple[str, str]], first: str, then: str) -> bool:
+    seen, todo = set(), [first]
+    while todo:
+        unit = todo.pop()
+        for a, b in edges:
+            if a == unit and b not in seen:
+                if b == then:
+                    return True
+                seen.add(b)
+                todo.append(b)
+    return False
+
+
+def test_the_stage_runs_after_the_driver_and_before_nodeadm_run_and_kubelet():
+    edges = ordering()
+    assert precedes(edges, boot.UNIT_NAME, "nodeadm-run.service")
+    assert precedes(edges, boot.UNIT_NAME, "kubelet.service")
+    assert precedes(edges, "nvidia-kmod-load.service", boot.UNIT_NAME)
+    assert precedes(edges, "nvidia-persistenced.service", boot.UNIT_NAME)
+    assert precedes(edges, "nvidia-fabricmanager.service", boot.UNIT_NAME)
+    # cloud-final's script starts the unit on the first boot: ordered after cloud-final it would
+    # wait for the script that waits for it. And no cycle through it.
+    assert not precedes(edges, "cloud-final.service", boot.UNIT_NAME)
+    assert not precedes(edges, boot.UNIT_NAME, boot.UNIT_NAME)
+    # The AMI's own order the stage relies on: nodeadm-run (which starts kubelet) follows cloud-final.
+    assert ("cloud-final.service", "nodeadm-run.service") in edges
+
+
+def test_kubelet_requires_the_stage_and_the_unit_is_enabled_for_every_boot():
+    stage = boot.boot_stage(8, None, None, (), False)
+    assert stage.kubelet_drop_in == "[Unit]\nRequires=gpu-eks-boot.service\nAfter=gpu-eks-boot.service\n"
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str
+    parser.read_string(stage.unit)
+    assert dict(parser["Service"]) == {
+        "Type": "oneshot",
+        "RemainAfterExit": "yes",
+        "ExecStart": "/usr/local/sbin/gpu-eks-boot",
+        "SuccessExitStatus": "3",
+        "TimeoutStartSec": "20min",
+        "SyslogIdentifier": "gpu-eks-boot",
+        "StandardOutput": "journal+console",
+        "StandardError": "journal+console",
+    }
+    assert dict(parser["Install"]) == {"WantedBy": "multi-user.target"}
+
+
+def test_the_user_data_part_writes_the_files_and_starts_the_unit(tmp_path):
+    """The cloud-init part run with its paths under a temporary root and systemctl recorded."""
+    stage = boot.boot_stage(8, mig_catalog.MIG_GPUS["H100-80GB-HBM3"], {"3g.40gb": 2}, (GPU_TAINT,), False)
+    part = stage.user_data_part
+    assert part.startswith("#!/bin/bash\n")
+    root = tmp_path / "root"
+    rooted = part
+    for path in (boot.SCRIPT_PATH, boot.UNIT_PATH, boot.KUBELET_DROP_IN_PATH):
+        rooted = rooted.replace(f" {path} <<", f" {root}{path} <<")
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=8)
+    rc, calls, err = node.run(rooted)
+    assert rc == 0, err
+    assert (root / boot.SCRIPT_PATH.lstrip("/")).read_text() == stage.script
+    assert os.access(root / boot.SCRIPT_PATH.lstrip("/"), os.X_OK)
+    assert (root / boot.UNIT_PATH.lstrip("/")).read_text() == stage.unit
+    assert (root / boot.KUBELET_DROP_IN_PATH.lstrip("/")).read_text() == stage.kubelet_drop_in
+    assert calls == [
+        "systemctl daemon-reload",
+        "systemctl enable gpu-eks-boot.service",
+        "systemctl start gpu-eks-boot.service",
+    ]
