@@ -1,0 +1,627 @@
+"""Hypothesis strategies for stack settings, derived from the settings models and the catalog.
+
+``stack_settings(model)`` walks ``model.model_fields`` (and every model inside them) and draws a
+stack-file-shaped mapping: camelCase keys as the stack file spells them (each field's alias),
+plain YAML values. Nothing here lists the keys of a model: a field another branch adds is drawn
+as soon as its type is one the walker knows:
+
+* ``bool``, ``int`` (bounds from ``Ge``/``Gt``/``Le``/``Lt``: every bound drawn, and its near
+  misses ``bound - 1`` / ``bound + 1``), ``float``, ``str``, ``Literal[...]`` and ``Enum`` (every
+  choice; a near miss in another case), ``X | None``, ``list``/``tuple``/``set`` and ``dict``
+  (``MinLen``/``MaxLen`` and their near misses; empty and duplicate collections), nested models;
+* strings checked by a validator of ``config/fields.py`` draw values from ``VALID`` (documented
+  examples and the values at each documented bound) or, as near misses, from ``NEAR_MISS``;
+* a few keys whose valid values are facts of the catalog (``CATALOG``: instance types of one
+  family, MIG profiles and layouts, chart and Kubernetes versions, extended resources) draw them
+  from the catalog.
+
+A type the walker does not know (a ``datetime``, an unknown constraint, a union of two models)
+raises ``UnsupportedField`` naming the model, the field and the type, never skips it. A string
+with a validator the walker does not know draws the field's default, its ``examples`` and
+arbitrary text (so a new string key is still exercised; give its ``Field`` ``examples=[...]`` or a
+``VALID`` entry so that accepted values are drawn too).
+
+Every value is a good one or, with probability about ``1 / miss`` per key, a near miss: a value
+just past a documented bound, a wrong type, an empty or duplicate collection, a missing required
+key, an unknown key. ``miss=0`` draws good values only (many such configurations still break a
+rule across keys: that is the point).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import annotated_types
+from hypothesis import strategies as st
+from pydantic import BaseModel
+from pydantic.alias_generators import to_snake
+from pydantic.fields import FieldInfo
+from pydantic.functional_validators import AfterValidator, BeforeValidator, PlainValidator, WrapValidator
+from pydantic.types import Strict
+from pydantic_core import PydanticUndefined
+
+from components import catalog
+from components.autoscaler import chart as ca_chart
+from components.catalog import mig as mig_catalog
+from components.config import fields, names, sharing
+from components.gpu_operator import chart as operator_chart
+from components.sharing import device_plugin
+
+Strategy = st.SearchStrategy
+
+
+class UnsupportedField(TypeError):
+    """A settings field whose type the strategies cannot draw: extend ``_value`` (or ``VALID``)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Values of the validated string types (fields.py), at their documented bounds and just past them
+# ---------------------------------------------------------------------------------------------
+
+
+def _name(max_len: int) -> Strategy[str]:
+    """Names of 1-``max_len`` characters ``[a-z0-9-]``, alphanumeric at both ends, short ones mostly."""
+    return st.one_of(
+        st.from_regex(r"[a-z][a-z0-9]{0,5}", fullmatch=True),
+        st.just("a" * max_len),
+        st.from_regex(rf"[a-z0-9][-a-z0-9]{{0,{max_len - 2}}}[a-z0-9]", fullmatch=True),
+    )
+
+
+def _name_miss(max_len: int) -> Strategy[str]:
+    return st.sampled_from(["", "a" * (max_len + 1), "-a", "a-", "A", "a_b", "a.b", "é"])
+
+
+#: The group names: a small pool, so that groups repeat names (a near miss) and teams name them.
+GROUP_NAMES = ("a", "t4", "ml-b")
+_RESERVED_GROUP_NAMES = [
+    *names.SYSTEM_SIDE_CHILDREN,
+    names.KARPENTER_CHILD,
+    f"{names.KARPENTER_CHILD}-a",
+    f"{names.CLUSTER_CHILD}-a",
+    f"a-{names.LAUNCH_TEMPLATE_SUFFIX}",
+]
+
+_LABEL_VALUES = st.one_of(
+    st.sampled_from(["", "ml", "true", "a.b-c_d", "a" * 63]),
+    st.from_regex(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,8}[A-Za-z0-9])?", fullmatch=True),
+)
+_QUALIFIED_NAMES = st.sampled_from(
+    ["nvidia.com/gpu", "dedicated", "example.com/team", "a", "x" * 63, "example.com/" + "x" * 63, "spot"]
+)
+
+
+def _ami_releases() -> Strategy[str]:
+    minors = [v.split(".")[1] for v in catalog.KUBERNETES_VERSIONS]
+    return st.builds(
+        lambda minor, patch, date: f"1.{minor}.{patch}-{date}",
+        st.sampled_from(minors),
+        st.sampled_from(["0", "2"]),
+        # The first g6f/gr6f AMI and dates either side of it (catalog.instances _GRID_AMI_RELEASE).
+        st.sampled_from(["20250609", "20250610", "20260115"]),
+    )
+
+
+#: Validator name → good values (each validator's documented examples and bounds).
+VALID: dict[str, Callable[[], Strategy[Any]]] = {
+    "_dns_label": lambda: st.one_of(st.sampled_from(GROUP_NAMES), _name(40)),
+    "_namespace_name": lambda: st.one_of(st.sampled_from(["gpu-operator", "ml", "team-a"]), _name(63)),
+    "_own_namespace": lambda: st.sampled_from(["gpu-operator", "ml", "gpu-check", "a" * 63]),
+    "_kubelet_label_key": lambda: st.sampled_from(
+        ["team", "example.com/team", "node.kubernetes.io/pool", "x" * 63, "example.com/" + "x" * 63]
+    ),
+    "_label_value": lambda: _LABEL_VALUES,
+    "_qualified_name": lambda: _QUALIFIED_NAMES,
+    "_cidr": lambda: st.sampled_from(["10.0.0.0/16", "10.1.0.0/20", "192.168.0.0/22", "203.0.113.0/24"]),
+    "_public_cidr": lambda: st.sampled_from(["203.0.113.0/24", "198.51.100.7/32", "0.0.0.0/0", "52.0.0.0/8"]),
+    "_principal_arn": lambda: st.sampled_from(
+        [
+            "arn:aws:iam::123456789012:role/Admin",
+            "arn:aws:iam::123456789012:user/alice",
+            "arn:aws:iam::123456789012:role/path/to/Ops",
+            "arn:aws:iam::123456789012:role/" + "r" * 64,
+        ]
+    ),
+    "_tag_key": lambda: st.sampled_from(["environment", "team:ml", "cost center", "k" * fields.TAG_KEY_MAX_LENGTH]),
+    "_tag_value": lambda: st.sampled_from(["dev", "", "a b", "v" * fields.TAG_VALUE_MAX_LENGTH]),
+    "_ami_release_version": _ami_releases,
+    "_system_instance_type": lambda: st.sampled_from(["m6i.large", "t3.large", "m6i.2xlarge", "m7g.large"]),
+    "_image_reference": lambda: st.sampled_from(
+        [
+            "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
+            "public.ecr.aws/docker/library/python:3.12-slim",
+            "registry.example.com:5000/a/b:1",
+            "busybox@sha256:" + "0" * 64,
+        ]
+    ),
+    "_scale_down_time": lambda: st.sampled_from(["10m", "1m", "60s", "1h30m", "1.5h"]),
+    "_alert_duration": lambda: st.sampled_from(["5m", "1m", "60s", "2h", "1h30m", "2d"]),
+    "_ec2_id(vpc)": lambda: st.sampled_from(["vpc-0123456789abcdef0", "vpc-01234567"]),
+    "_ec2_id(subnet)": lambda: st.sampled_from(
+        ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1", "subnet-01234567", "subnet-89abcdef"]
+    ),
+    "_cluster_name": lambda: st.one_of(st.sampled_from(["ml", "ml-platform", "A_1"]), st.just("c" * 100)),
+}
+
+#: Validator name → values just past its rule (a bound + 1, a reserved value, a near spelling).
+NEAR_MISS: dict[str, Callable[[], Strategy[Any]]] = {
+    "_dns_label": lambda: st.one_of(_name_miss(40), st.sampled_from(_RESERVED_GROUP_NAMES)),
+    "_namespace_name": lambda: _name_miss(63),
+    "_own_namespace": lambda: st.sampled_from(["default", "kube-system", "kube-public", "kube-node-lease"]),
+    "_kubelet_label_key": lambda: st.sampled_from(
+        [
+            "",
+            "x" * 64,
+            "kubernetes.io/hostname",
+            "k8s.io/x",
+            "gpu-eks.io/x",
+            "nvidia.com/device-plugin.config",
+            "k8s.amazonaws.com/accelerator",
+            "karpenter.sh/x",
+            "a b",
+        ]
+    ),
+    "_label_value": lambda: st.sampled_from(["a" * 64, "-a", "a,b", "a=b", " "]),
+    "_qualified_name": lambda: st.sampled_from(["", "a/b/c", "x" * 64, "/x", "Example.com/x", "-x"]),
+    "_cidr": lambda: st.sampled_from(["10.0.0.1/16", "10.0.0.0", "2001:db8::/32", "10.0.0.0/33", "x"]),
+    "_public_cidr": lambda: st.sampled_from(["10.0.0.0/8", "192.168.1.0/24", "127.0.0.1/32", "100.64.0.0/10"]),
+    "_principal_arn": lambda: st.sampled_from(
+        [
+            "arn:aws:sts::123456789012:assumed-role/Admin/session",
+            "arn:aws:iam::123456789012:role/aws-service-role/eks.amazonaws.com/AWSServiceRoleForAmazonEKS",
+            "arn:aws:iam::12345:role/x",
+            "arn:aws:iam::123456789012:role/" + "r" * 65,
+            "arn:aws:iam::123456789012:group/g",
+        ]
+    ),
+    "_tag_key": lambda: st.sampled_from(["", "aws:x", "AWS:x", "k" * (fields.TAG_KEY_MAX_LENGTH + 1), "a*b"]),
+    "_tag_value": lambda: st.sampled_from(["v" * (fields.TAG_VALUE_MAX_LENGTH + 1), "a*b", "a\nb"]),
+    "_ami_release_version": lambda: st.sampled_from(["1.35", "1.35.0", "v1.35.0-20260115", "1.35.0-2026011"]),
+    "_system_instance_type": lambda: st.sampled_from(["g4dn.xlarge", "p5.48xlarge", "M6i.large", "m6i", ""]),
+    "_image_reference": lambda: st.sampled_from(["", "UPPER/case", "a:" + "t" * 129, "a@sha256:00"]),
+    "_scale_down_time": lambda: st.sampled_from(["59s", "10", "-1m", "", "1d", "0"]),
+    "_alert_duration": lambda: st.sampled_from(["59s", "5", "5M", "", "1m1h", "0"]),
+    "_ec2_id(vpc)": lambda: st.sampled_from(["vpc-123", "subnet-0123456789abcdef0", "vpc-0123456789ABCDEF0"]),
+    "_ec2_id(subnet)": lambda: st.sampled_from(["subnet-123", "vpc-0123456789abcdef0", ""]),
+    "_cluster_name": lambda: st.sampled_from(["", "-a", "c" * 101, "a.b"]),
+}
+
+#: Validators of a whole collection or model (bounds, uniqueness, cross-field rules): nothing to
+#: draw for them beyond the collection near misses every collection gets. Name → (min, max) size.
+COLLECTION_RULES: dict[str, tuple[int | None, int | None]] = {
+    "_unique": (None, None),
+    "_unique_taints": (None, None),
+    "_non_empty": (1, None),
+    "_non_empty_groups": (1, None),
+    "_tag_count": (None, fields.MAX_USER_TAGS),
+    "known_gpu_types": (None, None),
+    "_system_nodes_at_creation": (None, None),
+    "_plain_only": (None, None),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys whose valid values are facts of the catalog
+# ---------------------------------------------------------------------------------------------
+
+
+def _instance_types() -> Strategy[list[str]]:
+    """One family's types (a group's types must be interchangeable), every family drawn."""
+    by_family: dict[str, list[str]] = {}
+    for name, row in catalog.GPU_INSTANCE_TYPES.items():
+        by_family.setdefault(row.family.name, []).append(name)
+    return st.sampled_from(sorted(by_family)).flatmap(
+        lambda f: st.lists(st.sampled_from(by_family[f]), min_size=1, max_size=3, unique=True)
+    )
+
+
+def _instance_types_miss() -> Strategy[Any]:
+    every = sorted(catalog.GPU_INSTANCE_TYPES)
+    return st.one_of(
+        st.just([]),
+        st.lists(st.sampled_from(every), min_size=2, max_size=3),  # families mixed, duplicates
+        st.just(every[:21]),  # MaxLen + 1
+        st.sampled_from([["g4dn.huge"], ["m6i.large"], ["G4dn.xlarge"], "g4dn.xlarge"]),
+    )
+
+
+def _mig_profiles() -> list[str]:
+    return sorted({p for gpu in mig_catalog.MIG_GPUS.values() for p in gpu.profiles})
+
+
+def _mig_layouts() -> list[str]:
+    return sorted({layout for gpu in mig_catalog.MIG_GPUS for layout in mig_catalog.named_layouts(gpu)})
+
+
+def _mig_devices() -> Strategy[dict[str, int]]:
+    return st.dictionaries(st.sampled_from(_mig_profiles()), st.integers(1, 7), max_size=3)
+
+
+def _resources() -> list[str]:
+    return [
+        device_plugin.GPU_RESOURCE,
+        f"{device_plugin.GPU_RESOURCE}.shared",
+        *(f"nvidia.com/mig-{p}" for p in _mig_profiles()),
+    ]
+
+
+def _group_refs() -> Strategy[list[str]]:
+    return st.lists(st.sampled_from(GROUP_NAMES), min_size=1, max_size=2, unique=True)
+
+
+#: (model title, field name) → (good, near miss) drawn from the catalog (None: the generic near miss).
+CATALOG: dict[tuple[str, str], tuple[Callable[[], Strategy[Any]], Callable[[], Strategy[Any]] | None]] = {
+    ("GpuNodeGroupSettings", "instance_types"): (_instance_types, _instance_types_miss),
+    ("GpuNodeGroupSettings", "name"): (
+        lambda: st.sampled_from(GROUP_NAMES),
+        lambda: st.one_of(_name_miss(40), st.sampled_from(_RESERVED_GROUP_NAMES), st.just("a" * 40)),
+    ),
+    ("Settings", "kubernetes_version"): (
+        lambda: st.sampled_from(list(catalog.KUBERNETES_VERSIONS)),
+        lambda: st.sampled_from(["1.99", "1.35.0", "v1.35", 1.35, "1.2"]),
+    ),
+    ("GpuCapacitySettings", "kubernetes_version"): (
+        lambda: st.sampled_from(list(catalog.KUBERNETES_VERSIONS)),
+        lambda: st.sampled_from(["1.99", "1.35.0", 1.35]),
+    ),
+    ("GpuOperatorSettings", "chart_version"): (
+        lambda: st.sampled_from(list(operator_chart.SUPPORTED_CHART_VERSIONS)),
+        lambda: st.sampled_from(["v99.0.0", "26.7.0", "", "latest"]),
+    ),
+    ("AutoscalerSettings", "chart_version"): (
+        lambda: st.sampled_from(list(ca_chart.AUTOSCALER_CHART_VERSIONS)),
+        lambda: st.sampled_from(["99.0.0", "v9.59.0", ""]),
+    ),
+    ("Mps", "replicas"): (
+        lambda: st.integers(2, sharing.MPS_MAX_REPLICAS),
+        lambda: st.sampled_from([1, sharing.MPS_MAX_REPLICAS + 1, 0, "2"]),
+    ),
+    ("Mig", "layout"): (lambda: st.sampled_from(_mig_layouts()), lambda: st.sampled_from(["all-9g.99gb", ""])),
+    ("Mig", "mig_devices"): (
+        _mig_devices,
+        lambda: st.one_of(
+            st.just({}),
+            st.dictionaries(st.sampled_from([*_mig_profiles(), "9g.99gb"]), st.integers(0, 8), max_size=4),
+        ),
+    ),
+    ("Mig", "replicas"): (
+        lambda: st.dictionaries(st.sampled_from(_mig_profiles()), st.integers(2, 8), max_size=2),
+        lambda: st.dictionaries(st.sampled_from([*_mig_profiles(), "x"]), st.integers(0, 2), min_size=1, max_size=2),
+    ),
+    ("TeamSettings", "node_groups"): (
+        _group_refs,
+        lambda: st.sampled_from([[], ["nope"], ["a", "a"]]),
+    ),
+    **{
+        ("TeamSettings", key): (
+            lambda: st.dictionaries(st.sampled_from(_resources()), st.integers(0, 16), max_size=2),
+            lambda: st.dictionaries(
+                st.sampled_from([*_resources(), "cpu", "nvidia.com/mig-9g.99gb"]), st.integers(-1, 2), max_size=2
+            ),
+        )
+        for key in ("quota", "default_per_container", "max_per_container")
+    },
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules across the keys of one model: a drawn mapping made to keep them, most of the time, so that
+# well-formed configurations also reach the renders (the near misses still break them)
+# ---------------------------------------------------------------------------------------------
+
+
+def _fix_scaling(draw: st.DrawFn, d: dict[str, Any]) -> None:
+    keys = ("minSize", "desiredSize", "maxSize")
+    if all(isinstance(d.get(k), int) and not isinstance(d.get(k), bool) for k in keys):
+        for k, v in zip(keys, sorted(d[k] for k in keys), strict=True):
+            d[k] = v
+
+
+def _fix_mig(draw: st.DrawFn, d: dict[str, Any]) -> None:
+    if ("layout" in d) == ("migDevices" in d) or (d.get("layout") is None and d.get("migDevices") is None):
+        keep = draw(st.sampled_from(["layout", "migDevices"]))
+        d.pop("layout" if keep == "migDevices" else "migDevices", None)
+        if d.get(keep) is None:
+            d[keep] = draw(CATALOG[("Mig", "mig_devices" if keep == "migDevices" else "layout")][0]())
+
+
+def _fix_group(draw: st.DrawFn, d: dict[str, Any]) -> None:
+    if d.get("mig") is not None:
+        d.pop("mps", None)
+        d.pop("timeSlicing", None)
+        types = [
+            t
+            for t in catalog.GPU_INSTANCE_TYPES
+            if catalog.GPU_INSTANCE_TYPES[t].family.name in mig_catalog.FAMILY_MIG_GPU
+        ]
+        if draw(st.integers(0, 3)):
+            d["instanceTypes"] = [draw(st.sampled_from(sorted(types)))]
+            d["migStrategy"] = draw(st.sampled_from(["single", "mixed"]))
+    elif d.get("mps") is not None:
+        d.pop("timeSlicing", None)
+    if d.get("capacityProvider") == "karpenter":
+        scaling = d.get("scaling")
+        most = scaling.get("maxSize", 1) if isinstance(scaling, dict) else 1
+        d["scaling"] = {"minSize": 0, "desiredSize": 0, "maxSize": most}
+
+
+def _fix_network(draw: st.DrawFn, d: dict[str, Any]) -> None:
+    if d.get("vpcId") is None:
+        for key in ("privateSubnetIds", "publicSubnetIds"):
+            d.pop(key, None)
+    else:
+        d.pop("cidrBlock", None)
+        d.pop("availabilityZoneCount", None)
+        d.pop("natGateways", None)
+        d["privateSubnetIds"] = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+        d.pop("publicSubnetIds", None)
+
+
+#: Model title → a fix of a drawn mapping (applied unless the draw is a near miss of the model).
+FIXES: dict[str, Callable[[st.DrawFn, dict[str, Any]], None]] = {
+    "Scaling": _fix_scaling,
+    "Mig": _fix_mig,
+    "GpuNodeGroupSettings": _fix_group,
+    "NetworkSettings": _fix_network,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The walker
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Constraints:
+    """What the metadata of a type says (bounds, strictness, validators by name)."""
+
+    ge: float | None = None
+    le: float | None = None
+    min_len: int | None = None
+    max_len: int | None = None
+    strict: bool = False
+    validators: list[str] = field(default_factory=list)
+
+    def add(self, item: Any, where: str) -> None:
+        if isinstance(item, FieldInfo):
+            for sub in item.metadata:
+                self.add(sub, where)
+            return
+        if isinstance(item, annotated_types.Ge):
+            self.ge = item.ge
+        elif isinstance(item, annotated_types.Gt):
+            self.ge = item.gt + 1
+        elif isinstance(item, annotated_types.Le):
+            self.le = item.le
+        elif isinstance(item, annotated_types.Lt):
+            self.le = item.lt - 1
+        elif isinstance(item, annotated_types.MinLen):
+            self.min_len = item.min_length
+        elif isinstance(item, annotated_types.MaxLen):
+            self.max_len = item.max_length
+        elif isinstance(item, Strict):
+            self.strict = item.strict
+        elif isinstance(item, (AfterValidator, BeforeValidator, WrapValidator, PlainValidator)):
+            name = validator_name(item.func)
+            low, high = COLLECTION_RULES.get(name, (None, None))
+            self.min_len = low if low is not None else self.min_len
+            self.max_len = high if high is not None else self.max_len
+            self.validators.append(name)
+        else:
+            raise UnsupportedField(f"{where}: unsupported constraint {item!r} (teach tests/settings_strategies.py)")
+
+
+def validator_name(func: Callable[..., Any]) -> str:
+    """``_dns_label``; a closure of ``_ec2_id`` as ``_ec2_id(vpc)``."""
+    qualname = getattr(func, "__qualname__", repr(func))
+    if "<locals>" in qualname:
+        outer = qualname.split(".<locals>")[0]
+        cells = [c.cell_contents for c in func.__closure__ or () if isinstance(c.cell_contents, str)]
+        return f"{outer}({','.join(cells)})"
+    return qualname.split(".")[-1]
+
+
+def _unwrap(annotation: Any, constraints: Constraints, where: str) -> Any:
+    while typing.get_origin(annotation) is typing.Annotated:
+        for item in annotation.__metadata__:
+            constraints.add(item, where)
+        annotation = annotation.__origin__
+    return annotation
+
+
+def _mix(good: Strategy[Any], bad: Strategy[Any] | None, miss: int) -> Strategy[Any]:
+    """``good``, or with probability 1/``miss`` ``bad``."""
+    if not miss or bad is None:
+        return good
+    return st.integers(0, miss - 1).flatmap(lambda i: bad if _hit(i, miss) else good)
+
+
+def _hit(i: int, n: int) -> bool:
+    """A draw of ``st.integers(0, n - 1)`` that happens with probability about 1/n: the middle value,
+    since Hypothesis draws the ends of a range more often than the rest."""
+    return i == n // 2
+
+
+_WRONG_TYPE = {
+    bool: st.sampled_from(["true", 1, None]),
+    int: st.sampled_from(["4", 4.5, True, None]),
+    float: st.sampled_from(["4", None]),
+    str: st.sampled_from([5, None, ["x"]]),
+}
+
+
+@dataclass
+class Walker:
+    miss: int
+
+    def model(self, model: type[BaseModel]) -> Strategy[dict[str, Any]]:
+        title = _title(model)
+        parts: dict[str, tuple[Strategy[Any], bool]] = {}
+        for name, info in model.model_fields.items():
+            key = info.alias or name
+            where = f"{title}.{name} ({key})"
+            value = self.field(model, name, info, where)
+            required = info.is_required()
+            parts[key] = (value, required)
+        unknown = sorted({to_snake(k) for k in parts if to_snake(k) != k} | {"typo"})
+
+        @st.composite
+        def draw_model(draw: st.DrawFn) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for key, (value, required) in parts.items():
+                include = True if required else draw(st.booleans())
+                if required and self.miss and _hit(draw(st.integers(0, self.miss * 4)), self.miss * 4 + 1):
+                    include = False  # a required key missing
+                if include:
+                    out[key] = draw(value)
+            fix = FIXES.get(title)
+            if fix is not None and (not self.miss or not _hit(draw(st.integers(0, self.miss - 1)), self.miss)):
+                fix(draw, out)
+            if self.miss and _hit(draw(st.integers(0, self.miss * 4)), self.miss * 4 + 1):
+                out[draw(st.sampled_from(unknown))] = draw(st.sampled_from([1, "x", {}]))
+            return out
+
+        return _mix(draw_model(), st.sampled_from(["x", [], None, 3]) if self.miss else None, self.miss * 8)
+
+    def field(self, model: type[BaseModel], name: str, info: FieldInfo, where: str) -> Strategy[Any]:
+        override = next(
+            (
+                CATALOG[(_title(cls), name)]
+                for cls in model.__mro__
+                if isinstance(cls, type) and issubclass(cls, BaseModel) and (_title(cls), name) in CATALOG
+            ),
+            None,
+        )
+        if override is not None:
+            good, bad = override
+            return _mix(good(), bad() if bad else None, self.miss)
+        constraints = Constraints()
+        for item in info.metadata:
+            constraints.add(item, where)
+        examples = list(info.examples or [])
+        if info.default is not PydanticUndefined and info.default is not None and _plain(info.default):
+            examples.append(info.default)
+        return self.value(info.annotation, constraints, where, examples)
+
+    def value(self, annotation: Any, constraints: Constraints, where: str, examples: list[Any]) -> Strategy[Any]:
+        annotation = _unwrap(annotation, constraints, where)
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin in (typing.Union, types.UnionType):
+            options = [a for a in args if a is not type(None)]
+            nested = [a for a in options if isinstance(a, type) and issubclass(a, BaseModel)]
+            if len(nested) > 1 or (nested and len(options) > 1):
+                raise UnsupportedField(f"{where}: a union of {annotation!r} (teach tests/settings_strategies.py)")
+            inner = [self.value(a, _copy(constraints), where, examples) for a in options]
+            return st.one_of(*inner, *([st.none()] if type(None) in args else []))
+        if origin is typing.Literal:
+            good = st.sampled_from(list(args))
+            near = [str(a).upper() if str(a).upper() != a else str(a).lower() for a in args] + ["x"]
+            return _mix(good, st.sampled_from(near), self.miss)
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            values = [m.value for m in annotation]
+            return _mix(st.sampled_from(values), st.just("x"), self.miss)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return self.model(annotation)
+        if origin in (list, tuple, set, frozenset):
+            if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+                raise UnsupportedField(f"{where}: a fixed-length tuple {annotation!r}")
+            return self.sequence(args[0], constraints, where)
+        if origin is dict:
+            return self.mapping(args[0], args[1], constraints, where)
+        if annotation is bool:
+            return _mix(st.booleans(), _WRONG_TYPE[bool], self.miss)
+        if annotation is int:
+            return self.integer(constraints)
+        if annotation is float:
+            low = constraints.ge if constraints.ge is not None else -1e3
+            high = constraints.le if constraints.le is not None else 1e3
+            return _mix(st.floats(low, high), _WRONG_TYPE[float], self.miss)
+        if annotation is str:
+            return self.string(constraints, where, examples)
+        raise UnsupportedField(f"{where}: unsupported field type {annotation!r} (teach tests/settings_strategies.py)")
+
+    def integer(self, c: Constraints) -> Strategy[int]:
+        low = int(c.ge) if c.ge is not None else None
+        high = int(c.le) if c.le is not None else None
+        lo = low if low is not None else -1
+        hi = high if high is not None else lo + 64
+        bounds = [b for b in (low, high) if b is not None]
+        good = st.one_of(st.integers(lo, min(hi, lo + 64)), st.sampled_from(bounds or [lo]))
+        near = [b + d for b, d in ((low, -1), (high, 1)) if b is not None]
+        bad = st.one_of(st.sampled_from(near), _WRONG_TYPE[int]) if near else _WRONG_TYPE[int]
+        return _mix(good, bad, self.miss)
+
+    def string(self, c: Constraints, where: str, examples: list[Any]) -> Strategy[str]:
+        known = [v for v in c.validators if v in VALID]
+        goods = [VALID[v]() for v in known[-1:]]
+        bads = [NEAR_MISS[v]() for v in c.validators if v in NEAR_MISS]
+        if examples:
+            goods.append(st.sampled_from(examples))
+        if not goods:
+            # No validator and no example: any text, short.
+            goods.append(st.text(st.characters(codec="ascii", categories=["L", "N", "Pd"]), max_size=12))
+        unknown = [v for v in c.validators if v not in VALID and v not in COLLECTION_RULES]
+        if unknown:
+            # A validated string this module does not know: arbitrary text too (mostly refused).
+            bads.append(st.text(max_size=20))
+        bads.append(_WRONG_TYPE[str])
+        return _mix(st.one_of(*goods), st.one_of(*bads), self.miss)
+
+    def sequence(self, item: Any, c: Constraints, where: str) -> Strategy[list[Any]]:
+        element = self.value(item, Constraints(), f"{where}[]", [])
+        low = c.min_len or 0
+        high = c.max_len if c.max_len is not None and c.max_len <= low + 3 else low + 3
+        good = st.lists(element, min_size=low, max_size=high, unique_by=lambda x: json.dumps(x, sort_keys=True))
+        near: list[Strategy[Any]] = [
+            st.lists(element, min_size=1, max_size=3).map(lambda xs: [*xs, xs[0]]),  # a duplicate
+            st.just("x"),
+        ]
+        if low:
+            near.append(st.lists(element, max_size=low - 1))
+        if c.max_len is not None and c.max_len <= 64:
+            near.append(st.lists(element, min_size=c.max_len + 1, max_size=c.max_len + 1))
+        if not low:
+            near.append(st.just([]))
+        return _mix(good, st.one_of(*near), self.miss)
+
+    def mapping(self, key: Any, value: Any, c: Constraints, where: str) -> Strategy[dict[Any, Any]]:
+        # Stack-file keys are text: a wrong-typed key is not a near miss YAML can write here.
+        keys = self.value(key, Constraints(), f"{where}{{key}}", []).filter(lambda k: isinstance(k, str))
+        values = self.value(value, Constraints(), f"{where}{{value}}", [])
+        low = c.min_len or 0
+        good = st.dictionaries(keys, values, min_size=low, max_size=low + 3)
+        near: list[Strategy[Any]] = [st.just(["x"]), st.just({})]
+        if c.max_len is not None:
+            big = c.max_len + 1
+            near.append(st.just({f"k{i}": "v" for i in range(big)}))
+        return _mix(good, st.one_of(*near), self.miss)
+
+
+def _title(model: type[BaseModel]) -> str:
+    return model.model_config.get("title") or model.__name__
+
+
+def _copy(c: Constraints) -> Constraints:
+    return Constraints(c.ge, c.le, c.min_len, c.max_len, c.strict, list(c.validators))
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool))
+
+
+def stack_settings(model: type[BaseModel], miss: int = 8) -> Strategy[dict[str, Any]]:
+    """Stack-file-shaped settings of ``model`` (``Settings`` or ``GpuCapacitySettings``): good
+    values, and with ``miss`` > 0 a near miss at about one key in ``miss``."""
+    return Walker(miss).model(model).filter(lambda d: isinstance(d, Mapping))
+
+
+def keys_of(model: type[BaseModel]) -> set[str]:
+    """The stack-file keys of ``model`` (aliases)."""
+    return {info.alias or name for name, info in model.model_fields.items()}

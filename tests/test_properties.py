@@ -1,0 +1,325 @@
+"""Property-based tests over the whole settings surface (issue 36; docs/testing.md).
+
+The contract, for every configuration tests/settings_strategies.py draws from the settings models
+and the catalog: it either renders, and every object declared from it passes the contract checks
+the suite has for that object, or it is refused with the library's own ``ConfigError`` whose
+every problem names a key of the stack file; never any other exception, never a half-declared
+program. The expectation is never computed by the code under test: a property checks the
+outcome against upstream schemas (../shared/reference) and literal limits only.
+
+Two budgets (tests/conftest.py registers the Hypothesis profiles): the pure path (load, plan,
+every pure builder) for many configurations; the real program under Pulumi mocks for a few.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import types
+import typing
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pulumi
+import pytest
+import yaml
+from hypothesis import event, given, note, settings
+from pydantic import BaseModel
+
+from components.autoscaler import asg
+from components.catalog import DEFAULT_KUBERNETES_VERSION
+from components.coldstart.model import cold_start_model
+from components.config import stackfile
+from components.config.errors import CONFIG_NAMESPACE, ConfigError
+from components.config.loading import load_capacity_settings, load_settings
+from components.config.settings import GpuCapacitySettings, Settings
+from components.gpu_operator import values as operator_values
+from components.karpenter import objects as karpenter_objects
+from components.nodegroups import component as nodegroup_component
+from components.nodegroups import userdata
+from components.observability import dashboard, rules
+from components.review.simulation import FakeCloud, program_from_file, run_program
+from components.sharing import mig_parted
+from components.teams import objects as team_objects
+from components.teams import policy as team_policy
+from components.teams import verification as team_verification
+from components.verification import jobs
+from tests.crd_cel import crd_problems, karpenter_schema
+from tests.settings_strategies import stack_settings
+from tests.support import ROOT, load_reference_yaml
+from tests.test_helm_values import NFD, leaf_paths, lookup
+from tests.test_kubernetes_objects import KINDS as KUBERNETES_KINDS
+from tests.test_nodeconfig import strict
+
+#: The pure path runs the profile's budget; the mocked program (about 0.1-0.3 s a run) a tenth.
+PURE_EXAMPLES = settings.default.max_examples
+PROGRAM_EXAMPLES = max(settings.default.max_examples // 10, 4)
+
+#: AWS limits on an Auto Scaling group's tags (EC2 Auto Scaling API reference, "CreateOrUpdateTags":
+#: Key 1-128 characters, Value 0-256; "Auto Scaling quotas": 50 tags per Auto Scaling group).
+ASG_TAG_KEY_MAX, ASG_TAG_VALUE_MAX, ASG_TAGS_MAX = 128, 256, 50
+
+
+# ---------------------------------------------------------------------------------------------
+# Refusals: every problem names a key of the stack file
+# ---------------------------------------------------------------------------------------------
+
+
+def _fields(model: type[BaseModel]) -> dict[str, Any]:
+    return {info.alias or name: info.annotation for name, info in model.model_fields.items()}
+
+
+def _strip(annotation: Any) -> Any:
+    """``X`` of ``Annotated[X, ...]`` and ``X | None``."""
+    while True:
+        if typing.get_origin(annotation) is typing.Annotated:
+            annotation = annotation.__origin__
+            continue
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+            annotation = args[0]
+            continue
+        return annotation
+
+
+def key_names_a_setting(key: str, model: type[BaseModel], raw: Mapping[str, Any]) -> bool:
+    """Whether ``key`` (``gpu-eks:gpuNodeGroups[0].mig.migDevices``) is a path of ``model``'s
+    stack-file keys, or ends at a key the input wrote (an unknown key is named as written). Read
+    with the models' own field aliases, so dict keys with dots (``nvidia.com/gpu``) are read whole."""
+    prefix = f"{CONFIG_NAMESPACE}:"
+    if not key.startswith(prefix) or key == prefix:
+        return False
+    rest, annotation, node = key[len(prefix) :], model, raw
+    while rest:
+        annotation = _strip(annotation)
+        origin = typing.get_origin(annotation)
+        m = re.match(r"\[(\d+)\]", rest)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            rest = rest.removeprefix(".")
+            aliases = _fields(annotation)
+            name = next(
+                (a for a in sorted(aliases, key=len, reverse=True) if re.match(rf"{re.escape(a)}(?=$|[.\[])", rest)),
+                None,
+            )
+            if name is None:
+                # An unknown key: named as the input wrote it, with nothing below it.
+                return isinstance(node, Mapping) and rest in node
+            annotation, rest = aliases[name], rest[len(name) :]
+            node = node.get(name) if isinstance(node, Mapping) else None
+        elif origin in (list, tuple, set, frozenset) and m:
+            annotation, rest = typing.get_args(annotation)[0], rest[m.end() :]
+            index = int(m.group(1))
+            node = node[index] if isinstance(node, list) and index < len(node) else None
+        elif origin is dict:
+            # A dict's key: the rest of the text (its values are plain values in every model).
+            return (isinstance(node, Mapping) and rest.removeprefix(".") in node) or node is None
+        else:
+            return False
+    return True
+
+
+def assert_clean_refusal(err: ConfigError, model: type[BaseModel], raw: Mapping[str, Any]) -> None:
+    assert err.problems, "a ConfigError lists its problems"
+    assert err.report().startswith("invalid stack configuration")
+    for problem in err.problems:
+        assert key_names_a_setting(problem.key, model, raw), f"{problem} names no key of the stack file"
+        assert problem.expected.strip(), f"{problem.key}: says what is expected"
+
+
+# ---------------------------------------------------------------------------------------------
+# Renders: every object built from the settings passes the checks the suite has for it
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def nodeconfig_schema() -> dict[str, Any]:
+    crd = load_reference_yaml("nodeadm", "node.eks.aws_nodeconfigs.yaml")
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
+    return strict(version["schema"]["openAPIV3Schema"])
+
+
+def check_user_data(user_data: str) -> None:
+    """nodeadm's NodeConfig CRD (strict: a misspelt field fails), as test_nodeconfig checks it."""
+    parts = userdata.parse_mime(base64.b64decode(user_data).decode())
+    assert parts, "user data carries a NodeConfig"
+    for content_type, body in parts:
+        assert content_type == userdata.NODECONFIG_CONTENT_TYPE
+        jsonschema.validate(yaml.safe_load(body), nodeconfig_schema())
+
+
+@cache
+def chart_values(version: str, subchart: str | None = None) -> Any:
+    if subchart:
+        return load_reference_yaml("gpu-operator", version, "charts", subchart, "values.yaml")
+    return load_reference_yaml("gpu-operator", version, "values.yaml")
+
+
+def check_operator_values(values: Mapping[str, Any], version: str) -> None:
+    """Every values path is one of the chart's, or its NFD subchart's (test_helm_values)."""
+    for path in leaf_paths(values):
+        found = lookup(chart_values(version), path)[0] or (
+            path[0] == NFD and lookup(chart_values(version, NFD), path[1:])[0]
+        )
+        assert found, f"{'.'.join(path)} is not a value of gpu-operator {version}"
+
+
+def check_karpenter(obj: Mapping[str, Any]) -> None:
+    assert crd_problems(obj, karpenter_schema(obj["kind"])) == [], obj["kind"]
+
+
+def check_kubernetes(obj: Mapping[str, Any], kubernetes_version: str) -> None:
+    kubernetes_validate.validate(dict(obj), f"{kubernetes_version}.0", strict=True)
+
+
+def check_asg_tags(tags: Mapping[str, str]) -> None:
+    assert len(tags) <= ASG_TAGS_MAX, f"{len(tags)} ASG tags"
+    for key, value in tags.items():
+        assert 1 <= len(key) <= ASG_TAG_KEY_MAX and len(value) <= ASG_TAG_VALUE_MAX, key
+
+
+def render_pure(settings_: GpuCapacitySettings, cluster_name: str) -> None:
+    """Plan every group and run every pure builder, checking each object it returns."""
+    plans = settings_.plans
+    assert len(plans) == len(settings_.gpu_node_groups)
+    for plan in plans:
+        check_user_data(plan.user_data)
+        yaml.safe_dump(dict(plan.device_plugin_config))
+        if plan.settings.capacity_provider == "karpenter":
+            check_karpenter(karpenter_objects.ec2_node_class(plan, role="r", discovery=cluster_name, tags={}))
+            check_karpenter(karpenter_objects.node_pool(plan))
+            if karpenter_objects.needs_overlay(plan):
+                check_karpenter(karpenter_objects.node_overlay(plan))
+        elif settings_.autoscaler_enabled:
+            check_asg_tags(asg.asg_tags(plan.node_template_tags, cluster_name))
+        cold_start_model(plan, image_gib=10.0)
+        spec = jobs.concurrent_job_spec(plan, settings_.verification.image, settings_.verification.probe_image)
+        check_kubernetes(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "check"}, "spec": spec},
+            settings_.kubernetes_version,
+        )
+    if not plans:
+        # GpuCapacitySettings may hold no group: the caller's own node groups then (GpuCapacityArgs.node_groups).
+        return
+    operator = settings_.gpu_operator
+    check_operator_values(
+        operator_values.gpu_operator_values(plans, operator.chart_version, operator.cdi_enabled), operator.chart_version
+    )
+    mig_parted.config_map_data(plans)
+    thresholds = settings_.observability.alerts
+    rules.rule_spec(plans, thresholds)
+    json.loads(dashboard.dashboard_json(plans, settings_.teams))
+    for team in settings_.teams:
+        built = [
+            team_objects.namespace(team),
+            team_objects.resource_quota(team),
+            team_objects.limit_range(team),
+            team_policy.admission_policy(team, plans),
+            team_policy.admission_binding(team),
+        ]
+        for obj in filter(None, built):
+            check_kubernetes(obj, settings_.kubernetes_version)
+        team_verification.job_spec(team, plans, settings_.verification.probe_image)
+
+
+def pure_contract(raw: dict[str, Any], model: type[GpuCapacitySettings]) -> None:
+    note(f"stack settings: {json.dumps(raw, sort_keys=True, default=repr)}")
+    try:
+        loaded = load_settings(raw) if model is Settings else load_capacity_settings(raw)
+    except ConfigError as err:
+        note(err.report())
+        event("refused")
+        assert_clean_refusal(err, model, raw)
+        return
+    event("rendered")
+    render_pure(loaded, getattr(loaded, "cluster_name", "existing"))
+
+
+@settings(max_examples=PURE_EXAMPLES)
+@given(raw=stack_settings(Settings, miss=8))
+def test_any_cluster_settings_render_or_are_refused_by_key(raw):
+    pure_contract(raw, Settings)
+
+
+@settings(max_examples=PURE_EXAMPLES)
+@given(raw=stack_settings(Settings, miss=0))
+def test_well_formed_cluster_settings_render_or_are_refused_by_key(raw):
+    # Every value well formed on its own: what is left are the rules across keys and groups.
+    pure_contract(raw, Settings)
+
+
+@settings(max_examples=PURE_EXAMPLES // 2)
+@given(raw=stack_settings(GpuCapacitySettings, miss=8))
+def test_any_capacity_settings_render_or_are_refused_by_key(raw):
+    pure_contract(raw, GpuCapacitySettings)
+
+
+# ---------------------------------------------------------------------------------------------
+# The real program under Pulumi mocks: a whole declaration, or a refusal before any resource
+# ---------------------------------------------------------------------------------------------
+
+
+class CountingCloud(FakeCloud):
+    """FakeCloud, counting the resources the program declared."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.declared: list[str] = []
+
+    def new_resource(self, args):
+        self.declared.append(args.typ)
+        return super().new_resource(args)
+
+
+def check_simulation(sim, raw: Mapping[str, Any]) -> None:
+    node_groups = sim.by_type(f"{nodegroup_component.TYPE_PREFIX}:GpuNodeGroup")
+    assert len(node_groups) == len(raw.get("gpuNodeGroups", [None])), "one GpuNodeGroup per group"
+    for lt in sim.by_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        if lt.inputs.get("userData"):
+            check_user_data(lt.inputs["userData"])
+    kinds = {"EC2NodeClass", "NodePool", "NodeOverlay"}
+    for r in sim.resources:
+        if r.type.startswith("kubernetes:") and r.inputs.get("kind") in kinds:
+            check_karpenter(r.inputs)
+    releases = [r for r in sim.by_type("kubernetes:helm.sh/v3:Release") if r.inputs.get("chart") == "gpu-operator"]
+    assert len(releases) == 1, "one gpu-operator release"
+    check_operator_values(releases[0].inputs["values"], releases[0].inputs["version"])
+    version = raw.get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)
+    for r in sim.resources:
+        if r.type in KUBERNETES_KINDS:
+            api_version, kind = KUBERNETES_KINDS[r.type]
+            check_kubernetes({"apiVersion": api_version, "kind": kind, **r.inputs}, version)
+
+
+@settings(max_examples=PROGRAM_EXAMPLES)
+@given(raw=stack_settings(Settings, miss=16))
+def test_the_program_declares_everything_or_nothing(raw):
+    note(f"stack settings: {json.dumps(raw, sort_keys=True, default=repr)}")
+    config = {"aws:region": "us-west-2", **{f"{CONFIG_NAMESPACE}:{k}": v for k, v in raw.items()}}
+    cloud = CountingCloud()
+    try:
+        sim = run_program(
+            program_from_file(ROOT / "__main__.py"),
+            stackfile.cli_config(config),
+            project=stackfile.project_name(ROOT),
+            stack="properties",
+            mocks=cloud,
+        )
+    except pulumi.RunError as err:
+        assert str(err).startswith("invalid stack configuration"), str(err)
+        assert cloud.declared == [], f"refused after declaring {cloud.declared}"
+        event("refused")
+        return
+    event("rendered")
+    check_simulation(sim, raw)
+
+
+@pytest.mark.parametrize("model", [Settings, GpuCapacitySettings])
+def test_the_strategies_draw_every_key_of_the_models(model):
+    # A key the walker could not draw would be skipped silently: each model's keys are all drawn.
+    from tests.settings_strategies import Walker
+
+    Walker(miss=8).model(model)
