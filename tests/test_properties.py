@@ -27,14 +27,17 @@ import kubernetes_validate
 import pulumi
 import pytest
 import yaml
-from hypothesis import event, given, note, settings
+from hypothesis import event, example, given, note, settings
 from pydantic import BaseModel
 
+from components import catalog
 from components.autoscaler import asg
 from components.catalog import DEFAULT_KUBERNETES_VERSION
+from components.catalog import mig as mig_catalog
 from components.coldstart.model import cold_start_model
 from components.config import stackfile
 from components.config.errors import CONFIG_NAMESPACE, ConfigError
+from components.config.groups import GpuNodeGroupSettings
 from components.config.loading import load_capacity_settings, load_settings
 from components.config.settings import GpuCapacitySettings, Settings
 from components.gpu_operator import values as operator_values
@@ -244,6 +247,43 @@ def test_any_cluster_settings_render_or_are_refused_by_key(raw):
     pure_contract(raw, Settings)
 
 
+def every_family_mode_and_provider() -> list[dict[str, Any]]:
+    """One configuration per GPU family and sharing mode the family allows (catalog), the capacity
+    providers (the model's choices) taken in turn: run on every profile, whatever Hypothesis draws."""
+    providers = typing.get_args(GpuNodeGroupSettings.model_fields["capacity_provider"].annotation)
+    first_type: dict[str, str] = {}
+    for name, row in catalog.GPU_INSTANCE_TYPES.items():
+        first_type.setdefault(row.family.name, name)
+    out = []
+    for family, instance_type in sorted(first_type.items()):
+        row = catalog.GPU_INSTANCE_TYPES[instance_type].family
+        modes: list[dict[str, Any]] = [{"timeSlicing": {"replicas": 1}}]
+        if catalog.TIME_SLICING in row.sharing:
+            modes.append({"timeSlicing": {"replicas": 2}})
+        if catalog.MPS in row.sharing:
+            modes.append({"mps": {"replicas": 2}})
+        gpu = mig_catalog.FAMILY_MIG_GPU.get(family)
+        if gpu:
+            layouts = list(mig_catalog.named_layouts(gpu))
+            modes += [
+                {"mig": {"layout": layouts[0]}, "migStrategy": "single"},
+                {"mig": {"layout": layouts[-1]}, "migStrategy": "mixed"},
+            ]
+        for mode in modes:
+            provider = providers[len(out) % len(providers)]
+            scaling = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+            group = {"name": "a", "instanceTypes": [instance_type], "capacityProvider": provider, "scaling": scaling}
+            out.append({"clusterName": "ml", "gpuNodeGroups": [{**group, **mode}]})
+    return out
+
+
+def _with_examples(test):
+    for raw in every_family_mode_and_provider():
+        test = example(raw=raw)(test)
+    return test
+
+
+@_with_examples
 @settings(max_examples=PURE_EXAMPLES)
 @given(raw=stack_settings(Settings, miss=0))
 def test_well_formed_cluster_settings_render_or_are_refused_by_key(raw):
