@@ -34,7 +34,7 @@ collect_ignore = ["consumer_project"]
 #: time. ``thorough``: random examples, many more, the database in .hypothesis/ (git-ignored) so a
 #: failure found once is replayed first: ``HYPOTHESIS_PROFILE=thorough pytest tests/test_properties.py``.
 _NO_TIMING_CHECKS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much]}
-settings.register_profile("ci", derandomize=True, database=None, max_examples=60, print_blob=False, **_NO_TIMING_CHECKS)
+settings.register_profile("ci", derandomize=True, database=None, max_examples=40, print_blob=False, **_NO_TIMING_CHECKS)
 settings.register_profile("thorough", max_examples=3000, print_blob=True, **_NO_TIMING_CHECKS)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import types
 import typing
@@ -23,7 +24,6 @@ from functools import cache
 from typing import Any
 
 import jsonschema
-import kubernetes_validate
 import pulumi
 import pytest
 import yaml
@@ -54,9 +54,12 @@ from components.verification import jobs
 from tests.crd_cel import crd_problems, karpenter_schema
 from tests.settings_strategies import stack_settings
 from tests.support import ROOT, load_reference_yaml
-from tests.test_helm_values import NFD, leaf_paths, lookup
+from tests.test_helm_values import NFD, leaf_paths
 from tests.test_kubernetes_objects import KINDS as KUBERNETES_KINDS
 from tests.test_nodeconfig import strict
+
+#: The thorough profile runs for minutes: no per-test timeout then (pyproject.toml's 120 s is the CI one).
+pytestmark = [pytest.mark.timeout(0)] if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else []
 
 #: The pure path runs the profile's budget; the mocked program (about 0.1-0.3 s a run) a tenth.
 PURE_EXAMPLES = settings.default.max_examples
@@ -139,10 +142,15 @@ def assert_clean_refusal(err: ConfigError, model: type[BaseModel], raw: Mapping[
 
 
 @cache
-def nodeconfig_schema() -> dict[str, Any]:
+def nodeconfig_validator() -> jsonschema.Validator:
     crd = load_reference_yaml("nodeadm", "node.eks.aws_nodeconfigs.yaml")
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
-    return strict(version["schema"]["openAPIV3Schema"])
+    schema = strict(version["schema"]["openAPIV3Schema"])
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+#: Each Karpenter CRD read once (tests/crd_cel.py reads the file on every call).
+cached_karpenter_schema = cache(karpenter_schema)
 
 
 def check_user_data(user_data: str) -> None:
@@ -151,7 +159,7 @@ def check_user_data(user_data: str) -> None:
     assert parts, "user data carries a NodeConfig"
     for content_type, body in parts:
         assert content_type == userdata.NODECONFIG_CONTENT_TYPE
-        jsonschema.validate(yaml.safe_load(body), nodeconfig_schema())
+        nodeconfig_validator().validate(yaml.safe_load(body))
 
 
 @cache
@@ -161,21 +169,50 @@ def chart_values(version: str, subchart: str | None = None) -> Any:
     return load_reference_yaml("gpu-operator", version, "values.yaml")
 
 
+def _in_chart(tree: Any, path: tuple[str, ...]) -> bool:
+    """``path`` is a value of the chart: there, or below a map the chart leaves empty (``{}``: a
+    free-form map such as ``serviceMonitor.additionalLabels``)."""
+    for key in path:
+        if isinstance(tree, Mapping) and not tree:
+            return True
+        if not isinstance(tree, Mapping) or key not in tree:
+            return False
+        tree = tree[key]
+    return True
+
+
 def check_operator_values(values: Mapping[str, Any], version: str) -> None:
     """Every values path is one of the chart's, or its NFD subchart's (test_helm_values)."""
     for path in leaf_paths(values):
-        found = lookup(chart_values(version), path)[0] or (
-            path[0] == NFD and lookup(chart_values(version, NFD), path[1:])[0]
+        found = _in_chart(chart_values(version), path) or (
+            path[0] == NFD and _in_chart(chart_values(version, NFD), path[1:])
         )
         assert found, f"{'.'.join(path)} is not a value of gpu-operator {version}"
 
 
 def check_karpenter(obj: Mapping[str, Any]) -> None:
-    assert crd_problems(obj, karpenter_schema(obj["kind"])) == [], obj["kind"]
+    assert crd_problems(obj, cached_karpenter_schema(obj["kind"])) == [], obj["kind"]
+
+
+@cache
+def kubernetes_validator(api_version: str, kind: str, kubernetes_version: str) -> jsonschema.Validator:
+    """kubernetes-validate's strict schema of a kind (as ``kubernetes_validate.validate`` builds it,
+    which reads and parses the schema files on every call: seconds over a property's examples)."""
+    from kubernetes_validate import utils
+    from referencing import Registry, Resource
+
+    version = [v for v in utils.all_versions() if utils.major_minor(v) <= kubernetes_version][-1]
+    folder = f"kubernetes-json-schema/v{version}-local-strict"
+    group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    schema = utils.schema_contents(f"{folder}/{kind.lower()}-{group}.json", version)
+    definitions = utils.schema_contents(f"{folder}/_definitions.json", version)
+    registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
+    return jsonschema.validators.Draft202012Validator(schema, registry=registry)
 
 
 def check_kubernetes(obj: Mapping[str, Any], kubernetes_version: str) -> None:
-    kubernetes_validate.validate(dict(obj), f"{kubernetes_version}.0", strict=True)
+    """The Kubernetes OpenAPI schema of the object's kind, strict (test_kubernetes_objects)."""
+    kubernetes_validator(obj["apiVersion"], obj["kind"], kubernetes_version).validate(dict(obj))
 
 
 def check_asg_tags(tags: Mapping[str, str]) -> None:
@@ -207,10 +244,17 @@ def render_pure(settings_: GpuCapacitySettings, cluster_name: str) -> None:
     if not plans:
         # GpuCapacitySettings may hold no group: the caller's own node groups then (GpuCapacityArgs.node_groups).
         return
-    operator = settings_.gpu_operator
-    check_operator_values(
-        operator_values.gpu_operator_values(plans, operator.chart_version, operator.cdi_enabled), operator.chart_version
+    operator, obs = settings_.gpu_operator, settings_.observability
+    exporter = (
+        operator_values.ExporterOptions(
+            per_pod_metrics=obs.per_pod_metrics and obs.prometheus,
+            service_monitor_labels=dict(obs.prometheus_labels) if obs.prometheus else None,
+        )
+        if obs.enabled
+        else None
     )
+    values = operator_values.gpu_operator_values(plans, operator.chart_version, operator.cdi_enabled, exporter)
+    check_operator_values(values, operator.chart_version)
     mig_parted.config_map_data(plans)
     thresholds = settings_.observability.alerts
     rules.rule_spec(plans, thresholds)
@@ -241,6 +285,16 @@ def pure_contract(raw: dict[str, Any], model: type[GpuCapacitySettings]) -> None
     render_pure(loaded, getattr(loaded, "cluster_name", "existing"))
 
 
+#: The input of issue 36 (a MIG group with an empty custom layout), kept on every profile.
+EMPTY_MIG_LAYOUT = {
+    "clusterName": "ml",
+    "gpuNodeGroups": [
+        {"name": "a", "instanceTypes": ["p4d.24xlarge"], "migStrategy": "mixed", "mig": {"migDevices": {}}}
+    ],
+}
+
+
+@example(raw=EMPTY_MIG_LAYOUT)
 @settings(max_examples=PURE_EXAMPLES)
 @given(raw=stack_settings(Settings, miss=8))
 def test_any_cluster_settings_render_or_are_refused_by_key(raw):
@@ -335,8 +389,10 @@ def check_simulation(sim, raw: Mapping[str, Any]) -> None:
 
 
 @settings(max_examples=PROGRAM_EXAMPLES)
-@given(raw=stack_settings(Settings, miss=16))
+@given(raw=stack_settings(Settings, miss=0))
 def test_the_program_declares_everything_or_nothing(raw):
+    # preflight: true asks AWS itself (read-only calls: tests/test_preflight_*.py run them under moto).
+    raw = {k: v for k, v in raw.items() if k != "preflight"}
     note(f"stack settings: {json.dumps(raw, sort_keys=True, default=repr)}")
     config = {"aws:region": "us-west-2", **{f"{CONFIG_NAMESPACE}:{k}": v for k, v in raw.items()}}
     cloud = CountingCloud()
