@@ -29,6 +29,7 @@ rule across keys: that is the point).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import types
@@ -43,7 +44,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_snake
 from pydantic.fields import FieldInfo
 from pydantic.functional_validators import AfterValidator, BeforeValidator, PlainValidator, WrapValidator
-from pydantic.types import Strict
+from pydantic.types import Strict, StringConstraints
 from pydantic_core import PydanticUndefined
 
 from components import catalog
@@ -387,6 +388,8 @@ class Constraints:
     max_len: int | None = None
     strict: bool = False
     validators: list[str] = field(default_factory=list)
+    pattern: str | None = None
+    multiple_of: float | None = None
 
     def add(self, item: Any, where: str) -> None:
         if isinstance(item, FieldInfo):
@@ -407,6 +410,17 @@ class Constraints:
             self.max_len = item.max_length
         elif isinstance(item, Strict):
             self.strict = item.strict
+        elif isinstance(item, annotated_types.MultipleOf):
+            self.multiple_of = item.multiple_of
+        elif isinstance(item, StringConstraints) or type(item).__name__ == "_PydanticGeneralMetadata":
+            # Field(pattern=..., ...) and constr(...): a regular expression and text lengths.
+            known = {"pattern", "min_length", "max_length", "strict", "strip_whitespace", "to_upper", "to_lower"}
+            unknown = {k for k, v in vars(item).items() if v is not None and k not in known}
+            if unknown:
+                raise UnsupportedField(f"{where}: unsupported constraint {item!r} ({', '.join(sorted(unknown))})")
+            self.pattern = getattr(item, "pattern", None) or self.pattern
+            self.min_len = getattr(item, "min_length", None) or self.min_len
+            self.max_len = getattr(item, "max_length", None) or self.max_len
         elif isinstance(item, (AfterValidator, BeforeValidator, WrapValidator, PlainValidator)):
             name = validator_name(item.func)
             low, high = COLLECTION_RULES.get(name, (None, None))
@@ -515,9 +529,6 @@ class Walker:
         args = typing.get_args(annotation)
         if origin in (typing.Union, types.UnionType):
             options = [a for a in args if a is not type(None)]
-            nested = [a for a in options if isinstance(a, type) and issubclass(a, BaseModel)]
-            if len(nested) > 1 or (nested and len(options) > 1):
-                raise UnsupportedField(f"{where}: a union of {annotation!r} (teach tests/settings_strategies.py)")
             inner = [self.value(a, _copy(constraints), where, examples) for a in options]
             return st.one_of(*inner, *([st.none()] if type(None) in args else []))
         if origin is typing.Literal:
@@ -554,6 +565,9 @@ class Walker:
         hi = high if high is not None else lo + 64
         bounds = [b for b in (low, high) if b is not None]
         good = st.one_of(st.integers(lo, min(hi, lo + 64)), st.sampled_from(bounds or [lo]))
+        if c.multiple_of:
+            step = int(c.multiple_of)
+            good = st.integers(-(-lo // step), max(hi // step, -(-lo // step))).map(lambda n: n * step)
         near = [b + d for b, d in ((low, -1), (high, 1)) if b is not None]
         bad = st.one_of(st.sampled_from(near), _WRONG_TYPE[int]) if near else _WRONG_TYPE[int]
         return _mix(good, bad, self.miss)
@@ -562,6 +576,18 @@ class Walker:
         known = [v for v in c.validators if v in VALID]
         goods = [VALID[v]() for v in known[-1:]]
         bads = [NEAR_MISS[v]() for v in c.validators if v in NEAR_MISS]
+        if c.pattern is not None:
+            fits = st.from_regex(c.pattern, fullmatch=True)
+            if c.max_len is not None or c.min_len is not None:
+                fits = fits.filter(lambda t: (c.min_len or 0) <= len(t) <= (c.max_len or len(t)))
+            goods.append(fits)
+            bads.append(st.just(""))
+        elif c.max_len is not None or c.min_len is not None:
+            goods.append(st.text(alphabet="abc-1", min_size=c.min_len or 0, max_size=c.max_len or 12))
+        if c.max_len is not None:
+            bads.append(st.just("a" * (c.max_len + 1)))
+        if c.min_len:
+            bads.append(st.just("a" * (c.min_len - 1)))
         if examples:
             goods.append(st.sampled_from(examples))
         if not goods:
@@ -609,7 +635,7 @@ def _title(model: type[BaseModel]) -> str:
 
 
 def _copy(c: Constraints) -> Constraints:
-    return Constraints(c.ge, c.le, c.min_len, c.max_len, c.strict, list(c.validators))
+    return dataclasses.replace(c, validators=list(c.validators))
 
 
 def _plain(value: Any) -> bool:
