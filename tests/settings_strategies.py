@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -50,7 +51,8 @@ from pydantic_core import PydanticUndefined
 from components import catalog
 from components.autoscaler import chart as ca_chart
 from components.catalog import mig as mig_catalog
-from components.config import fields, names, sharing
+from components.config import capacity_provider, fields, names, sharing
+from components.config.fields import supported_kubernetes_versions
 from components.gpu_operator import chart as operator_chart
 from components.sharing import device_plugin
 
@@ -112,7 +114,7 @@ def _ami_releases() -> Strategy[str]:
 #: Validator name → good values (each validator's documented examples and bounds).
 VALID: dict[str, Callable[[], Strategy[Any]]] = {
     "_dns_label": lambda: st.one_of(st.sampled_from(GROUP_NAMES), _name(40)),
-    "_namespace_name": lambda: st.one_of(st.sampled_from(["gpu-operator", "ml", "team-a"]), _name(63)),
+    "_namespace_name": lambda: st.one_of(st.sampled_from(["ml", "team-a", "a" * 63]), _name(63)),
     "_own_namespace": lambda: st.sampled_from(["gpu-operator", "ml", "gpu-check", "a" * 63]),
     "_kubelet_label_key": lambda: st.sampled_from(
         ["team", "example.com/team", "node.kubernetes.io/pool", "x" * 63, "example.com/" + "x" * 63]
@@ -218,7 +220,10 @@ def _instance_types() -> Strategy[list[str]]:
     for name, row in catalog.GPU_INSTANCE_TYPES.items():
         by_family.setdefault(row.family.name, []).append(name)
     return st.sampled_from(sorted(by_family)).flatmap(
-        lambda f: st.lists(st.sampled_from(by_family[f]), min_size=1, max_size=3, unique=True)
+        lambda f: st.one_of(
+            st.sampled_from(by_family[f]).map(lambda t: [t]),
+            st.lists(st.sampled_from(by_family[f]), min_size=1, max_size=3, unique=True),
+        )
     )
 
 
@@ -241,7 +246,7 @@ def _mig_layouts() -> list[str]:
 
 
 def _mig_devices() -> Strategy[dict[str, int]]:
-    return st.dictionaries(st.sampled_from(_mig_profiles()), st.integers(1, 7), max_size=3)
+    return st.dictionaries(st.sampled_from(_mig_profiles()), st.integers(1, 7), min_size=1, max_size=3)
 
 
 def _resources() -> list[str]:
@@ -264,11 +269,12 @@ CATALOG: dict[tuple[str, str], tuple[Callable[[], Strategy[Any]], Callable[[], S
         lambda: st.one_of(_name_miss(40), st.sampled_from(_RESERVED_GROUP_NAMES), st.just("a" * 40)),
     ),
     ("Settings", "kubernetes_version"): (
-        lambda: st.sampled_from(list(catalog.KUBERNETES_VERSIONS)),
+        # The versions EKS runs on the day the test runs (tests/conftest.py pins it): read at draw time.
+        lambda: st.deferred(lambda: st.sampled_from(supported_kubernetes_versions(catalog.today()))),
         lambda: st.sampled_from(["1.99", "1.35.0", "v1.35", 1.35, "1.2"]),
     ),
     ("GpuCapacitySettings", "kubernetes_version"): (
-        lambda: st.sampled_from(list(catalog.KUBERNETES_VERSIONS)),
+        lambda: st.deferred(lambda: st.sampled_from(supported_kubernetes_versions(catalog.today()))),
         lambda: st.sampled_from(["1.99", "1.35.0", 1.35]),
     ),
     ("GpuOperatorSettings", "chart_version"): (
@@ -301,7 +307,11 @@ CATALOG: dict[tuple[str, str], tuple[Callable[[], Strategy[Any]], Callable[[], S
     ),
     **{
         ("TeamSettings", key): (
-            lambda: st.dictionaries(st.sampled_from(_resources()), st.integers(0, 16), max_size=2),
+            lambda: st.dictionaries(
+                st.one_of(st.sampled_from(_resources()[:2]), st.sampled_from(_resources())),
+                st.integers(0, 16),
+                max_size=2,
+            ),
             lambda: st.dictionaries(
                 st.sampled_from([*_resources(), "cpu", "nvidia.com/mig-9g.99gb"]), st.integers(-1, 2), max_size=2
             ),
@@ -332,24 +342,92 @@ def _fix_mig(draw: st.DrawFn, d: dict[str, Any]) -> None:
             d[keep] = draw(CATALOG[("Mig", "mig_devices" if keep == "migDevices" else "layout")][0]())
 
 
+def _fix_time_slicing(draw: st.DrawFn, d: dict[str, Any]) -> None:
+    if d.get("replicas") == 1:
+        d.pop("renameByDefault", None)
+        d.pop("failRequestsGreaterThanOne", None)
+
+
+def _family(d: dict[str, Any]) -> catalog.GpuFamily | None:
+    types = d.get("instanceTypes")
+    if isinstance(types, list) and types and types[0] in catalog.GPU_INSTANCE_TYPES:
+        return catalog.GPU_INSTANCE_TYPES[types[0]].family
+    return None
+
+
 def _fix_group(draw: st.DrawFn, d: dict[str, Any]) -> None:
     if d.get("mig") is not None:
         d.pop("mps", None)
         d.pop("timeSlicing", None)
-        types = [
-            t
-            for t in catalog.GPU_INSTANCE_TYPES
-            if catalog.GPU_INSTANCE_TYPES[t].family.name in mig_catalog.FAMILY_MIG_GPU
-        ]
-        if draw(st.integers(0, 3)):
+        family = _family(d)
+        if family is None or family.name not in mig_catalog.FAMILY_MIG_GPU:
+            types = [
+                t for t, row in catalog.GPU_INSTANCE_TYPES.items() if row.family.name in mig_catalog.FAMILY_MIG_GPU
+            ]
             d["instanceTypes"] = [draw(st.sampled_from(sorted(types)))]
+        if d.get("migStrategy") in (None, "none"):
             d["migStrategy"] = draw(st.sampled_from(["single", "mixed"]))
-    elif d.get("mps") is not None:
+        mig = d["mig"]
+        if isinstance(mig, dict) and isinstance(mig.get("layout"), str):
+            gpu = mig_catalog.FAMILY_MIG_GPU[catalog.GPU_INSTANCE_TYPES[d["instanceTypes"][0]].family.name]
+            mig["layout"] = draw(st.sampled_from(list(mig_catalog.named_layouts(gpu))))
+        if isinstance(mig, dict) and not mig.get("replicas"):
+            d.pop("sharedDevicesAllocationPolicy", None)
+    family = _family(d)
+    if d.get("mps") is not None:
         d.pop("timeSlicing", None)
+        if d.get("migStrategy") == "mixed":
+            d["migStrategy"] = "single"
+        if family is not None and catalog.MPS not in family.sharing:
+            d.pop("mps")
+        elif isinstance(d["mps"], dict) and isinstance(d["mps"].get("replicas"), int):
+            d["mps"]["replicas"] = min(d["mps"]["replicas"], 8)
+    if family is not None and catalog.TIME_SLICING not in family.sharing and d.get("mps") is None:
+        d["timeSlicing"] = {"replicas": 1}
+        d.pop("sharedDevicesAllocationPolicy", None)
     if d.get("capacityProvider") == "karpenter":
         scaling = d.get("scaling")
         most = scaling.get("maxSize", 1) if isinstance(scaling, dict) else 1
         d["scaling"] = {"minSize": 0, "desiredSize": 0, "maxSize": most}
+        if isinstance(d.get("diskSizeGiB"), int):
+            d["diskSizeGiB"] = min(d["diskSizeGiB"], capacity_provider.KARPENTER_MAX_VOLUME_GIB)
+
+
+def _fix_cluster(draw: st.DrawFn, d: dict[str, Any]) -> None:
+    """The rules across groups and keys: one migStrategy, unique group names, teams naming groups,
+    AMI releases of the cluster's minor, a system group of one architecture with a node."""
+    groups = (
+        [g for g in d.get("gpuNodeGroups") or [] if isinstance(g, dict)]
+        if isinstance(d.get("gpuNodeGroups"), list)
+        else []
+    )
+    strategies = [g.get("migStrategy") for g in groups if g.get("mig") is not None] or ["none"]
+    names_seen: set[str] = set()
+    for g in groups:
+        if g.get("mig") is None:
+            g["migStrategy"] = strategies[0] if g.get("mps") is None or strategies[0] != "mixed" else "none"
+            if g.get("mps") is not None and strategies[0] == "mixed":
+                g.pop("mps")
+        if g.get("name") in names_seen:
+            g["name"] = next(n for n in (*GROUP_NAMES, "d", "e", "f") if n not in names_seen)
+        names_seen.add(g.get("name"))
+    version = d.get("kubernetesVersion")
+    minor = version.split(".")[1] if isinstance(version, str) and "." in version else "35"
+    for holder in [*groups, d.get("systemNodeGroup")]:
+        release = holder.get("amiReleaseVersion") if isinstance(holder, dict) else None
+        m = re.fullmatch(r"1\.\d+\.(.+)", release) if isinstance(release, str) else None
+        if m:
+            holder["amiReleaseVersion"] = f"1.{minor}.{m.group(1)}"
+    system = d.get("systemNodeGroup")
+    if isinstance(system, dict):
+        if isinstance(system.get("instanceTypes"), list):
+            system["instanceTypes"] = [t for t in system["instanceTypes"] if t != "m7g.large"] or ["m7g.large"]
+        if isinstance(system.get("scaling"), dict) and all(isinstance(v, int) for v in system["scaling"].values()):
+            system["scaling"] = {k: max(v, 1) for k, v in system["scaling"].items()}
+    names = sorted(n for n in names_seen if isinstance(n, str)) or ["gpu"]
+    for team in d.get("teams") or [] if isinstance(d.get("teams"), list) else []:
+        if isinstance(team, dict) and isinstance(team.get("nodeGroups"), list):
+            team["nodeGroups"] = sorted({n if n in names else draw(st.sampled_from(names)) for n in team["nodeGroups"]})
 
 
 def _fix_network(draw: st.DrawFn, d: dict[str, Any]) -> None:
@@ -366,6 +444,9 @@ def _fix_network(draw: st.DrawFn, d: dict[str, Any]) -> None:
 
 #: Model title → a fix of a drawn mapping (applied unless the draw is a near miss of the model).
 FIXES: dict[str, Callable[[st.DrawFn, dict[str, Any]], None]] = {
+    "Settings": _fix_cluster,
+    "GpuCapacitySettings": _fix_cluster,
+    "TimeSlicing": _fix_time_slicing,
     "Scaling": _fix_scaling,
     "Mig": _fix_mig,
     "GpuNodeGroupSettings": _fix_group,

@@ -285,6 +285,10 @@ def pure_contract(raw: dict[str, Any], model: type[GpuCapacitySettings]) -> None
         assert_clean_refusal(err, model, raw)
         return
     event("rendered")
+    for g in loaded.plans:
+        event(f"rendered a group: {g.sharing_mode}, {g.settings.capacity_provider}")
+    if loaded.teams:
+        event("rendered with teams")
     render_pure(loaded, getattr(loaded, "cluster_name", "existing"))
 
 
