@@ -222,6 +222,23 @@ def check_kubernetes(obj: Mapping[str, Any], kubernetes_version: str) -> None:
     kubernetes_validator(obj["apiVersion"], obj["kind"], kubernetes_version).validate(dict(obj))
 
 
+#: The API server's rules for names and labels (k8s.io/apimachinery pkg/util/validation/validation.go:
+#: IsDNS1123Subdomain, at most 253; IsValidLabelValue, at most 63). A Job's name is also a label
+#: value of its pods (``batch.kubernetes.io/job-name``), so at most 63.
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def check_names_and_labels(obj: Mapping[str, Any]) -> None:
+    metadata = obj.get("metadata") or {}
+    name = metadata.get("name")
+    if isinstance(name, str):
+        longest = 63 if obj.get("kind") in ("Job", "Namespace") else 253
+        assert DNS1123_SUBDOMAIN.fullmatch(name) and len(name) <= longest, f"{obj.get('kind')} name {name!r}"
+    for value in (metadata.get("labels") or {}).values():
+        assert isinstance(value, str) and LABEL_VALUE.fullmatch(value) and len(value) <= 63, f"label value {value!r}"
+
+
 def check_asg_tags(tags: Mapping[str, str]) -> None:
     assert len(tags) <= ASG_TAGS_MAX, f"{len(tags)} ASG tags"
     for key, value in tags.items():
@@ -276,6 +293,7 @@ def render_pure(settings_: GpuCapacitySettings, cluster_name: str) -> None:
         ]
         for obj in filter(None, built):
             check_kubernetes(obj, settings_.kubernetes_version)
+            check_names_and_labels(obj)
         team_verification.job_spec(team, plans, settings_.verification.probe_image)
 
 
@@ -398,6 +416,8 @@ def check_simulation(sim, raw: Mapping[str, Any]) -> None:
         if r.type in KUBERNETES_KINDS:
             api_version, kind = KUBERNETES_KINDS[r.type]
             check_kubernetes({"apiVersion": api_version, "kind": kind, **r.inputs}, version)
+        if r.type.startswith("kubernetes:") and r.type != "kubernetes:helm.sh/v3:Release":
+            check_names_and_labels({"kind": r.type.rpartition(":")[2], **r.inputs})
 
 
 @settings(max_examples=PROGRAM_EXAMPLES)
