@@ -60,6 +60,8 @@ from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml
 from tests.test_helm_values import NFD, leaf_paths
 from tests.test_kubernetes_objects import KINDS as KUBERNETES_KINDS
 from tests.test_nodeconfig import strict
+from tests.test_teams_policy import admitted, pinned
+from tests.test_teams_policy import pod as policy_pod
 
 #: The thorough profile runs for minutes: no per-test timeout then (pyproject.toml's 120 s is the CI one).
 pytestmark = [pytest.mark.timeout(0)] if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else []
@@ -295,6 +297,11 @@ def render_pure(settings_: GpuCapacitySettings, cluster_name: str) -> None:
             check_kubernetes(obj, settings_.kubernetes_version)
             check_names_and_labels(obj)
         team_verification.job_spec(team, plans, settings_.verification.probe_image)
+        # The policy's CEL evaluates (to a decision, not an error: the API server would refuse every
+        # GPU pod of the namespace) on a GPU pod, unpinned and pinned to the team's groups.
+        rule = team_policy.admission_policy(team, plans)
+        for obj in (policy_pod(), policy_pod(affinity=pinned(*team.node_groups))):
+            assert isinstance(admitted(obj, rule), bool)
 
 
 def pure_contract(raw: dict[str, Any], model: type[GpuCapacitySettings]) -> None:
@@ -361,7 +368,37 @@ def every_family_mode_and_provider() -> list[dict[str, Any]]:
     return out
 
 
+#: Teams on a time-sliced managed group and a MIG Karpenter group, every observability pipeline on:
+#: what crosses groups (quotas, admission policies, alerts, dashboard rows) on every profile.
+TEAMS_ACROSS_GROUPS = {
+    "clusterName": "ml",
+    "observability": {"enabled": True, "pipeline": "both"},
+    "autoscaler": {"enabled": True},
+    "gpuNodeGroups": [
+        {"name": "a", "migStrategy": "mixed", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2}},
+        {
+            "name": "b",
+            "instanceTypes": ["p4d.24xlarge"],
+            "migStrategy": "mixed",
+            "mig": {"layout": "all-1g.5gb", "replicas": {"1g.5gb": 2}},
+            "capacityProvider": "karpenter",
+            "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 1},
+        },
+    ],
+    "teams": [
+        {
+            "name": "ml",
+            "nodeGroups": ["a"],
+            "quota": {"nvidia.com/gpu": 2},
+            "principals": ["arn:aws:iam::123456789012:role/Ml"],
+        },
+        {"name": "cv", "nodeGroups": ["b"], "quota": {"nvidia.com/mig-1g.5gb": 4}, "podSecurity": "restricted"},
+    ],
+}
+
+
 def _with_examples(test):
+    test = example(raw=TEAMS_ACROSS_GROUPS)(test)
     for raw in every_family_mode_and_provider():
         test = example(raw=raw)(test)
     return test
@@ -420,6 +457,7 @@ def check_simulation(sim, raw: Mapping[str, Any]) -> None:
             check_names_and_labels({"kind": r.type.rpartition(":")[2], **r.inputs})
 
 
+@example(raw=TEAMS_ACROSS_GROUPS)
 @settings(max_examples=PROGRAM_EXAMPLES)
 @given(raw=stack_settings(Settings, miss=0))
 def test_the_program_declares_everything_or_nothing(raw):
