@@ -104,33 +104,46 @@ def key_names_a_setting(key: str, model: type[BaseModel], raw: Mapping[str, Any]
     prefix = f"{CONFIG_NAMESPACE}:"
     if not key.startswith(prefix) or key == prefix:
         return False
-    rest, annotation, node = key[len(prefix) :], model, raw
-    while rest:
-        annotation = _strip(annotation)
-        origin = typing.get_origin(annotation)
-        m = re.match(r"\[(\d+)\]", rest)
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            rest = rest.removeprefix(".")
-            aliases = _fields(annotation)
-            name = next(
-                (a for a in sorted(aliases, key=len, reverse=True) if re.match(rf"{re.escape(a)}(?=$|[.\[])", rest)),
-                None,
-            )
-            if name is None:
-                # An unknown key: named as the input wrote it, with nothing below it.
-                return isinstance(node, Mapping) and rest in node
-            annotation, rest = aliases[name], rest[len(name) :]
-            node = node.get(name) if isinstance(node, Mapping) else None
-        elif origin in (list, tuple, set, frozenset) and m:
-            annotation, rest = typing.get_args(annotation)[0], rest[m.end() :]
-            index = int(m.group(1))
-            node = node[index] if isinstance(node, list) and index < len(node) else None
-        elif origin is dict:
-            # A dict's key: the rest of the text (its values are plain values in every model).
-            return (isinstance(node, Mapping) and rest.removeprefix(".") in node) or node is None
-        else:
-            return False
-    return True
+    return _path_ok(key[len(prefix) :], model, raw)
+
+
+def _path_ok(rest: str, annotation: Any, node: Any) -> bool:
+    if not rest:
+        return True
+    annotation = _strip(annotation)
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        # A union of models (a key another branch may add): any of them.
+        return any(_path_ok(rest, a, node) for a in typing.get_args(annotation) if a is not type(None))
+    m = re.match(r"\[(\d+)\]", rest)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        rest = rest.removeprefix(".")
+        aliases = _fields(annotation)
+        name = next(
+            (a for a in sorted(aliases, key=len, reverse=True) if re.match(rf"{re.escape(a)}(?=$|[.\[])", rest)),
+            None,
+        )
+        if name is None:
+            # An unknown key: named as the input wrote it, with nothing below it.
+            return isinstance(node, Mapping) and rest in node
+        below = node.get(name) if isinstance(node, Mapping) else None
+        return _path_ok(rest[len(name) :], aliases[name], below)
+    if origin in (list, tuple, set, frozenset) and m:
+        index = int(m.group(1))
+        below = node[index] if isinstance(node, list) and index < len(node) else None
+        return _path_ok(rest[m.end() :], typing.get_args(annotation)[0], below)
+    if origin is dict:
+        # A dict's key may hold dots (nvidia.com/gpu): the input's keys say where it ends.
+        rest = rest.removeprefix(".")
+        if not isinstance(node, Mapping):
+            return node is None
+        value_type = typing.get_args(annotation)[1]
+        return any(
+            _path_ok(rest[len(k) :], value_type, node[k])
+            for k in map(str, node)
+            if rest == k or rest.startswith((f"{k}.", f"{k}["))
+        )
+    return False
 
 
 def assert_clean_refusal(err: ConfigError, model: type[BaseModel], raw: Mapping[str, Any]) -> None:
@@ -529,3 +542,12 @@ def test_a_key_of_an_unknown_type_is_named_not_skipped():
 
     with pytest.raises(UnsupportedField, match=r"WithDate\.window_start \(windowStart\): unsupported field type"):
         stack_settings(WithDate)
+
+
+def test_the_key_check_fails_a_problem_that_names_no_key():
+    raw = {"gpuNodeGroups": [{"labels": {"example.com/team": "x"}}], "teams": [{"quota": {"nvidia.com/gpu": 1}}]}
+    named = ["gpuNodeGroups[0].labels.example.com/team", "teams[0].quota.nvidia.com/gpu", "clusterName"]
+    unnamed = ["", "nope", "teams[0].quota.cpu", "gpuNodeGroups[0].name.x", "teams[x]"]
+    assert [key_names_a_setting(f"gpu-eks:{k}", Settings, raw) for k in named] == [True, True, True]
+    assert [key_names_a_setting(f"gpu-eks:{k}", Settings, raw) for k in unnamed] == [False] * 5
+    assert not key_names_a_setting("gpu-eks", Settings, raw)
