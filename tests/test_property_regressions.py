@@ -7,6 +7,7 @@ import pytest
 
 from components.config.errors import ConfigError
 from components.config.loading import load_settings
+from tests.test_properties import render_pure
 
 
 def problems(raw: dict) -> list[str]:
@@ -23,3 +24,31 @@ def test_an_empty_mig_layout_is_refused_on_its_key(strategy):
     group = {"name": "a", "instanceTypes": ["p4d.24xlarge"], "migStrategy": strategy, "mig": {"migDevices": {}}}
     (problem,) = problems({"gpuNodeGroups": [group]})
     assert problem.startswith("gpu-eks:gpuNodeGroups[0].mig.migDevices: received {}; expected at least one MIG profile")
+
+
+KARPENTER = {"capacityProvider": "karpenter", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 1}}
+
+
+@pytest.mark.parametrize(
+    "group",
+    [
+        # 45 labels: 60 ASG tags for a managed group, over EC2 Auto Scaling's 50.
+        {"labels": {f"example.com/k{i}": "v" for i in range(45)}},
+        # A label key whose CA template tag key would be over 128 characters.
+        {"labels": {"a" * 20 + ".example.com/" + "k" * 63: "v"}},
+        # Two taints of one key (kubelet allows it: unique by key and effect), one ASG taint tag.
+        {"taints": [{"key": "dedicated", "effect": "NoSchedule"}, {"key": "dedicated", "effect": "NoExecute"}]},
+    ],
+    ids=["tag-count", "tag-key-length", "taint-per-key"],
+)
+def test_a_karpenter_group_is_not_held_to_the_rules_of_an_asg_it_does_not_have(group):
+    # Found exploring what the properties refuse: with autoscaler.enabled, the ASG tag rules
+    # (autoscaler/rules.py) refused a Karpenter group, which has no ASG (nodegroups/component.py
+    # declares neither a managed node group nor an ASG tag for it). The fix: those rules skip it;
+    # the same group as a managed node group is still refused.
+    raw = {"clusterName": "ml", "autoscaler": {"enabled": True}}
+    settings = load_settings({**raw, "gpuNodeGroups": [{"name": "a", **group, **KARPENTER}]})
+    assert settings.gpu_node_groups[0].capacity_provider == "karpenter"
+    render_pure(settings, "ml")  # its NodePool, EC2NodeClass, NodeOverlay and user data pass their CRDs
+    managed = problems({**raw, "gpuNodeGroups": [{"name": "a", **group}]})
+    assert any("while the Cluster Autoscaler is enabled" in p or "ASG would need" in p for p in managed), managed
