@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import enum
-import gc
 import json
 import os
 import re
@@ -481,7 +480,13 @@ def test_the_program_declares_everything_or_nothing(raw):
     config = {"aws:region": "us-west-2", **{f"{CONFIG_NAMESPACE}:{k}": v for k, v in raw.items()}}
     cloud = CountingCloud()
     try:
-        sim = _run(config, cloud)
+        sim = run_program(
+            program_from_file(ROOT / "__main__.py"),
+            stackfile.cli_config(config),
+            project=stackfile.project_name(ROOT),
+            stack="properties",
+            mocks=cloud,
+        )
     except pulumi.RunError as err:
         assert str(err).startswith("invalid stack configuration"), str(err)
         assert cloud.declared == [], f"refused after declaring {cloud.declared}"
@@ -489,23 +494,6 @@ def test_the_program_declares_everything_or_nothing(raw):
         return
     event("rendered")
     check_simulation(sim, raw)
-
-
-def _run(config: dict[str, Any], cloud: CountingCloud):
-    try:
-        return run_program(
-            program_from_file(ROOT / "__main__.py"),
-            stackfile.cli_config(config),
-            project=stackfile.project_name(ROOT),
-            stack="properties",
-            mocks=cloud,
-        )
-    finally:
-        # A refused run leaves the SDK's futures holding its error; their finalizers log "exception
-        # was never retrieved" with a traceback, which Python 3.11 formats with ast.parse. Run them
-        # here: collected later, inside another test's ast.parse, they corrupt its depth count
-        # ("AST constructor recursion depth mismatch", cpython gh-106905).
-        gc.collect()
 
 
 @pytest.mark.parametrize("model", [Settings, GpuCapacitySettings])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import runpy
 import sys
 import threading
@@ -329,6 +330,15 @@ async def _resolve(value: Any) -> tuple[Any, bool, bool]:
     return await out.future(with_unknowns=True), known, secret
 
 
+def _report_unretrieved(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report of an error nobody retrieved (a failed run leaves futures holding the error
+    it raised to the caller), in one line without the traceback: asyncio's default handler formats
+    it when the future is garbage-collected, at any later point of the process, and on Python 3.11
+    that runs ast.parse (traceback's caret anchors), which inside another ast.parse corrupts that
+    one's depth count ("AST constructor recursion depth mismatch", cpython gh-106905)."""
+    logging.getLogger(__name__).error("%s: %r", context.get("message"), context.get("exception"))
+
+
 def run_program(
     program: Callable[[], Any],
     config: Mapping[str, str],
@@ -341,6 +351,7 @@ def run_program(
 ) -> Simulation:
     """Run ``program`` under mocks with ``config`` (fully qualified keys, CLI string form)."""
     loop = asyncio.new_event_loop()
+    loop.set_exception_handler(_report_unretrieved)
     previous_loop = None
     try:
         previous_loop = asyncio.get_event_loop_policy().get_event_loop()
@@ -354,6 +365,7 @@ def run_program(
 
     def give_thread_a_loop() -> None:
         thread_loop = asyncio.new_event_loop()
+        thread_loop.set_exception_handler(_report_unretrieved)
         asyncio.set_event_loop(thread_loop)
         thread_loops.append(thread_loop)
 
