@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from components import catalog
 from tests import support
@@ -25,6 +26,17 @@ from tooling.simulation import Simulation
 __all__ = ["CHART_VERSIONS", "REFERENCE", "ROOT", "STACKS", "load_reference_yaml", "reference_path", "simulate"]
 #: A separate consumer project, run by tests/test_consumer.py against the installed package.
 collect_ignore = ["consumer_project"]
+
+
+#: Hypothesis profiles (tests/test_properties.py; docs/property-tests.md). ``ci``, the default: derandomized
+#: (the same examples on every run and machine, so a failure reproduces from the log), no example
+#: database (nothing written into the checkout), a bounded budget that keeps the suite within its
+#: time. ``thorough``: random examples, many more, the database in .hypothesis/ (git-ignored) so a
+#: failure found once is replayed first: ``HYPOTHESIS_PROFILE=thorough pytest tests/test_properties.py``.
+_NO_TIMING_CHECKS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much]}
+settings.register_profile("ci", derandomize=True, database=None, max_examples=40, print_blob=False, **_NO_TIMING_CHECKS)
+settings.register_profile("thorough", max_examples=3000, print_blob=True, **_NO_TIMING_CHECKS)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

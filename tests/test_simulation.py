@@ -102,9 +102,12 @@ def test_an_error_the_caller_did_not_get_is_still_reported(caplog):
     handler = _reporting_all_but(raised)
     loop = asyncio.new_event_loop()
     try:
-        with caplog.at_level("ERROR", logger="asyncio"):
+        with caplog.at_level("ERROR", logger="components.review.simulation"):
             for exception in (raised, cause, other):
                 handler(loop, {"message": "Future exception was never retrieved", "exception": exception})
     finally:
         loop.close()
-    assert [r.exc_info[1] for r in caplog.records if r.name == "asyncio"] == [other]
+    # One line for the error nobody received (no traceback: formatting one runs ast.parse, which on
+    # Python 3.11 can corrupt an ast.parse in progress), nothing for the run's own error and its cause.
+    reported = [r.getMessage() for r in caplog.records if r.name == "components.review.simulation"]
+    assert reported == ["Future exception was never retrieved: ValueError('other')"]

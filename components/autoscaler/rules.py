@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..catalog import cluster_autoscaler as chart
 from ..catalog.labels import ACCELERATOR_LABEL
+from ..config import capacity_provider
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.settings import GpuCapacitySettings
 from ..plan import asg
@@ -27,47 +28,71 @@ def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_N
             )
         )
     for i, plan in enumerate(settings.plans):
-        group = plan.settings
-        # How many tags, not their values: any cluster name gives the same count.
-        count = len(asg.asg_tags(plan.node_template_tags, "cluster")) + chart.EKS_OWN_ASG_TAGS
-        if count > chart.ASG_TAG_LIMIT:
-            problems.append(
-                Problem(
-                    key=f"{namespace}:gpuNodeGroups[{i}].labels",
-                    received=group.labels,
-                    expected=f"fewer labels and taints: the group's ASG would need {count} tags (the Cluster "
-                    f"Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows {chart.ASG_TAG_LIMIT}",
-                )
-            )
-        problems += _tag_key_problems(plan, f"{namespace}:gpuNodeGroups[{i}]")
-        # Every GPU node carries k8s.amazonaws.com/accelerator (userdata.accelerator_labels); CA
-        # holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
-        # profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
-        # CA would count the node unready for good and eventually remove it. (Nodes of mixed MIG
-        # slices, which never advertise nvidia.com/gpu either, go without the label: plan.group.)
-        if ACCELERATOR_LABEL in plan.node_labels and asg.NVIDIA_GPU not in plan.advertised_resources:
-            problems.append(
-                Problem(
-                    key=f"{namespace}:gpuNodeGroups[{i}].timeSlicing.renameByDefault",
-                    received=True,
-                    expected="false while the Cluster Autoscaler is enabled: CA treats a GPU node without "
-                    "allocatable nvidia.com/gpu as not ready (a renamed node advertises only nvidia.com/gpu.shared)",
-                )
-            )
-        # One ASG tag k8s.io/cluster-autoscaler/node-template/taint/<key> holds one value:effect
-        # (cloudprovider/aws/aws_manager.go extractTaintsFromAsg, cluster-autoscaler-1.35.2).
-        keys = [t.key for t in plan.taints]
-        repeated = sorted({k for k in keys if keys.count(k) > 1})
-        if repeated:
-            problems.append(
-                Problem(
-                    key=f"{namespace}:gpuNodeGroups[{i}].taints",
-                    received=[t.model_dump() for t in plan.taints],
-                    expected=f"one taint per key while the Cluster Autoscaler is enabled (repeated: {repeated}): "
-                    "an ASG taint tag carries one value:effect per key",
-                )
-            )
+        group_key = f"{namespace}:gpuNodeGroups[{i}]"
+        if plan.settings.capacity_provider == capacity_provider.KARPENTER:
+            # No ASG: Karpenter launches the group's instances itself (nodegroups/component.py declares
+            # no managed node group and no ASG tag for it), so only the rule on its nodes applies.
+            problems += _renamed_gpu_problems(plan, group_key)
+            continue
+        problems += _asg_tag_problems(plan, group_key)
+        problems += _renamed_gpu_problems(plan, group_key)
+        problems += _taint_tag_problems(plan, group_key)
     return problems
+
+
+def _asg_tag_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
+    """The group's ASG tags: how many, and each key's length."""
+    problems = []
+    # How many tags, not their values: any cluster name gives the same count.
+    count = len(asg.asg_tags(plan.node_template_tags, "cluster")) + chart.EKS_OWN_ASG_TAGS
+    if count > chart.ASG_TAG_LIMIT:
+        problems.append(
+            Problem(
+                key=f"{group_key}.labels",
+                received=plan.settings.labels,
+                expected=f"fewer labels and taints: the group's ASG would need {count} tags (the Cluster "
+                f"Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows {chart.ASG_TAG_LIMIT}",
+            )
+        )
+    problems += _tag_key_problems(plan, group_key)
+    return problems
+
+
+def _taint_tag_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
+    """One ASG tag k8s.io/cluster-autoscaler/node-template/taint/<key> holds one value:effect
+    (cloudprovider/aws/aws_manager.go extractTaintsFromAsg, cluster-autoscaler-1.35.2)."""
+    problems = []
+    keys = [t.key for t in plan.taints]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        problems.append(
+            Problem(
+                key=f"{group_key}.taints",
+                received=[t.model_dump() for t in plan.taints],
+                expected=f"one taint per key while the Cluster Autoscaler is enabled (repeated: {repeated}): "
+                "an ASG taint tag carries one value:effect per key",
+            )
+        )
+    return problems
+
+
+def _renamed_gpu_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
+    """Every GPU node carries k8s.amazonaws.com/accelerator (userdata.accelerator_labels); CA
+    holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
+    profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
+    CA would count the node unready for good and eventually remove it. (Nodes of mixed MIG
+    slices, which never advertise nvidia.com/gpu either, go without the label: sharing.plan.)
+    CA reads every node of the cluster this way, a Karpenter group's too (its unready count)."""
+    if ACCELERATOR_LABEL in plan.node_labels and asg.NVIDIA_GPU not in plan.advertised_resources:
+        return [
+            Problem(
+                key=f"{group_key}.timeSlicing.renameByDefault",
+                received=True,
+                expected="false while the Cluster Autoscaler is enabled: CA treats a GPU node without "
+                "allocatable nvidia.com/gpu as not ready (a renamed node advertises only nvidia.com/gpu.shared)",
+            )
+        ]
+    return []
 
 
 def _tag_key_problems(plan: GroupPlan, group_key: str) -> list[Problem]:

@@ -15,6 +15,10 @@ layout is per group. Sources of every rule:
   the mixed MIG strategy" (k8s-device-plugin README, v0.17.2-v0.20.0).
 * No MPS on slices: "Sharing with MPS is currently not supported on devices with MIG enabled"
   (k8s-device-plugin README, v0.17.2-v0.20.0).
+* At least one slice: an empty ``migDevices`` is mig-parted's ``all-enabled`` (``mig-enabled: true``,
+  ``mig-devices: {}``; the gpu-operator's default mig-parted config, assets/state-mig-manager/
+  0400_configmap.yaml at v25.3.1, v25.10.1 and v26.7.0): MIG mode on and no GPU instance, so the
+  device plugin finds no device to advertise and no pod can use the node.
 """
 
 from __future__ import annotations
@@ -34,6 +38,13 @@ SINGLE_SOURCE = "NVIDIA/k8s-device-plugin internal/rm/device_map.go requireUnifo
 MPS_ON_MIG_SOURCE = (
     "'Sharing with MPS is currently not supported on devices with MIG enabled', NVIDIA/k8s-device-plugin README "
     "(v0.17.2-v0.20.0)"
+)
+
+#: Why an empty ``migDevices`` is refused (the module docstring's source).
+EMPTY_LAYOUT = (
+    'at least one MIG profile and count, such as {"1g.10gb": 7}: an empty migDevices is mig-parted\'s all-enabled '
+    "(MIG mode on, no slice: the gpu-operator's default mig-parted config), so the node would advertise no "
+    "GPU at all"
 )
 
 PositiveCount = Annotated[int, Field(ge=1)]
@@ -165,7 +176,7 @@ def mig_problems(
             )
     else:
         devices = dict(mig.mig_devices or {})
-        problem = mig_catalog.layout_problem(gpu, devices)
+        problem = mig_catalog.layout_problem(gpu, devices) if devices else EMPTY_LAYOUT
         if problem:
             problems.append((key, devices, problem))
         else:

@@ -20,6 +20,7 @@ Data sources and remote components get the fake answers documented in ``FakeClou
 from __future__ import annotations
 
 import asyncio
+import logging
 import runpy
 import sys
 import threading
@@ -195,13 +196,23 @@ async def _resolve(value: Any) -> tuple[Any, bool, bool]:
     return await out.future(with_unknowns=True), known, secret
 
 
+def _report_unretrieved(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report of an error nobody retrieved (a failed run leaves futures holding the error
+    it raised to the caller), in one line without the traceback: asyncio's default handler formats
+    it when the future is garbage-collected, at any later point of the process, and on Python 3.11
+    that runs ast.parse (traceback's caret anchors), which inside another ast.parse corrupts that
+    one's depth count ("AST constructor recursion depth mismatch", cpython gh-106905)."""
+    logging.getLogger(__name__).error("%s: %r", context.get("message"), context.get("exception"))
+
+
 def _reporting_all_but(raised: BaseException) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:
     """The run's loop's exception handler once the run failed with ``raised``. The SDK resolves every
     output of the failed resource, and of all that depends on it, with that error; nobody awaits
     them, and each one garbage-collected later would print "Future exception was never retrieved"
     with the whole traceback (after a test run's summary, or inside an unrelated ``ast.parse``, which
     CPython 3.11 then fails: "AST constructor recursion depth mismatch"). The caller has that error
-    (``run_program`` raised it, with its causes): any other one is still reported."""
+    (``run_program`` raised it, with its causes): any other one is still reported, in one line
+    (``_report_unretrieved``)."""
     chain: list[BaseException] = []
     pending: list[BaseException | None] = [raised]
     while pending:
@@ -212,7 +223,7 @@ def _reporting_all_but(raised: BaseException) -> Callable[[asyncio.AbstractEvent
 
     def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         if not any(context.get("exception") is seen for seen in chain):
-            loop.default_exception_handler(context)
+            _report_unretrieved(loop, context)
 
     return handler
 
@@ -229,6 +240,7 @@ def run_program(
 ) -> Simulation:
     """Run ``program`` under mocks with ``config`` (fully qualified keys, CLI string form)."""
     loop = asyncio.new_event_loop()
+    loop.set_exception_handler(_report_unretrieved)
     previous_loop = None
     try:
         previous_loop = asyncio.get_event_loop_policy().get_event_loop()
@@ -242,6 +254,7 @@ def run_program(
 
     def give_thread_a_loop() -> None:
         thread_loop = asyncio.new_event_loop()
+        thread_loop.set_exception_handler(_report_unretrieved)
         asyncio.set_event_loop(thread_loop)
         thread_loops.append(thread_loop)
 
