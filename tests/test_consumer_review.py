@@ -5,6 +5,8 @@ consumer runs it; its boundary in the wheel; the workflow example for a consumer
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import stat
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from components.review import cli
 from tests.support import ROOT, TESTS
 from tests.test_architecture import import_graph
 from tests.test_workflows import load_workflow, zizmor
@@ -22,12 +25,48 @@ PROJECT = TESTS / "consumer_project"
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
 
 
-def review(*args: str, cwd: Path, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+def review_subprocess(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m components.review <args>`` in a new Python, as the consumer runs the command."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(ROOT)  # the library of this work tree, as if installed
     return subprocess.run(
-        [python, "-m", "components.review", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "components.review", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
+
+
+def review(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The same command run in this process (its ``main``, what ``python -m components.review`` calls;
+    ``review_subprocess`` proves that entry point): a new Python per call cost about 2 s of imports.
+    The base is still rendered in a subprocess by the command itself, with PYTHONPATH as above. The
+    consumer program's modules (its ``infra``) and its folder on sys.path are removed afterwards, so
+    no later render reuses another copy's modules."""
+    path, env = list(sys.path), os.environ.get("PYTHONPATH")
+    before = set(sys.modules)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ["PYTHONPATH"] = str(ROOT)
+        with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = cli.main(list(args))
+            except SystemExit as exit_:  # argparse's usage errors
+                status = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        if env is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = env
+        added = [Path(folder) for folder in sys.path if folder not in path]
+        sys.path[:] = path
+        for name in set(sys.modules) - before:
+            file = getattr(sys.modules[name], "__file__", None)
+            if file and any(Path(file).is_relative_to(folder) for folder in added):
+                del sys.modules[name]
+    return subprocess.CompletedProcess(["gpu-eks-review", *args], status, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +81,7 @@ def consumer(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_render_runs_the_consumers_own_program(consumer: Path):
-    done = review("render", cwd=consumer)
+    done = review_subprocess("render", cwd=consumer)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "# Desired state of stack 'dev': `gpu-eks-review render --stack dev`."

@@ -21,6 +21,7 @@ from components.review import values as render_values
 from components.review.values import SECRET, UNKNOWN, Decoded
 from tests.support import ROOT, copy_project, tooling_cli
 from tooling import render
+from tooling.__main__ import main as cli_main
 from tooling.simulation import Registration
 
 SECRET_WIRE = {render_values.SIG_KEY: render_values.SECRET_SIG, "value": "s3cr3t"}
@@ -354,11 +355,12 @@ def cli(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subp
     return tooling_cli(*args, cwd=cwd, env=env)
 
 
-def test_cli_writes_the_render_to_a_file(tmp_path: Path, texts: dict[str, str]):
+def test_cli_writes_the_render_to_a_file(tmp_path: Path, texts: dict[str, str], capsys: pytest.CaptureFixture[str]):
+    # In this process (``python -m tooling``'s main; the subprocess tests here and scripts/run prove that
+    # entry point): a new Python per call cost about 2 s of imports.
     out = tmp_path / "out" / "dev.yaml"
-    done = cli("render", "--output", str(out))  # --stack defaults to dev
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == ""
+    assert cli_main(["render", "--output", str(out)]) == 0  # --stack defaults to dev
+    assert capsys.readouterr().out == ""
     assert out.read_bytes() == texts["dev"].encode()
 
 
@@ -386,8 +388,7 @@ def test_render_names_the_resources_each_input_comes_from(docs: dict[str, dict[s
 
 def test_cli_renders_json_for_other_tools(tmp_path: Path, docs: dict[str, dict[str, Any]]):
     out = tmp_path / "dev.json"
-    done = cli("render", "--format", "json", "--output", str(out))
-    assert done.returncode == 0, done.stderr
+    assert cli_main(["render", "--format", "json", "--output", str(out)]) == 0  # in this process, as above
     data = json.loads(out.read_text())
     assert (data["project"], data["stack"]) == ("gpu-eks", "dev")
     assert [(r["type"], r["name"]) for r in data["resources"]] == [
