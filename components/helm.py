@@ -1,5 +1,6 @@
 """How this library installs a Helm chart: one ``k8s.helm.v3.Release`` helper for every chart
-(gpu-operator, Cluster Autoscaler, Karpenter), so the install and upgrade settings are one decision.
+(gpu-operator, Cluster Autoscaler, Karpenter, the EFA device plugin), so the install and upgrade
+settings are one decision.
 
 * ``atomic``: a failed install or upgrade is rolled back (helm ``--atomic``, which also waits), so a
   failed ``pulumi up`` leaves the last working release, not a half-upgraded one;

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_kubernetes as k8s
 
+from ..helm import helm_release
 from ..plan.group import GroupPlan
 from . import chart, values
 
-#: How long Helm waits for the DaemonSet (atomic release).
+#: How long Helm waits for the DaemonSet (``helm.helm_release``: atomic, cleanup on failure).
 RELEASE_TIMEOUT_SECONDS = 600
 
 
@@ -30,18 +30,15 @@ class EfaDevicePlugin(pulumi.ComponentResource):
     def __init__(self, name: str, args: EfaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-eks:efa:EfaDevicePlugin", name, None, opts)
         self.values = values.efa_plugin_values(args.plans)
-        self.release = k8s.helm.v3.Release(
+        self.release = helm_release(
             f"{name}-release",
-            name=chart.RELEASE_NAME,
+            release_name=chart.RELEASE_NAME,
             chart=chart.CHART_NAME,
             version=chart.CHART_VERSION,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.CHART_REPOSITORY),
+            repository=chart.CHART_REPOSITORY,
             namespace=chart.NAMESPACE,
-            create_namespace=False,
             values=self.values,
-            atomic=True,
-            cleanup_on_fail=True,
-            timeout=RELEASE_TIMEOUT_SECONDS,
+            timeout_seconds=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
         )
         self.register_outputs({"releaseName": self.release.name, "chartVersion": chart.CHART_VERSION})
