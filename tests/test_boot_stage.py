@@ -5,11 +5,10 @@ catalog and its layouts, its systemd ordering against the AMI's own units, its f
 from __future__ import annotations
 
 import configparser
-import importlib.util
 import json
 import os
 import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -20,9 +19,9 @@ from components.catalog import mig as mig_catalog
 from components.config.groups import Taint
 from components.plan import boot
 from tests.conftest import reference_path
+from tests.standins import nvidia_smi as standin
 from tests.test_nodeconfig import strict
 
-STANDIN = Path(__file__).with_name("standins") / "nvidia_smi.py"
 TOOLS = ("nvidia-smi", "nvidia-ctk", "systemctl", "logger", "sleep")
 ISOLATION = (
     "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false "
@@ -31,18 +30,24 @@ ISOLATION = (
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def standin_port() -> Iterator[int]:
+    """The stand-in, served by this process for every node of the module."""
+    with standin.served() as port:
+        Node.port = port
+        yield port
+
+
 class Node:
     """A node's GPUs (the stand-in's state) and a run of the boot script on it."""
+
+    port = 0  # the served stand-in's (standin_port)
 
     def __init__(self, tmp: Path, model: str, gpus: int, hold: str = "none", fail: tuple[str, ...] = ()):
         self.tmp = tmp
         self.bin = tmp / "bin"
         self.bin.mkdir()
-        source = STANDIN.read_text()
-        for tool in TOOLS:
-            path = self.bin / tool
-            path.write_text(f"#!{sys.executable} -S\n{source}")
-            path.chmod(0o755)
+        standin.install(self.bin, TOOLS, self.port)
         self.state_file = tmp / "gpus.json"
         self.log = tmp / "calls.log"
         self.drop_in = tmp / "nodeadm.d" / "90-gpu-eks-boot-failed.yaml"
@@ -145,17 +150,14 @@ def test_every_layout_of_every_gpu_is_placed_by_the_stand_in():
     """Every named layout of every MIG GPU, created on one GPU at the stage's placements by the
     stand-in's own ``create`` (its table, not the catalog's): a start it does not allow or an
     overlap is refused. (The script's runs above show that ``MIG_CREATE`` is what the stage passes.)"""
-    spec = importlib.util.spec_from_file_location("standin", STANDIN)
-    assert spec is not None and spec.loader is not None
-    standin = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(standin)
     placed = 0
     for model in mig_catalog.MIG_GPUS:
         for name, layout in mig_catalog.named_layouts(model).items():
             creation = boot.mig_creation(mig_catalog.MIG_GPUS[model], layout)
             gpu = {"current": "Enabled", "pending": "Enabled", "instances": []}
             arg = ",".join(f"{p}:{start}" for p, start in creation)
-            assert standin.create({"model": model, "fail": []}, gpu, arg) == 0, (model, name, arg)
+            refused: list[str] = []
+            assert standin.create({"model": model, "fail": []}, gpu, arg, refused) == 0, (model, name, arg, refused)
             assert sorted(p for p, _ in gpu["instances"]) == sorted(p for p, n in layout.items() for _ in range(n))
             placed += 1
     assert placed == 28  # 7 named layouts of each of the 4 GPUs
