@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
+import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -15,6 +18,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ssm.models import Parameter, ssm_backends
 
 from components import catalog
+from components.__main__ import main as components_main
 from tests.support import ROOT, subprocess_env
 
 REGION = "us-west-2"
@@ -163,8 +167,41 @@ def write_stack(root: Path, stack: str, config: Mapping[str, Any]) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# `python -m components preflight` as a subprocess (tests/test_preflight_cli.py, _replies.py)
+# `python -m components preflight` (tests/test_preflight_cli.py, _replies.py, test_newcomer.py)
 # ---------------------------------------------------------------------------------------------
+
+
+def run_preflight(
+    root: Path, stack: str, env: Mapping[str, str], *args: str, new_python: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``python -m components preflight --stack <stack> --root <root>`` with exactly ``env``.
+
+    By default the command's ``main`` runs in this process (what ``python -m components`` calls)
+    with ``os.environ`` replaced by ``env`` for the call, and its stdout, stderr and exit status
+    captured: a new Python per call cost about 0.55 s of imports, 21 calls in the suite. Each call
+    builds its own boto3 session from that environment, as a new Python would. ``new_python=True``
+    runs the real entry point in a subprocess (tests/test_preflight_cli.py keeps one such run).
+    An exception the command does not handle propagates here and fails the test, where a new
+    Python would have printed a traceback.
+    """
+    argv = ["preflight", "--stack", stack, "--root", str(root), *args]
+    if new_python:
+        command = [sys.executable, "-m", "components", *argv]
+        return subprocess.run(command, cwd=ROOT, env=dict(env), capture_output=True, text=True, timeout=60)
+    saved = dict(os.environ)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = components_main(argv)
+            except SystemExit as exit_:  # argparse's usage errors
+                status = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["python", "-m", "components", *argv], status, out.getvalue(), err.getvalue())
 
 
 def preflight_config(**extra: Any) -> dict[str, Any]:
@@ -193,15 +230,3 @@ def preflight_env(tmp_path: Path, endpoint: str | None, credentials: bool = True
     if endpoint:
         extra = {"AWS_ENDPOINT_URL": endpoint, **extra}
     return subprocess_env(tmp_path, credentials=credentials, **extra)
-
-
-def run_preflight(root: Path, stack: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m components preflight --stack <stack> --root <root>`` with exactly ``env``."""
-    return subprocess.run(
-        [sys.executable, "-m", "components", "preflight", "--stack", stack, "--root", str(root), *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )

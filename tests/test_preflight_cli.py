@@ -1,7 +1,9 @@
-"""End to end: `python -m components preflight` as a subprocess against moto's server.
+"""End to end: `python -m components preflight` against moto's server, with exactly the
+environment a user's shell would give it (``run_preflight``: its ``main`` in this process; the
+healthy run in a new Python, through the real entry point).
 
 The server (moto.server.ThreadedMotoServer on a free 127.0.0.1 port) is seeded through boto3
-with endpoint_url; the subprocess reaches it through AWS_ENDPOINT_URL with fake credentials, so
+with endpoint_url; the command reaches it through AWS_ENDPOINT_URL with fake credentials, so
 nothing here talks to AWS. Where moto's server cannot answer, the healthy run shows WARN rows:
   - kubernetes-version: eks DescribeClusterVersions is not implemented (an HTML 404 page).
   - vcpu-quota:*: service-quotas has no EC2 quotas (NoSuchResourceException).
@@ -73,7 +75,7 @@ def test_healthy_account_exits_0_with_warn_rows_only_where_moto_cannot_answer(se
     assert client("ssm", server).get_parameter(Name=GPU_PARAM)["Parameter"]["Value"] == GPU_AMI_ID
     write_stack(tmp_path, "ok", preflight_config())
 
-    result = run_preflight(tmp_path, "ok", preflight_env(tmp_path, server), "--json")
+    result = run_preflight(tmp_path, "ok", preflight_env(tmp_path, server), "--json", new_python=True)
 
     assert result.returncode == 0, result.stderr
     rows = _rows(result.stdout)
