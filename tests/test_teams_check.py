@@ -2,7 +2,8 @@
 server that admits pods as the real one would with the team's objects (the placement policy's CEL
 evaluated by a CEL implementation, the ResourceQuota's sum of requests), so the check passes against
 enforcing objects and fails against a server that admits everything. Also: its RBAC is one verb, its
-objects validate, every pod meets the restricted Pod Security Standard.
+objects validate, every pod meets the restricted Pod Security Standard (checkov's findings on them:
+tests/test_pod_security.py).
 
 What the stand-in does not do: LimitRange defaulting, Pod Security admission, authentication beyond
 the bearer token. The refusal texts are the API server's: ValidatingAdmissionPolicy "... denied
@@ -25,13 +26,10 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-import yaml
 
 from components.config.loading import load_settings
-from components.teams import objects, policy, verification
-from components.verification.podsecurity import DENY_ALL_NETWORK_POLICY_SPEC
+from components.teams import policy, verification
 from tests.admission import refusals
-from tests.test_pod_security import SKIPPED_CHECKS, failures, scan
 
 SCALING = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
 SETTINGS = load_settings(
@@ -232,44 +230,3 @@ def test_the_check_objects_validate_and_meet_restricted():
         assert all(c["securityContext"]["capabilities"] == {"drop": ["ALL"]} for c in spec["containers"])
     # Only the check's own pod carries a token; the probes it asks for do not.
     assert [p["automountServiceAccountToken"] for p in pods] == [True] + [False] * 8
-
-
-def test_the_teams_objects_pass_checkov(tmp_path):
-    """The project's checkov checks (tests/test_pod_security.py) on a team's objects and its check;
-    one failure, by design: the check Job mounts its service-account token (CKV_K8S_38), the one
-    thing it needs to ask the API server."""
-    ns = "gpu-timeslicing-check"
-    found = [
-        {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": {"name": "deny-all", "namespace": ns},
-            "spec": DENY_ALL_NETWORK_POLICY_SPEC,
-        },
-        {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": {"name": "gpu-eks-team-check-api", "namespace": ns},
-            "spec": verification.API_EGRESS_POLICY_SPEC,
-        },
-        verification.service_account(ML, ns),
-        verification.role(ML),
-        verification.role_binding(ML, ns),
-        {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {"name": "gpu-eks-team-check-ml", "namespace": ns},
-            "spec": verification.job_spec(ML, SETTINGS.plans, "public.ecr.aws/docker/library/python:3.12-slim"),
-        },
-        objects.namespace(ML),
-        objects.resource_quota(ML),
-        objects.limit_range(ML),
-        policy.admission_policy(ML, SETTINGS.plans),
-        policy.admission_binding(ML),
-    ]
-    (tmp_path / "teams.yaml").write_text(yaml.safe_dump_all(found, sort_keys=True))
-    report = scan(tmp_path, "kubernetes", SKIPPED_CHECKS)
-    assert failures(report) == [("CKV_K8S_38", "Job.gpu-timeslicing-check.gpu-eks-team-check-ml")]
-    passed = {(c["check_id"], c["resource"]) for c in report["results"]["passed_checks"]}
-    for check in ("CKV_K8S_23", "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_28", "CKV_K8S_31", "CKV_K8S_37", "CKV_K8S_13"):
-        assert (check, "Job.gpu-timeslicing-check.gpu-eks-team-check-ml") in passed, check
