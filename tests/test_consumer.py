@@ -17,6 +17,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.support import ROOT, TESTS
 
 PROJECT = TESTS / "consumer_project"
@@ -28,21 +30,38 @@ def readme_gpu_mocks() -> str:
     return blocks[0]
 
 
-def test_a_consumer_project_composes_the_installed_package(tmp_path: Path):
-    # What a clone holds for the package (the work tree, so uncommitted changes are tested too).
-    source = tmp_path / "clone"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, source / name)
-    shutil.copytree(ROOT / "components", source / "components", ignore=shutil.ignore_patterns("__pycache__"))
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package's wheel, built from the repository's files as a clone holds them (tracked, or
+    new and not ignored, as the work tree has them: uncommitted changes are tested too; not the
+    tool venvs and caches a checkout grows, .tools alone is about 300 MB)."""
+    source = tmp_path_factory.mktemp("clone")
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+    )
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        if (ROOT / name).is_file():  # a file deleted in the work tree is still listed as tracked
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name, follow_symlinks=False)
+    wheels = tmp_path_factory.mktemp("wheels")
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
+    done = subprocess.run([*pip_wheel, "-w", str(wheels), str(source)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (built,) = wheels.glob("gpu_eks_components-*.whl")
+    return built
+
+
+def test_a_consumer_project_composes_the_installed_package(wheel: Path, tmp_path: Path):
     consumer = tmp_path / "consumer"
     shutil.copytree(PROJECT, consumer, ignore=shutil.ignore_patterns("__pycache__"))
     (consumer / "gpu_mocks.py").write_text(readme_gpu_mocks())
 
     site = tmp_path / "site"
     script = (
-        f'"{sys.executable}" -m pip install --quiet --no-deps --no-build-isolation --no-compile --target "{site}" '
-        f'"{source}" && "{sys.executable}" -m pytest -q -p no:cacheprovider'
+        f'"{sys.executable}" -m pip install --quiet --no-deps --no-index --no-compile --target "{site}" '
+        f'"{wheel}" && "{sys.executable}" -m pytest -q -p no:cacheprovider'
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
     env["PYTHONPATH"] = str(site)
@@ -57,31 +76,9 @@ def test_a_consumer_project_composes_the_installed_package(tmp_path: Path):
     assert not (site / "tooling").exists()
 
 
-def test_the_wheel_ships_only_the_library(tmp_path: Path):
+def test_the_wheel_ships_only_the_library(wheel: Path, tmp_path: Path):
     """The built wheel holds components/ and nothing of the repository's tooling (tooling/, plugin/,
     tests/, stacks/, the stack program): those need a checkout and are not importable API."""
-    # The repository's files as a clone holds them (tracked, or new and not ignored; not the tool
-    # venvs and caches a checkout grows, .tools alone is about 300 MB).
-    source = tmp_path / "src"
-    listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        capture_output=True,
-        check=True,
-    )
-    for name in filter(None, listed.stdout.decode().split("\0")):
-        if (ROOT / name).is_file():  # a file deleted in the work tree is still listed as tracked
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name, follow_symlinks=False)
-    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
-    done = subprocess.run(
-        [*pip_wheel, "-w", str(tmp_path), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    (wheel,) = tmp_path.glob("gpu_eks_components-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         tops = {name.split("/", 1)[0] for name in archive.namelist()}
         names = archive.namelist()
@@ -98,7 +95,8 @@ def test_the_wheel_ships_only_the_library(tmp_path: Path):
     # The README's PyPI line, as pip resolves it from an index (here: a folder holding the wheel).
     (line,) = [x for x in readme_install_lines() if "==" in x]
     site = tmp_path / "site"
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--find-links", str(tmp_path)]
+    index = wheel.parent
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--find-links", str(index)]
     done = subprocess.run([*pip, "--target", str(site), line], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (site / "components" / "review" / "cli.py").is_file() and (site / "bin" / "gpu-eks-review").is_file()
