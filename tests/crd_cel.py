@@ -19,9 +19,8 @@ from typing import Any
 
 import cel
 import jsonschema
-import yaml
 
-from tests.support import reference_path
+from tests.support import load_reference_yaml
 
 
 def _find(text: str, pattern: str) -> str:
@@ -44,7 +43,7 @@ def _evaluate(rule: str, value: Any) -> Any:
 
 def crd_schema(*parts: str, version: str) -> Mapping[str, Any]:
     """The openAPIV3Schema of ``version`` of the CRD at reference ``parts``."""
-    crd = yaml.safe_load(reference_path(*parts).read_text())
+    crd = load_reference_yaml(*parts)
     (served,) = [v for v in crd["spec"]["versions"] if v["name"] == version]
     return served["schema"]["openAPIV3Schema"]
 

@@ -8,6 +8,7 @@ here asserts anything about the library.
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.server
 import os
 import shutil
@@ -18,6 +19,8 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import NoReturn
 
+import botocore.loaders
+import botocore.session
 import pytest
 import yaml
 
@@ -63,8 +66,13 @@ def unavailable(message: str) -> NoReturn:
     pytest.skip(message)
 
 
+#: libyaml's safe loader where PyYAML has it (the reference CRDs and chart values are thousands of
+#: lines: the pure-Python loader spent ~10 s of the suite on them); the same documents either way.
+SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_reference_yaml(*parts: str):
-    return yaml.safe_load(reference_path(*parts).read_text())
+    return yaml.load(reference_path(*parts).read_text(), Loader=SAFE_LOADER)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,6 +124,17 @@ def fake_aws_environ(environ: MutableMapping[str, str], home: Path | None = None
     environ["AWS_SHARED_CREDENTIALS_FILE"] = str(nowhere / "no-such-aws-credentials")
     environ.update(FAKE_AWS_ENV)
     environ["MOTO_AMIS_PATH"] = str(MOTO_AMIS)
+
+
+def share_botocore_models() -> None:
+    """Every botocore session in this process reads the service models through one loader.
+
+    A new ``boto3.Session`` gets a loader of its own, and its first client of a service parses that
+    service's model JSON again (EC2's alone is megabytes): the preflight command makes a session per
+    run, and the tests run it and its checks dozens of times (~7 s of the suite). The models are
+    botocore's own data files and are only read, so one parse serves every session; what a session
+    resolves from the environment (credentials, region, endpoint) stays per session."""
+    botocore.session.create_loader = functools.cache(botocore.loaders.create_loader)
 
 
 def subprocess_env(home: Path, *, credentials: bool = True, **extra: str) -> dict[str, str]:

@@ -18,8 +18,8 @@ import yaml
 from components.catalog import mig as mig_catalog
 from components.config.groups import Taint
 from components.plan import boot
-from tests.conftest import reference_path
 from tests.standins import nvidia_smi as standin
+from tests.support import load_reference_yaml, reference_path
 from tests.test_nodeconfig import strict
 
 TOOLS = ("nvidia-smi", "nvidia-ctk", "systemctl", "logger", "sleep")
@@ -270,7 +270,7 @@ def test_a_mode_pending_after_the_reboot_fails_and_does_not_reboot_again(tmp_pat
 
 def drop_in_flags(node: Node) -> list[str]:
     doc = yaml.safe_load(node.drop_in.read_text())
-    crd = yaml.safe_load(reference_path("nodeadm/node.eks.aws_nodeconfigs.yaml").read_text())
+    crd = load_reference_yaml("nodeadm/node.eks.aws_nodeconfigs.yaml")
     jsonschema.validate(doc, strict(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
     return doc["spec"]["kubelet"]["flags"]
 

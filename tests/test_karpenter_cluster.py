@@ -23,7 +23,7 @@ from components.config.loading import load_settings
 from components.karpenter import iam, interruption
 from components.nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
 from tests.crd_cel import crd_problems, karpenter_schema
-from tests.support import ROOT, reference_path
+from tests.support import ROOT, load_reference_yaml, reference_path
 from tests.test_examples import example
 from tooling.simulation import Registration, Simulation, program_from_file, run_program
 
@@ -127,7 +127,7 @@ def _paths(values: Any, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
 
 
 def test_every_value_sent_is_a_value_of_the_chart(sim: Simulation):
-    chart_values = yaml.safe_load(reference_path("karpenter", "1.14.1", "values.yaml").read_text())
+    chart_values = load_reference_yaml("karpenter", "1.14.1", "values.yaml")
     for path in _paths(named(sim, "gpu-eks-karpenter-release").inputs["values"]):
         node = chart_values
         for key in path:
