@@ -42,9 +42,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_configure(config: pytest.Config) -> None:
     """Before any test module is imported: a user's AWS_PROFILE (or other AWS_* variables) must
     neither reach moto nor stop boto3 sessions created at import time; and boto3 sessions share
-    one parse of botocore's service models."""
+    one parse of botocore's service models, kubernetes-validate one of its schemas."""
     support.fake_aws_environ(os.environ)
     support.share_botocore_models()
+    support.share_kubernetes_schemas()
 
 
 #: The date the suite judges Kubernetes versions against (EKS support calendar): fixed, so that a

@@ -21,6 +21,7 @@ from typing import NoReturn
 
 import botocore.loaders
 import botocore.session
+import kubernetes_validate.utils
 import pytest
 import yaml
 
@@ -135,6 +136,15 @@ def share_botocore_models() -> None:
     botocore's own data files and are only read, so one parse serves every session; what a session
     resolves from the environment (credentials, region, endpoint) stays per session."""
     botocore.session.create_loader = functools.cache(botocore.loaders.create_loader)
+
+
+def share_kubernetes_schemas() -> None:
+    """kubernetes-validate reads its packaged JSON schemas once per process, not on every call.
+
+    Its ``validate`` parses the kind's schema and the version's ``_definitions.json`` (megabytes)
+    from its package data each time (kubernetes_validate/utils.py ``schema_contents``); the tests
+    validate hundreds of objects (~3 s of the suite). The files are the package's and only read."""
+    kubernetes_validate.utils.schema_contents = functools.cache(kubernetes_validate.utils.schema_contents)
 
 
 def subprocess_env(home: Path, *, credentials: bool = True, **extra: str) -> dict[str, str]:
