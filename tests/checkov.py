@@ -163,13 +163,15 @@ def library_scan() -> dict[str, Findings]:
             (folder / f"{name}.yaml").write_text(yaml.safe_dump_all(list(build()), sort_keys=True))
         shutil.copytree(ROOT / ".github" / "workflows", folder / ".github" / "workflows")
         command += ["-d", str(folder), "--framework", "kubernetes", "github_actions", "--output", "json"]
+        # The report in a file of its own (results_json.json): stdout may carry checkov's log lines.
+        command += ["--output-file-path", str(folder / "report")]
         # Offline: no Prisma Cloud guideline download, no version check.
         command += ["--skip-download"]
         env = {**os.environ, "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false", "BC_SKIP_MAPPING": "TRUE"}
         done = subprocess.run(command, capture_output=True, text=True, timeout=SCAN_TIMEOUT_SECONDS, env=env)
-    # Exit 1 means "a check failed", read below with its id; anything else is a scanner error.
-    assert done.returncode in (0, 1), done.stdout[-4000:] + done.stderr[-4000:]
-    reports = {r["check_type"]: r for r in json.loads(done.stdout)}
+        # Exit 1 means "a check failed", read below with its id; anything else is a scanner error.
+        assert done.returncode in (0, 1), done.stdout[-4000:] + done.stderr[-4000:]
+        reports = {r["check_type"]: r for r in json.loads((folder / "report" / "results_json.json").read_text())}
     assert sorted(reports) == ["github_actions", "kubernetes"], sorted(reports)
     found: dict[str, dict[str, list[tuple[str, str]]]] = {}
     for check_type, report in reports.items():
