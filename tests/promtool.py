@@ -1,8 +1,8 @@
 """promtool (Prometheus's rule checker) for the alert tests.
 
 Found as ``$PROMTOOL``, on PATH, or in .reference-cache/promtool (``scripts/get-promtool`` puts it
-there from the distribution's ``prometheus`` package; the first test that needs it runs that
-script once). Without it a test is skipped saying why, or fails when GPU_EKS_REQUIRE_REFERENCE
+there from the distribution's ``prometheus`` package; ``./scripts/test`` runs it before the tests,
+and in a bare pytest run the first test that needs it runs it once). Without it a test is skipped saying why, or fails when GPU_EKS_REQUIRE_REFERENCE
 is set (.ci/run): CI must run the alert tests, never pass without them.
 """
 
