@@ -11,6 +11,7 @@ Refresh the golden file after an intended schema change: UPDATE_GOLDEN=1 pytest
 tests/test_package_schema.py (the run rewrites it and fails; review the diff, run again).
 """
 
+import functools
 import json
 import os
 import re
@@ -373,6 +374,13 @@ def _as_sent_by_engine(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def serving_provider() -> Any:
+    """One provider for the construct calls here, as the plugin serves them all from one
+    (components/multilang/package.py ``serve``); building it infers the schema from the source."""
+    return multilang.provider()
+
+
 def _dev_inputs() -> tuple[dict[str, Any], dict[str, Any]]:
     config = stackfile.read_stack_config("dev", ROOT)
     inputs = {k.removeprefix("gpu-eks:"): v for k, v in config.items() if k.startswith("gpu-eks:")}
@@ -384,7 +392,7 @@ def _construct(inputs: dict[str, Any], config: dict[str, Any], name: str = "gpu-
     result: dict[str, Any] = {}
 
     def program() -> None:
-        constructed = multilang.provider().construct(name, TOKEN, inputs, pulumi.ResourceOptions())
+        constructed = serving_provider().construct(name, TOKEN, inputs, pulumi.ResourceOptions())
         for key, value in constructed.state.items():
             pulumi.export(key, value)
         result["urn"] = constructed.urn
@@ -464,7 +472,7 @@ def test_construct_returns_the_prometheus_observability_output():
 
 
 def _map_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
-    provider = multilang.provider()
+    provider = serving_provider()
     return provider.map_inputs(inputs, provider._component_defs["GpuCluster"])
 
 
@@ -603,7 +611,7 @@ def test_existing_vpc_ids_may_be_outputs():
                 ],
             },
         }
-        captured["state"] = multilang.provider().construct("ml", TOKEN, inputs, pulumi.ResourceOptions()).state
+        captured["state"] = serving_provider().construct("ml", TOKEN, inputs, pulumi.ResourceOptions()).state
 
     sim = run_program(program, {}, project="gpu-eks", stack="dev")
     assert sim.one("eks:index:Cluster").inputs["vpcId"] == "vpc-0123456789abcdef0"
