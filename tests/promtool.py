@@ -2,8 +2,9 @@
 
 Found as ``$PROMTOOL``, on PATH, or in .reference-cache/promtool (``scripts/get-promtool`` puts it
 there from the distribution's ``prometheus`` package; ``./scripts/test`` runs it before the tests,
-and in a bare pytest run the first test that needs it runs it once). Without it a test is skipped saying why, or fails when GPU_EKS_REQUIRE_REFERENCE
-is set (.ci/run): CI must run the alert tests, never pass without them.
+and in a bare pytest run the first test that needs it runs it once). Without it a test is skipped
+saying why, or fails when GPU_EKS_REQUIRE_REFERENCE is set (.ci/run): CI must run the alert tests,
+never pass without them.
 """
 
 from __future__ import annotations
