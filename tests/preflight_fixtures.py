@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import io
 import os
 import subprocess
 import sys
@@ -19,7 +17,7 @@ from moto.ssm.models import Parameter, ssm_backends
 
 from components import catalog
 from components.__main__ import main as components_main
-from tests.support import ROOT, subprocess_env
+from tests.support import ROOT, main_in_process, subprocess_env
 
 REGION = "us-west-2"
 VERSION = "1.35"
@@ -189,19 +187,13 @@ def run_preflight(
         command = [sys.executable, "-m", "components", *argv]
         return subprocess.run(command, cwd=ROOT, env=dict(env), capture_output=True, text=True, timeout=60)
     saved = dict(os.environ)
-    out, err = io.StringIO(), io.StringIO()
     try:
         os.environ.clear()
         os.environ.update(env)
-        with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                status = components_main(argv)
-            except SystemExit as exit_:  # argparse's usage errors
-                status = exit_.code if isinstance(exit_.code, int) else 1
+        return main_in_process(components_main, argv, cwd=ROOT, command=["python", "-m", "components"])
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    return subprocess.CompletedProcess(["python", "-m", "components", *argv], status, out.getvalue(), err.getvalue())
 
 
 def preflight_config(**extra: Any) -> dict[str, Any]:

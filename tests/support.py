@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import io
 import os
 import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import NoReturn
 
@@ -190,6 +191,22 @@ def copy_project(dest: Path) -> Path:
     for folder in ("components", "tooling", "stacks"):
         shutil.copytree(ROOT / folder, root / folder, ignore=ignore)
     return root
+
+
+def main_in_process(
+    main: Callable[[list[str]], int], argv: list[str], *, cwd: Path, command: list[str]
+) -> subprocess.CompletedProcess[str]:
+    """A command's ``main(argv)`` run in this process from ``cwd``, its stdout, stderr and exit
+    status captured as a subprocess's would be (argparse's usage errors exit through SystemExit);
+    ``command`` names it in the result. An exception ``main`` does not handle propagates and fails
+    the test, where a new Python would have printed a traceback."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as exit_:
+            status = exit_.code if isinstance(exit_.code, int) else 1
+    return subprocess.CompletedProcess([*command, *argv], status, out.getvalue(), err.getvalue())
 
 
 def run_python(

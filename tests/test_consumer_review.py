@@ -5,8 +5,6 @@ consumer runs it; its boundary in the wheel; the workflow example for a consumer
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import shutil
 import stat
@@ -17,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from components.review import cli
-from tests.support import ROOT, TESTS
+from tests.support import ROOT, TESTS, main_in_process
 from tests.test_architecture import import_graph
 from tests.test_workflows import load_workflow, zizmor
 
@@ -47,14 +45,9 @@ def review(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     no later render reuses another copy's modules."""
     path, env = list(sys.path), os.environ.get("PYTHONPATH")
     before = set(sys.modules)
-    out, err = io.StringIO(), io.StringIO()
     try:
         os.environ["PYTHONPATH"] = str(ROOT)
-        with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                status = cli.main(list(args))
-            except SystemExit as exit_:  # argparse's usage errors
-                status = exit_.code if isinstance(exit_.code, int) else 1
+        return main_in_process(cli.main, list(args), cwd=cwd, command=["gpu-eks-review"])
     finally:
         if env is None:
             os.environ.pop("PYTHONPATH", None)
@@ -66,7 +59,6 @@ def review(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
             file = getattr(sys.modules[name], "__file__", None)
             if file and any(Path(file).is_relative_to(folder) for folder in added):
                 del sys.modules[name]
-    return subprocess.CompletedProcess(["gpu-eks-review", *args], status, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="module")
