@@ -2,9 +2,10 @@
 for the boot-stage tests: it keeps the GPUs' state in a JSON file, records every call, and
 behaves as the NVIDIA MIG user guide says the real one does, for the calls the stage makes.
 
-The tools the script runs are bash shims (``SHIM``, a few milliseconds each) that hand their
-arguments to ``Server``, this module served by the test process on loopback, and print its answer:
-a new Python per call cost about 20 ms, and a boot runs up to 60 of them.
+The tools the script runs are bash shims (``SHIM``, a few milliseconds each, written by
+``install``) that hand their arguments to this module, served by the test process on loopback
+(``served``), and print its answer: a new Python per call cost about 20 ms, and a boot of an
+8-GPU node makes over 70 calls.
 
 Placements are written out here (MIG user guide, "A100 MIG Profiles" / "H100 MIG Profiles"
 placement tables: a 1-memory-slice instance starts at 0-6, 2-slice 1g at 0, 2, 4, 6, 2g at 0, 2, 4,
