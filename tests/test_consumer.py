@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT, TESTS
+from tests.support import ROOT, TESTS, copy_repository_files
 
 PROJECT = TESTS / "consumer_project"
 
@@ -32,19 +32,9 @@ def readme_gpu_mocks() -> str:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package's wheel, built from the repository's files as a clone holds them (tracked, or
-    new and not ignored, as the work tree has them: uncommitted changes are tested too; not the
-    tool venvs and caches a checkout grows, .tools alone is about 300 MB)."""
-    source = tmp_path_factory.mktemp("clone")
-    listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        capture_output=True,
-        check=True,
-    )
-    for name in filter(None, listed.stdout.decode().split("\0")):
-        if (ROOT / name).is_file():  # a file deleted in the work tree is still listed as tracked
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name, follow_symlinks=False)
+    """The package's wheel, built from the repository's files as the work tree has them, new ones
+    included (uncommitted changes are tested too)."""
+    source = copy_repository_files(tmp_path_factory.mktemp("clone"), untracked=True)
     wheels = tmp_path_factory.mktemp("wheels")
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
     done = subprocess.run([*pip_wheel, "-w", str(wheels), str(source)], capture_output=True, text=True, timeout=120)

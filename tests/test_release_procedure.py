@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import ROOT, copy_repository_files
 from tests.test_workflows import load_workflow
 from tooling import release
 
@@ -267,12 +267,7 @@ def test_the_workflows_build_step_makes_the_sdist_and_the_wheel(workflow: dict[s
     (step,) = [s for s in workflow["jobs"]["build"]["steps"] if "python -m build" in s.get("run", "")]
     assert "python -m pip install build==1.2.2.post1\n" in step["run"]
     assert 'SOURCE_DATE_EPOCH="$(git log -1 --format=%ct)"\nexport SOURCE_DATE_EPOCH\n' in step["run"]
-    source = tmp_path / "src"
-    files = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=True)
-    for name in files.stdout.splitlines():
-        if (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            (source / name).write_bytes((ROOT / name).read_bytes())
+    source = copy_repository_files(tmp_path / "src", untracked=False)  # what the tag's checkout holds
     dist = tmp_path / "dist"
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1764000000"}  # the step sets the tagged commit's time
     done = subprocess.run(
