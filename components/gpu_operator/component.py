@@ -63,9 +63,17 @@ class GpuOperator(pulumi.ComponentResource):
             raise coverage.HalfWiredError(
                 f"GpuOperator {name!r}: its GPU node groups cannot share one operator: {describe_problems(problems)}"
             )
+        s = args.settings
+        # One isolation per cluster: the plugin's strategy must be one every covered node honours.
+        differ = [g.plan.name for g in args.gpu_node_groups if g.plan.isolation != s.isolation]
+        if differ:
+            raise coverage.HalfWiredError(
+                f"GpuOperator {name!r}: gpuOperator.isolation is {s.isolation!r}, GPU node group(s) {differ} were "
+                f"declared with another (GpuNodeGroupArgs.isolation): their nodes would not honour the device "
+                f"plugin's device lists; declare them with isolation={s.isolation!r}"
+            )
         coverage.register_operator(name, args.gpu_node_groups)
         super().__init__(TYPE_NAME, name, None, opts)
-        s = args.settings
         warning = charts.unvalidated_chart_warning(chart.CHART_NAME, s.chart_version, chart.SUPPORTED_CHART_VERSIONS)
         if warning:
             pulumi.log.warn(warning, resource=self)
