@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -29,12 +28,9 @@ from components.catalog import gpu_operator as operator_catalog
 from components.config.errors import ConfigError
 from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
-from components.review import impact
-from components.review import values as render_values
 from tests import toolkit
-from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml, reference_path, simulate
+from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path, simulate
 from tests.test_examples import example
-from tooling import render
 
 UUID_A = "GPU-8f3c2a1e-5b6d-4c7e-9f10-1a2b3c4d5e6f"
 UUID_B = "GPU-0e9d8c7b-6a5f-4e3d-2c1b-0a9f8e7d6c5b"
@@ -147,7 +143,9 @@ def test_the_plugins_source_sends_what_is_encoded(tag):
         "ContainerPath: filepath.Join(deviceListAsVolumeMountsContainerPathRoot, id), }" in mounts
     )
     # The envvar step's other write: IMEX channels, of which the library configures none.
-    assert "plugin.imexChannels" in _func(text, "func (plugin *nvidiaDevicePlugin) updateResponseForImexChannelsEnvVar(")
+    assert "plugin.imexChannels" in _func(
+        text, "func (plugin *nvidiaDevicePlugin) updateResponseForImexChannelsEnvVar("
+    )
 
 
 def test_what_the_plugin_sends_per_strategy():
@@ -174,7 +172,13 @@ OTHER_PODS: dict[str, tuple[dict[str, str], dict[str, str], tuple[tuple[str, str
     "no request, NVIDIA_VISIBLE_DEVICES=all from the image": (NVD_ALL, {}, (), False, ()),
     "privileged operand, NVIDIA_VISIBLE_DEVICES=all": ({}, NVD_ALL, (), True, ()),
     "CAP_SYS_ADMIN only, NVIDIA_VISIBLE_DEVICES=all": (NVD_ALL, {}, (), False, ("CAP_SYS_ADMIN",)),
-    "hostPath /dev/null at /var/run/nvidia-container-devices/all": ({}, {}, (("/dev/null", f"{ROOT_PATH}/all"),), False, ()),
+    "hostPath /dev/null at /var/run/nvidia-container-devices/all": (
+        {},
+        {},
+        (("/dev/null", f"{ROOT_PATH}/all"),),
+        False,
+        (),
+    ),
 }
 #: Pods that request GPUs: the device ids the plugin allocates (CUDA images set the variable to all).
 GPU_PODS = {"one GPU": [UUID_A], "two GPUs": [UUID_A, UUID_B], "a MIG slice": [MIG_A]}
@@ -299,7 +303,12 @@ def test_each_isolation_renders_one_strategy_at_every_chart_and_cdi_setting():
         if not (cdi and version == "v25.3.1")
     }
     assert got == {
-        **{("enforced", v, c): "volume-mounts" for v in CHART_VERSIONS for c in (False, True) if (v, c) != ("v25.3.1", True)},
+        **{
+            ("enforced", v, c): "volume-mounts"
+            for v in CHART_VERSIONS
+            for c in (False, True)
+            if (v, c) != ("v25.3.1", True)
+        },
         **{("migrating", v, c): "envvar" for v in CHART_VERSIONS for c in (False, True) if (v, c) != ("v25.3.1", True)},
     }
     for isolation in ("enforced", "migrating"):
@@ -321,11 +330,14 @@ def test_the_operator_model_reads_the_assets_strategy(version):
     assert operator_catalog.device_list_strategy(ours, False, version) == "volume-mounts"
     cdi = {"v25.3.1": "envvar,cdi-annotations", "v25.10.1": "volume-mounts", "v26.7.0": "volume-mounts"}
     assert operator_catalog.device_list_strategy(ours, True, version) == cdi[version]
-    assert operator_catalog.device_list_strategy(None, True, version) == {
-        "v25.3.1": "envvar,cdi-annotations",
-        "v25.10.1": "cdi-annotations,cdi-cri",
-        "v26.7.0": "cdi-annotations,cdi-cri",
-    }[version]
+    assert (
+        operator_catalog.device_list_strategy(None, True, version)
+        == {
+            "v25.3.1": "envvar,cdi-annotations",
+            "v25.10.1": "cdi-annotations,cdi-cri",
+            "v26.7.0": "cdi-annotations,cdi-cri",
+        }[version]
+    )
 
 
 # ---------------------------------------------------------------------------------------------

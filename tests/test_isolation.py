@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from components.config.errors import ConfigError
+from components.config.isolation import ISOLATIONS, IsolationName
 from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
-from components.config.isolation import ISOLATIONS, IsolationName
 from components.verification import jobs
 from tests.support import CHART_VERSIONS, SAFE_LOADER, load_reference_yaml, reference_path
 
