@@ -61,8 +61,9 @@ class GpuOperatorSettings(_Model):
             default="`gpu-operator`",
         ),
     )
-    # With the operator's toolkit disabled, the AMI's own NVIDIA runtime injects devices from
-    # NVIDIA_VISIBLE_DEVICES.
+    # With the operator's toolkit disabled, the AMI's own NVIDIA runtime injects the devices the
+    # device plugin names (catalog/device_lists.py); cdi.enabled does not change the plugin's
+    # strategy from v25.10.1 on (catalog/gpu_operator.py device_list_strategy).
     cdi_enabled: bool = Field(
         False,
         **doc(
