@@ -70,6 +70,18 @@ def node_settings(kind: str) -> dict[str, bool]:
 NODES = ("0.2.0", "migrating", "enforced")
 
 
+def test_without_go_the_decision_fails_under_require_reference_and_skips_elsewhere(monkeypatch, tmp_path):
+    monkeypatch.setenv("GPU_EKS_GO", str(tmp_path / "no-go"))
+    assert toolkit.go_binary() is None
+    build = toolkit.decision_binary.__wrapped__
+    monkeypatch.setenv("GPU_EKS_REQUIRE_REFERENCE", "1")
+    with pytest.raises(pytest.fail.Exception, match="Go is unavailable"):
+        build()
+    monkeypatch.delenv("GPU_EKS_REQUIRE_REFERENCE")
+    with pytest.raises(pytest.skip.Exception, match="Go is unavailable"):
+        build()
+
+
 def test_each_node_has_the_settings_its_user_data_gives_it():
     assert {kind: node_settings(kind) for kind in NODES} == {
         "0.2.0": {ENVVAR_KEY: True, MOUNTS_KEY: False},

