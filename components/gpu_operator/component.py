@@ -22,8 +22,9 @@ TYPE_NAME = "gpu-eks:operator:GpuOperator"
 
 #: Helm release name; fixed so the operator's objects have predictable names.
 RELEASE_NAME = "gpu-operator"
-#: Helm waits for the operator, NFD master/gc and workers to be ready; on a fresh cluster that
-#: includes GPU nodes joining and pulling images.
+#: Helm waits for the operator, NFD master/gc and workers to be ready. The GPU node groups the
+#: library declares wait for the release (GpuNodeGroupArgs.wait_for), so on a fresh cluster it
+#: installs before any GPU node joins; a later upgrade waits for the workers on every GPU node.
 RELEASE_TIMEOUT_SECONDS = 900
 
 
