@@ -18,6 +18,8 @@ from components.config.groups import GpuNodeGroupSettings, Taint
 from components.plan import userdata
 from components.plan.group import GroupPlan, plan_group, plan_groups
 
+#: The boot stage's taint, which the user data registers every node with until its stage succeeded.
+PENDING = "gpu-eks.io/boot-stage=pending:NoSchedule"
 DEFAULT = GpuNodeGroupSettings.model_validate({"name": "gpu"})
 WIDE = GpuNodeGroupSettings.model_validate(
     {
@@ -149,14 +151,14 @@ def test_an_unshared_group_of_mixed_sizes():
     assert (p.instance.name, p.max_pods, p.usable_pod_slots) == ("g4dn.8xlarge", 29, 22)
     assert dict(p.device_plugin_config) == {"version": "v1", "flags": {"migStrategy": "none"}}
     assert p.tolerations == ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
-    assert kubelet_flags_in(p.user_data)[1] == "--register-with-taints=nvidia.com/gpu:NoSchedule,gpu-eks.io/boot-stage=pending:NoSchedule"
+    assert kubelet_flags_in(p.user_data)[1] == f"--register-with-taints=nvidia.com/gpu:NoSchedule,{PENDING}"
 
 
 @pytest.mark.parametrize("effect", ["NoSchedule", "PreferNoSchedule", "NoExecute"])
 def test_every_taint_effect_reaches_kubelet_the_tolerations_and_ca(effect: str):
     group = GpuNodeGroupSettings.model_validate({"name": "g", "taints": [{"key": "k", "value": "v", "effect": effect}]})
     p = plan_group(group)
-    assert kubelet_flags_in(p.user_data)[1] == f"--register-with-taints=k=v:{effect},gpu-eks.io/boot-stage=pending:NoSchedule"
+    assert kubelet_flags_in(p.user_data)[1] == f"--register-with-taints=k=v:{effect},{PENDING}"
     assert p.tolerations == ({"key": "k", "operator": "Equal", "value": "v", "effect": effect},)
     assert p.node_template_tags["k8s.io/cluster-autoscaler/node-template/taint/k"] == f"v:{effect}"
 
