@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..catalog import labels
 from ..catalog import mig as mig_catalog
 from ..config.groups import Taint
 
@@ -35,11 +36,11 @@ NODEADM_DROP_IN = "/etc/eks/nodeadm.d/90-gpu-eks-boot.yaml"
 #: The taint the user data registers every GPU node with; only the stage's drop-in, written when the
 #: stage succeeded, registers the node without it. A node whose shell part never ran (cloud-init
 #: failed, user data cut) so takes no pod that does not tolerate it, and no operator DaemonSet does.
-PENDING_TAINT = Taint(key="gpu-eks.io/boot-stage", value="pending", effect="NoSchedule")
+PENDING_TAINT = Taint(key=labels.BOOT_STAGE_KEY, value="pending", effect="NoSchedule")
 #: The taint a node registers with when its boot stage failed (value: the reason).
-FAILED_TAINT_KEY = "gpu-eks.io/boot-stage-failed"
+FAILED_TAINT_KEY = labels.BOOT_STAGE_FAILED_KEY
 #: The label it registers with then (``kubectl get nodes -l gpu-eks.io/boot-stage=failed``).
-FAILED_LABEL = "gpu-eks.io/boot-stage"
+FAILED_LABEL = labels.BOOT_STAGE_KEY
 #: Karpenter's startup taint, in its NodeConfig's ``registerWithTaints`` (kubernetes-sigs/karpenter
 #: v1.14.1 pkg/apis/v1/taints.go ``UnregisteredNoExecuteTaint``; aws/karpenter-provider-aws v1.14.1
 #: pkg/providers/amifamily/resolver.go, bootstrap/nodeadm.go ``generateInlineKubeletConfiguration``).
