@@ -75,8 +75,9 @@ def plans() -> dict[str, GroupPlan]:
     return {p.name: p for p in settings.plans}
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def standin_port() -> Iterator[int]:
+    """The nvidia-smi stand-in, for the runs of the boot scripts (the recordings it needs may be absent)."""
     observed_path("nvidia-smi-h.txt")
     with standin.served() as port:
         Node.port = port
@@ -143,13 +144,13 @@ def test_a_node_whose_shell_part_never_ran_registers_pending(plans, group):
 
 
 @pytest.mark.parametrize("group", [g["name"] for g in GROUPS])
-def test_a_node_whose_stage_succeeded_registers_without_the_pending_taint(plans, group, tmp_path):
+def test_a_node_whose_stage_succeeded_registers_without_the_pending_taint(plans, group, tmp_path, standin_port):
     documents = [*user_data_documents(plans[group]), stage_drop_in(tmp_path, plans[group])]
     assert registered_taints(documents) == WORKING[group]
 
 
 @pytest.mark.parametrize("group", [g["name"] for g in GROUPS])
-def test_a_node_whose_stage_failed_registers_failed(plans, group, tmp_path):
+def test_a_node_whose_stage_failed_registers_failed(plans, group, tmp_path, standin_port):
     fail, reason = FAILURE[group]
     documents = [*user_data_documents(plans[group]), stage_drop_in(tmp_path, plans[group], (fail,))]
     assert registered_taints(documents) == [*WORKING[group], f"gpu-eks.io/boot-stage-failed={reason}:NoSchedule"]
