@@ -60,6 +60,21 @@ def reference_path(*parts: str) -> Path:
         unavailable(str(err))
 
 
+def observed_path(name: str) -> Path:
+    """A file of what the real ``nvidia-smi`` printed on an H200 (../shared/observed/nvidia-smi/
+    580.159.04-h200, read by tests/standins). It has no upstream to download it from: where
+    ../shared is absent (a GitHub Actions clone) the test is skipped; where ../shared is there but
+    the file is not, it is a contract input missing (``unavailable``)."""
+    from tests.standins.nvidia_smi_grammar import OBSERVED
+
+    path = OBSERVED / name
+    if path.is_file():
+        return path
+    if not OBSERVED.parents[2].is_dir():
+        pytest.skip(f"{OBSERVED.parents[2]} is absent: the recordings of the real nvidia-smi are only there")
+    unavailable(f"{path} is missing: the recordings of the real nvidia-smi (../shared/observed)")
+
+
 def unavailable(message: str) -> NoReturn:
     """A contract input (a reference file, helm, promtool, checkov) is missing: the test fails where
     GPU_EKS_REQUIRE_REFERENCE is set (.ci/run and the workflows) and is skipped otherwise, saying why."""

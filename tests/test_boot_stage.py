@@ -1,15 +1,12 @@
 """The boot stage (components/plan/boot.py): its bash script run against stand-ins of
 ``nvidia-smi``/``nvidia-ctk``/``systemctl`` (tests/standins/nvidia_smi.py) for each MIG GPU of the
-catalog and its layouts, its systemd ordering against the AMI's own units, its failure path."""
+catalog and its layouts, what it registers the node with, its failure path, its cloud-init part.
+Its systemd ordering: tests/test_boot_order.py."""
 
 from __future__ import annotations
 
-import configparser
-import json
 import os
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -19,77 +16,33 @@ from components.catalog import mig as mig_catalog
 from components.config.groups import Taint
 from components.plan import boot
 from tests.standins import nvidia_smi as standin
-from tests.support import load_reference_yaml, reference_path
+from tests.standins.boot_node import Node
+from tests.support import load_reference_yaml, observed_path
 from tests.test_nodeconfig import strict
 
-TOOLS = ("nvidia-smi", "nvidia-ctk", "systemctl", "logger", "sleep")
 ISOLATION = (
     "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false "
     "--set accept-nvidia-visible-devices-as-volume-mounts=true"
 )
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
+LIST_GPUS = "nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader"
+MODE = "nvidia-smi -i {i} --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def standin_port() -> Iterator[int]:
     """The stand-in, served by this process for every node of the module."""
+    observed_path("nvidia-smi-h.txt")  # its grammar: skipped, or failed, where the recordings are missing
     with standin.served() as port:
         Node.port = port
         yield port
 
 
-class Node:
-    """A node's GPUs (the stand-in's state) and a run of the boot script on it."""
-
-    port = 0  # the served stand-in's (standin_port)
-
-    def __init__(self, tmp: Path, model: str, gpus: int, hold: str = "none", fail: tuple[str, ...] = ()):
-        self.tmp = tmp
-        self.bin = tmp / "bin"
-        self.bin.mkdir()
-        standin.install(self.bin, TOOLS, self.port)
-        self.state_file = tmp / "gpus.json"
-        self.log = tmp / "calls.log"
-        self.drop_in = tmp / "nodeadm.d" / "90-gpu-eks-boot-failed.yaml"
-        gpu = {"current": "Disabled", "pending": "Disabled", "instances": []}
-        gpu_states = [dict(gpu) for _ in range(gpus)]
-        self.write({"model": model, "gpus": gpu_states, "hold": hold, "fail": list(fail), "toolkit": {}})
-
-    def read(self) -> dict:
-        return json.loads(self.state_file.read_text())
-
-    def write(self, state: dict) -> None:
-        self.state_file.write_text(json.dumps(state))
-
-    def run(self, script: str) -> tuple[int, list[str], str]:
-        """Run ``script``; its exit status, the calls it made (this run only) and its stderr."""
-        self.log.write_text("")
-        path = self.tmp / "gpu-eks-boot"
-        path.write_text(script)
-        env = {
-            "PATH": f"{self.bin}:/usr/bin:/bin",
-            "STANDIN_STATE": str(self.state_file),
-            "STANDIN_LOG": str(self.log),
-            "GPU_EKS_STATE_DIR": str(self.tmp / "state"),
-            "GPU_EKS_NODEADM_DROP_IN": str(self.drop_in),
-        }
-        done = subprocess.run(["bash", str(path)], env=env, capture_output=True, text=True, timeout=60)
-        return done.returncode, self.log.read_text().splitlines(), done.stderr
-
-    def reboot(self) -> None:
-        """A reboot: pending MIG modes take effect, MIG instances are gone (MIG user guide)."""
-        state = self.read()
-        for gpu in state["gpus"]:
-            gpu["current"], gpu["instances"] = gpu["pending"], []
-        self.write(state)
-
-    def layouts(self) -> list[list[str]]:
-        return [sorted(p for p, _ in g["instances"]) for g in self.read()["gpus"]]
-
-
-def script(model: str, layout: dict[str, int] | None, gpus: int = 2, karpenter: bool = False) -> str:
+def script(
+    model: str, layout: dict[str, int] | None, gpus: int = 2, karpenter: bool = False, taints=(GPU_TAINT,)
+) -> str:
     gpu = mig_catalog.MIG_GPUS[model] if layout else None
-    return boot.boot_stage(gpus, gpu, layout, (GPU_TAINT,), karpenter).script
+    return boot.boot_stage(gpus, gpu, layout, taints, karpenter).script
 
 
 # -- the layout on each GPU model -------------------------------------------------------------------
@@ -114,23 +67,18 @@ def test_each_gpu_model_gets_its_layout_once_and_a_second_boot_changes_nothing(t
     rc, calls, err = node.run(script(model, layout))
     assert rc == 0, err
     create = CREATION[(model, name)]
-    per_gpu = [
-        "nvidia-smi -i {i} --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader",
-        "nvidia-smi -i {i} -mig 1",
-        "nvidia-smi -i {i} --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader",
-    ]
+    per_gpu = [MODE, "nvidia-smi -i {i} -mig 1", MODE]
     build = [
-        "nvidia-smi -i {i} -L",
-        "nvidia-smi -i {i} -L",
         "nvidia-smi mig -i {i} -dci",
         "nvidia-smi mig -i {i} -dgi",
         f"nvidia-smi mig -i {{i}} -cgi {create} -C",
-        "nvidia-smi -i {i} -L",
+        "nvidia-smi -L",
     ]
     assert calls == [
         ISOLATION,
-        "nvidia-smi --query-gpu=index --format=csv,noheader",
+        LIST_GPUS,
         *[c.format(i=i) for i in (0, 1) for c in per_gpu],
+        "nvidia-smi -L",
         *[c.format(i=i) for i in (0, 1) for c in build],
     ]
     expected = sorted(p for p, n in layout.items() for _ in range(n))
@@ -143,7 +91,7 @@ def test_each_gpu_model_gets_its_layout_once_and_a_second_boot_changes_nothing(t
     rc, calls, err = node.run(script(model, layout))
     assert rc == 0, err
     assert node.read() == before
-    assert not any(" -cgi " in c or " -dgi" in c or " -mig 1" in c for c in calls), calls
+    assert calls == [ISOLATION, LIST_GPUS, MODE.format(i=0), MODE.format(i=1), "nvidia-smi -L"]
 
 
 def test_every_layout_of_every_gpu_is_placed_by_the_stand_in():
@@ -156,9 +104,9 @@ def test_every_layout_of_every_gpu_is_placed_by_the_stand_in():
             creation = boot.mig_creation(mig_catalog.MIG_GPUS[model], layout)
             gpu = {"current": "Enabled", "pending": "Enabled", "instances": []}
             arg = ",".join(f"{p}:{start}" for p, start in creation)
-            refused: list[str] = []
-            assert standin.create({"model": model, "fail": []}, gpu, arg, refused) == 0, (model, name, arg, refused)
-            assert sorted(p for p, _ in gpu["instances"]) == sorted(p for p, n in layout.items() for _ in range(n))
+            said: list[str] = []
+            assert standin.create({"model": model, "fail": []}, gpu, arg, said) == 0, (model, name, arg, said)
+            assert sorted(p for p, *_ in gpu["instances"]) == sorted(p for p, n in layout.items() for _ in range(n))
             placed += 1
     assert placed == 28  # 7 named layouts of each of the 4 GPUs
 
@@ -184,7 +132,7 @@ def test_placements_the_driver_refuses_fall_back_to_its_own_and_are_checked(tmp_
         "nvidia-smi mig -i 0 -dci",
         "nvidia-smi mig -i 0 -dgi",
         "nvidia-smi mig -i 0 -cgi 3g.40gb,3g.40gb -C",
-        "nvidia-smi -i 0 -L",
+        "nvidia-smi -L",
     ]
     assert node.layouts() == [["3g.40gb", "3g.40gb"]]
     # A layout first fit cannot place (3g at 0 leaves no 2g start) ends in the failure path.
@@ -215,6 +163,19 @@ def test_a_wrong_layout_left_by_someone_is_replaced(tmp_path):
     assert node.layouts() == [["3g.40gb", "3g.40gb"]]
 
 
+def test_a_gpu_instance_without_its_compute_instance_is_no_mig_device(tmp_path):
+    """``-L`` lists MIG devices (a GPU instance with a compute instance): the layout's GPU instances
+    without theirs are not the layout, and the stage cuts it again."""
+    node = Node(tmp_path, "H200-141GB", gpus=1)
+    state = node.read()
+    state["gpus"][0].update(current="Enabled", pending="Enabled", instances=[["7g.141gb", 0, False]])
+    node.write(state)
+    rc, _, err = node.run(script("H200-141GB", {"7g.141gb": 1}, gpus=1))
+    assert rc == 0, err
+    assert "gpu-eks-boot: GPU 0: MIG devices '', creating '7g.141gb'" in err
+    assert node.read()["gpus"][0]["instances"] == [["7g.141gb", 0, True]]
+
+
 def test_without_mig_the_stage_only_isolates(tmp_path):
     node = Node(tmp_path, "H100-80GB-HBM3", gpus=8)
     rc, calls, _ = node.run(script("H100-80GB-HBM3", None, gpus=8))
@@ -226,16 +187,16 @@ def test_without_mig_the_stage_only_isolates(tmp_path):
 # -- pending MIG mode -------------------------------------------------------------------------------
 
 
-def test_a_pending_mode_is_applied_by_a_reset_with_the_gpu_clients_stopped(tmp_path):
+def test_a_pending_mode_is_applied_by_one_reset_of_every_gpu_by_bus_id(tmp_path):
+    """NVIDIA mig-parted's recipe: every GPU at once by PCI bus id, persistenced and fabricmanager
+    left running (nothing stops them, so the AMI's set-nvidia-clocks, which requires persistenced,
+    is not stopped either)."""
     node = Node(tmp_path, "A100-SXM4-40GB", gpus=2, hold="until-reset")
     rc, calls, _ = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}))
     assert rc == 0
-    stop = calls.index("systemctl stop nvidia-persistenced.service nvidia-fabricmanager.service")
-    assert calls[stop + 1 : stop + 3] == [
-        "nvidia-smi -r",
-        "systemctl start nvidia-fabricmanager.service nvidia-persistenced.service",
-    ]
-    assert "systemctl reboot" not in calls
+    reset = calls.index("nvidia-smi -r -i 00000000:00:06.0,00000000:00:07.0")
+    assert calls[reset + 1 : reset + 3] == [MODE.format(i=0), MODE.format(i=1)]
+    assert not any(c.startswith("systemctl") for c in calls), calls
     assert node.layouts() == [["3g.20gb", "3g.20gb"]] * 2
 
 
@@ -245,27 +206,58 @@ def test_a_mode_pending_after_the_reset_reboots_once_then_applies(tmp_path):
     assert rc == 1
     assert calls[-2:] == ["systemctl reboot", "sleep 600"]
     assert not node.drop_in.exists()
+    assert (node.state_dir / "rebooted-for-mig").exists()
     assert node.layouts() == [[], []]
     node.reboot()
     rc, calls, _ = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}))
     assert rc == 0
     assert "systemctl reboot" not in calls
     assert node.layouts() == [["3g.20gb", "3g.20gb"]] * 2
-    assert not (tmp_path / "state" / "rebooted-for-mig").exists()
+    assert not (node.state_dir / "rebooted-for-mig").exists()
 
 
 def test_a_mode_pending_after_the_reboot_fails_and_does_not_reboot_again(tmp_path):
     node = Node(tmp_path, "A100-SXM4-40GB", gpus=1, hold="until-reboot")
-    node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}, gpus=1))
-    state = node.read()  # the reboot did not apply it
-    node.write(state)
+    node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}, gpus=1))  # rebooted; the reboot did not apply it
     rc, calls, err = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}, gpus=1))
     assert rc == boot.FIRST_BOOT_FAILURE_STATUS == 3
     assert "systemctl reboot" not in calls
     assert "gpu-eks-boot: FAILED (mig-mode): MIG mode still pending on GPU(s) 0 after a GPU reset and a reboot" in err
 
 
-# -- the failure path -------------------------------------------------------------------------------
+def test_no_reboot_without_a_marker_that_survives_it(tmp_path):
+    """A root volume that is full or read-only: the marker cannot be written, so a reboot would come
+    back to the same place and reboot again, forever. The stage fails instead."""
+    (tmp_path / "full").write_text("")  # a file: no folder can be made under it
+    node = Node(tmp_path, "A100-SXM4-40GB", gpus=1, hold="until-reboot", state_dir=tmp_path / "full" / "gpu-eks")
+    rc, calls, err = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}, gpus=1))
+    assert "systemctl reboot" not in calls
+    assert "FAILED (mig-mode): MIG mode still pending on GPU(s) 0; no reboot without the marker in" in err
+    assert rc == 3
+    assert any("gpu-eks.io/boot-stage-failed=mig-mode:NoSchedule" in f for f in node.drop_in_flags())
+
+
+def test_a_karpenter_node_fails_closed_instead_of_rebooting(tmp_path):
+    """A reboot before kubelet can outlast Karpenter's 15-minute registration limit (the instance is
+    then terminated and another launched, which does the same): a Karpenter node registers failed."""
+    node = Node(tmp_path, "A100-SXM4-40GB", gpus=1, hold="until-reboot")
+    rc, calls, err = node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}, gpus=1, karpenter=True))
+    assert rc == 3
+    assert not any(c.startswith("systemctl") for c in calls), calls
+    assert (
+        "FAILED (mig-mode): MIG mode still pending on GPU(s) 0 after a GPU reset (a Karpenter node does not reboot)"
+        in err
+    )
+    assert not (node.state_dir / "rebooted-for-mig").exists()
+    # A mode the reset applies needs no reboot: a Karpenter node gets its layout.
+    other = tmp_path / "other"
+    other.mkdir()
+    node = Node(other, "A100-SXM4-40GB", gpus=1, hold="until-reset")
+    assert node.run(script("A100-SXM4-40GB", {"3g.20gb": 2}, gpus=1, karpenter=True))[0] == 0
+    assert node.layouts() == [["3g.20gb", "3g.20gb"]]
+
+
+# -- what kubelet registers the node with -----------------------------------------------------------
 
 
 def drop_in_flags(node: Node) -> list[str]:
@@ -273,6 +265,28 @@ def drop_in_flags(node: Node) -> list[str]:
     crd = load_reference_yaml("nodeadm/node.eks.aws_nodeconfigs.yaml")
     jsonschema.validate(doc, strict(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
     return doc["spec"]["kubelet"]["flags"]
+
+
+@pytest.mark.parametrize(
+    ("karpenter", "taints", "flag"),
+    [
+        (False, (GPU_TAINT,), "--register-with-taints=nvidia.com/gpu=true:NoSchedule"),
+        (
+            True,
+            (GPU_TAINT,),
+            "--register-with-taints=nvidia.com/gpu=true:NoSchedule,karpenter.sh/unregistered:NoExecute",
+        ),
+        (False, (), "--register-with-taints="),
+        (True, (), "--register-with-taints=karpenter.sh/unregistered:NoExecute"),
+    ],
+)
+def test_a_stage_that_succeeded_registers_the_node_without_the_pending_taint(tmp_path, karpenter, taints, flag):
+    """The drop-in's flag comes after the user data's (which adds gpu-eks.io/boot-stage=pending), and
+    kubelet keeps the last one; an empty one clears the list (RegisterWithTaintsVar.Set)."""
+    node = Node(tmp_path, "H200-141GB", gpus=1)
+    assert node.run(script("H200-141GB", {"7g.141gb": 1}, gpus=1, karpenter=karpenter, taints=taints))[0] == 0
+    assert drop_in_flags(node) == [flag]
+    assert (node.state_dir / "kubelet-started").exists()
 
 
 @pytest.mark.parametrize(
@@ -293,6 +307,17 @@ def test_a_failed_stage_registers_the_node_tainted_and_logs_it(tmp_path, fail, r
     rc, _, err = node.run(script("H100-80GB-HBM3", {"1g.10gb": 7}))
     assert rc == 1
     assert "kubelet does not start" in err
+
+
+def test_a_later_success_replaces_the_failure_drop_in(tmp_path):
+    node = Node(tmp_path, "H100-80GB-HBM3", gpus=1, fail=("create",))
+    assert node.run(script("H100-80GB-HBM3", {"7g.80gb": 1}, gpus=1))[0] == 3
+    assert "--node-labels=gpu-eks.io/boot-stage=failed" in drop_in_flags(node)
+    state = node.read()
+    state["fail"] = []
+    node.write(state)
+    assert node.run(script("H100-80GB-HBM3", {"7g.80gb": 1}, gpus=1))[0] == 0
+    assert drop_in_flags(node) == ["--register-with-taints=nvidia.com/gpu=true:NoSchedule"]
 
 
 def test_a_karpenter_node_keeps_karpenters_startup_taint_when_it_fails(tmp_path):
@@ -317,84 +342,7 @@ def test_a_layout_that_does_not_fit_is_refused_by_the_builder():
         boot.mig_creation(mig_catalog.MIG_GPUS["A100-SXM4-40GB"], {"4g.20gb": 1, "3g.20gb": 1, "1g.5gb": 1})
 
 
-# -- the order against the AMI's units --------------------------------------------------------------
-
-AMI_UNITS = (
-    "kubelet.service",
-    "nodeadm-boot-hook.service",
-    "nodeadm-config.service",
-    "nodeadm-run.service",
-    "nvidia-kmod-load.service",
-    "set-nvidia-clocks.service",
-)
-
-
-def unit_edges(name: str, text: str) -> set[tuple[str, str]]:
-    """(earlier, later) pairs of a unit file's After= and Before=."""
-    parser = configparser.ConfigParser(strict=False, interpolation=None)
-    parser.optionxform = str
-    parser.read_string(text)
-    unit = parser["Unit"] if parser.has_section("Unit") else {}
-    edges = {(other, name) for other in unit.get("After", "").split()}
-    edges |= {(name, other) for other in unit.get("Before", "").split()}
-    return edges
-
-
-def ordering() -> set[tuple[str, str]]:
-    edges: set[tuple[str, str]] = set()
-    for unit in AMI_UNITS:
-        edges |= unit_edges(unit, reference_path(f"amazon-eks-ami/v20260724/systemd/{unit}").read_text())
-    stage = boot.boot_stage(8, None, None, (), False)
-    edges |= unit_edges(boot.UNIT_NAME, stage.unit)
-    edges |= unit_edges("kubelet.service", stage.kubelet_drop_in)
-    return edges
-
-
-def precedes(edges: set[tuple[str, str]], first: str, then: str) -> bool:
-    seen, todo = set(), [first]
-    while todo:
-        unit = todo.pop()
-        for a, b in edges:
-            if a == unit and b not in seen:
-                if b == then:
-                    return True
-                seen.add(b)
-                todo.append(b)
-    return False
-
-
-def test_the_stage_runs_after_the_driver_and_before_nodeadm_run_and_kubelet():
-    edges = ordering()
-    assert precedes(edges, boot.UNIT_NAME, "nodeadm-run.service")
-    assert precedes(edges, boot.UNIT_NAME, "kubelet.service")
-    assert precedes(edges, "nvidia-kmod-load.service", boot.UNIT_NAME)
-    assert precedes(edges, "nvidia-persistenced.service", boot.UNIT_NAME)
-    assert precedes(edges, "nvidia-fabricmanager.service", boot.UNIT_NAME)
-    # cloud-final's script starts the unit on the first boot: ordered after cloud-final it would
-    # wait for the script that waits for it. And no cycle through it.
-    assert not precedes(edges, "cloud-final.service", boot.UNIT_NAME)
-    assert not precedes(edges, boot.UNIT_NAME, boot.UNIT_NAME)
-    # The AMI's own order the stage relies on: nodeadm-run (which starts kubelet) follows cloud-final.
-    assert ("cloud-final.service", "nodeadm-run.service") in edges
-
-
-def test_kubelet_requires_the_stage_and_the_unit_is_enabled_for_every_boot():
-    stage = boot.boot_stage(8, None, None, (), False)
-    assert stage.kubelet_drop_in == "[Unit]\nRequires=gpu-eks-boot.service\nAfter=gpu-eks-boot.service\n"
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.optionxform = str
-    parser.read_string(stage.unit)
-    assert dict(parser["Service"]) == {
-        "Type": "oneshot",
-        "RemainAfterExit": "yes",
-        "ExecStart": "/usr/local/sbin/gpu-eks-boot",
-        "SuccessExitStatus": "3",
-        "TimeoutStartSec": "20min",
-        "SyslogIdentifier": "gpu-eks-boot",
-        "StandardOutput": "journal+console",
-        "StandardError": "journal+console",
-    }
-    assert dict(parser["Install"]) == {"WantedBy": "multi-user.target"}
+# -- the cloud-init part ------------------------------------------------------------------------------
 
 
 def test_the_user_data_part_writes_the_files_and_starts_the_unit(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings
@@ -17,6 +18,12 @@ from components.plan.userdata import parse_mime
 from tests.crd_cel import crd_problems, karpenter_schema
 
 ZERO = {"minSize": 0, "desiredSize": 0, "maxSize": 3}
+#: The kubelet flag of a default GPU group's NodeConfig part: the NodePool's taint, Karpenter's startup
+#: taint, the boot stage's pending taint.
+PENDING_KARPENTER = (
+    "--register-with-taints=nvidia.com/gpu=true:NoSchedule,karpenter.sh/unregistered:NoExecute,"
+    "gpu-eks.io/boot-stage=pending:NoSchedule"
+)
 
 
 def plan(**group: Any):
@@ -136,9 +143,17 @@ def test_the_ec2_node_class_of_a_group():
     node_class = objects.ec2_node_class(
         plan(diskSizeGiB=200), role="gpu-eks-node-role", discovery="ml", tags={"team": "ml"}
     )
-    # The boot stage, as a shell part Karpenter keeps ahead of its own NodeConfig; its failure
-    # taints repeat Karpenter's startup taint (plan/boot.py).
-    ((content_type, script),) = parse_mime(node_class["spec"].pop("userData"))
+    # A NodeConfig that registers the node with the boot stage's pending taint, repeating the NodePool's
+    # taints and Karpenter's startup taint (a kubelet flag wins over Karpenter's registerWithTaints),
+    # then the boot stage as a shell part, both kept ahead of Karpenter's own NodeConfig. The stage's
+    # drop-in registers the node with the same taints but the pending one (plan/boot.py).
+    (nodeconfig_type, nodeconfig), (content_type, script) = parse_mime(node_class["spec"].pop("userData"))
+    assert nodeconfig_type == "application/node.eks.aws"
+    assert yaml.safe_load(nodeconfig) == {
+        "apiVersion": "node.eks.aws/v1alpha1",
+        "kind": "NodeConfig",
+        "spec": {"kubelet": {"flags": [PENDING_KARPENTER]}},
+    }
     assert content_type == "text/x-shellscript"
     assert 'TAINTS="nvidia.com/gpu=true:NoSchedule,karpenter.sh/unregistered:NoExecute"' in script
     assert "--set accept-nvidia-visible-devices-envvar-when-unprivileged=false" in script
@@ -384,12 +399,13 @@ def test_the_cold_start_levers_reach_the_ec2_node_class():
         "throughput": 500,
     }
     assert spec["instanceStorePolicy"] == "RAID0"
-    # FastImagePull: one NodeConfig part with only the gate (no kubelet flag to fight Karpenter's).
+    # FastImagePull: the gate in our NodeConfig part, beside the registration taints.
     assert parse_mime(spec["userData"]) == [
         (
             "application/node.eks.aws",
             "---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n"
-            "  featureGates:\n    FastImagePull: true\n",
+            "  featureGates:\n    FastImagePull: true\n  kubelet:\n    flags:\n"
+            f"    - {PENDING_KARPENTER}\n",
         ),
         ("text/x-shellscript", node_class_plan.boot.user_data_part),
     ]
@@ -397,8 +413,8 @@ def test_the_cold_start_levers_reach_the_ec2_node_class():
     # Without levers none of these keys is there (and the default group's class is unchanged).
     plain = objects.ec2_node_class(plan(instanceTypes=["g5.xlarge"]), role="r", discovery="c")["spec"]
     assert "instanceStorePolicy" not in plain
-    # Every GPU group's class carries the boot stage (the toolkit isolation), and only it.
-    assert [t for t, _ in parse_mime(plain["userData"])] == ["text/x-shellscript"]
+    # Every GPU group's class carries the registration taints and the boot stage (the toolkit isolation).
+    assert [t for t, _ in parse_mime(plain["userData"])] == ["application/node.eks.aws", "text/x-shellscript"]
     assert set(plain["blockDeviceMappings"][0]["ebs"]) == {
         "volumeSize",
         "volumeType",

@@ -18,6 +18,8 @@ from components.config.groups import GpuNodeGroupSettings, Taint
 from components.plan import userdata
 from components.plan.group import GroupPlan, plan_group, plan_groups
 
+#: The boot stage's taint, which the user data registers every node with until its stage succeeded.
+PENDING = "gpu-eks.io/boot-stage=pending:NoSchedule"
 DEFAULT = GpuNodeGroupSettings.model_validate({"name": "gpu"})
 WIDE = GpuNodeGroupSettings.model_validate(
     {
@@ -81,7 +83,7 @@ def test_the_default_group():
     assert kubelet_flags_in(p.user_data) == [
         "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=gpu,"
         "k8s.amazonaws.com/accelerator=nvidia-tesla-t4,nvidia.com/device-plugin.config=gpu",
-        "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
+        "--register-with-taints=nvidia.com/gpu=true:NoSchedule,gpu-eks.io/boot-stage=pending:NoSchedule",
     ]
     assert dict(p.node_template_tags) == {
         "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
@@ -128,7 +130,7 @@ def test_a_renamed_multi_gpu_group_with_its_own_labels_taints_and_profile():
         "--node-labels=gpu-eks.io/gpu-count=4,gpu-eks.io/node-group=wide,"
         "k8s.amazonaws.com/accelerator=nvidia-tesla-t4,nvidia.com/device-plugin.config=shared-x3,"
         "team.example.com/owner=ml",
-        "--register-with-taints=dedicated=ml:NoExecute,spot:PreferNoSchedule",
+        "--register-with-taints=dedicated=ml:NoExecute,spot:PreferNoSchedule,gpu-eks.io/boot-stage=pending:NoSchedule",
     ]
     resources = {
         k: v for k, v in p.node_template_tags.items() if k.startswith("k8s.io/cluster-autoscaler/node-template/r")
@@ -149,14 +151,14 @@ def test_an_unshared_group_of_mixed_sizes():
     assert (p.instance.name, p.max_pods, p.usable_pod_slots) == ("g4dn.8xlarge", 29, 22)
     assert dict(p.device_plugin_config) == {"version": "v1", "flags": {"migStrategy": "none"}}
     assert p.tolerations == ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
-    assert kubelet_flags_in(p.user_data)[1] == "--register-with-taints=nvidia.com/gpu:NoSchedule"
+    assert kubelet_flags_in(p.user_data)[1] == f"--register-with-taints=nvidia.com/gpu:NoSchedule,{PENDING}"
 
 
 @pytest.mark.parametrize("effect", ["NoSchedule", "PreferNoSchedule", "NoExecute"])
 def test_every_taint_effect_reaches_kubelet_the_tolerations_and_ca(effect: str):
     group = GpuNodeGroupSettings.model_validate({"name": "g", "taints": [{"key": "k", "value": "v", "effect": effect}]})
     p = plan_group(group)
-    assert kubelet_flags_in(p.user_data)[1] == f"--register-with-taints=k=v:{effect}"
+    assert kubelet_flags_in(p.user_data)[1] == f"--register-with-taints=k=v:{effect},{PENDING}"
     assert p.tolerations == ({"key": "k", "operator": "Equal", "value": "v", "effect": effect},)
     assert p.node_template_tags["k8s.io/cluster-autoscaler/node-template/taint/k"] == f"v:{effect}"
 
@@ -164,7 +166,8 @@ def test_every_taint_effect_reaches_kubelet_the_tolerations_and_ca(effect: str):
 def test_no_taints_means_no_taint_flag_tag_or_toleration():
     p = plan_group(GpuNodeGroupSettings.model_validate({"name": "open", "taints": []}))
     assert (p.taints, p.tolerations) == ((), ())
-    assert [f.split("=")[0] for f in kubelet_flags_in(p.user_data)] == ["--node-labels"]
+    # Only the boot stage's pending taint, which the stage's drop-in clears (plan/boot.py).
+    assert kubelet_flags_in(p.user_data)[1:] == ["--register-with-taints=gpu-eks.io/boot-stage=pending:NoSchedule"]
     assert not any("/node-template/taint/" in k for k in p.node_template_tags)
 
 

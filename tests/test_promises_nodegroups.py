@@ -128,14 +128,14 @@ KUBELET_FLAGS = {
         "gpu-eks-t4-lt": [
             "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=t4,"
             f"k8s.amazonaws.com/accelerator={ACCELERATOR},nvidia.com/device-plugin.config={PROFILE['dev']['t4']}",
-            "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
+            "--register-with-taints=nvidia.com/gpu=true:NoSchedule,gpu-eks.io/boot-stage=pending:NoSchedule",
         ]
     },
     "prod": {
         "gpu-eks-t4-lt": [
             "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=t4,"
             f"k8s.amazonaws.com/accelerator={ACCELERATOR},nvidia.com/device-plugin.config={PROFILE['prod']['t4']}",
-            "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
+            "--register-with-taints=nvidia.com/gpu=true:NoSchedule,gpu-eks.io/boot-stage=pending:NoSchedule",
         ]
     },
     VARIANT: {
@@ -143,19 +143,19 @@ KUBELET_FLAGS = {
             "--node-labels=gpu-eks.io/gpu-count=4,gpu-eks.io/node-group=big,"
             f"k8s.amazonaws.com/accelerator={ACCELERATOR},"
             f"nvidia.com/device-plugin.config={PROFILE[VARIANT]['big']},team.example.com/owner=ml",
-            "--register-with-taints=nvidia.com/gpu=true:NoSchedule,dedicated:NoExecute",
+            "--register-with-taints=nvidia.com/gpu=true:NoSchedule,dedicated:NoExecute,gpu-eks.io/boot-stage=pending:NoSchedule",
         ],
         "gpu-eks-idle-lt": [
             "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=idle,"
             f"k8s.amazonaws.com/accelerator={ACCELERATOR},nvidia.com/device-plugin.config={PROFILE[VARIANT]['idle']}",
-            "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
+            "--register-with-taints=nvidia.com/gpu=true:NoSchedule,gpu-eks.io/boot-stage=pending:NoSchedule",
         ],
     },
     DEFAULTS: {
         "gpu-eks-gpu-lt": [
             "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=gpu,"
             f"k8s.amazonaws.com/accelerator={ACCELERATOR},nvidia.com/device-plugin.config={PROFILE[DEFAULTS]['gpu']}",
-            "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
+            "--register-with-taints=nvidia.com/gpu=true:NoSchedule,gpu-eks.io/boot-stage=pending:NoSchedule",
         ]
     },
 }

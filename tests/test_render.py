@@ -254,7 +254,7 @@ def test_render_shows_the_nodeadm_flags_of_the_gpu_nodes(docs: dict[str, dict[st
     assert part["content"]["spec"]["kubelet"]["flags"] == [
         "--node-labels=gpu-eks.io/gpu-count=1,gpu-eks.io/node-group=t4,k8s.amazonaws.com/accelerator=nvidia-tesla-t4,"
         "nvidia.com/device-plugin.config=timeslice-x4",
-        "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
+        "--register-with-taints=nvidia.com/gpu=true:NoSchedule,gpu-eks.io/boot-stage=pending:NoSchedule",
     ]
 
 

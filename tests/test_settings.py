@@ -181,6 +181,28 @@ def test_library_labels_cannot_be_overridden():
     assert "no keys the library sets itself (gpu-eks.io/gpu-count)" in line
 
 
+def test_the_boot_stages_label_and_taint_keys_cannot_be_used():
+    """The node boot stage registers every node with gpu-eks.io/boot-stage=pending:NoSchedule until it
+    succeeded, and a failed one with gpu-eks.io/boot-stage-failed and the label gpu-eks.io/boot-stage
+    (components/plan/boot.py): a group's own would clash (kubelet refuses a key and effect twice)."""
+    taints = [
+        {"key": "gpu-eks.io/boot-stage", "value": "x", "effect": "NoExecute"},
+        {"key": "gpu-eks.io/boot-stage-failed", "effect": "NoSchedule"},
+        {"key": "gpu-eks.io/boot", "effect": "NoSchedule"},
+    ]
+    reason = (
+        "expected a key the node boot stage does not set itself (gpu-eks.io/boot-stage, gpu-eks.io/boot-stage-failed): "
+        "it registers every node with them until its stage succeeded or when it failed (docs/node-boot-stage.md), and "
+        "kubelet refuses a key and effect twice"
+    )
+    assert problems({"gpuNodeGroups": [group(taints=taints)]}) == [
+        f'gpu-eks:gpuNodeGroups[0].taints[0].key: received "gpu-eks.io/boot-stage"; {reason}',
+        f'gpu-eks:gpuNodeGroups[0].taints[1].key: received "gpu-eks.io/boot-stage-failed"; {reason}',
+    ]
+    (line,) = problems({"gpuNodeGroups": [group(labels={"gpu-eks.io/boot-stage": "ok"})]})
+    assert "no keys the library sets itself (gpu-eks.io/boot-stage)" in line
+
+
 @pytest.mark.parametrize("effect", ["NoExec", "noschedule", "", "Evict"])
 def test_taint_effect_must_be_one_of_three(effect):
     (line,) = problems({"gpuNodeGroups": [group(taints=[{"key": "dedicated", "value": "ml", "effect": effect}])]})

@@ -686,15 +686,16 @@ def test_user_data_over_12_kib_is_refused_leaving_4_kib_of_ecs_16_for_eks():
     # EC2 user data is limited to 16 KB (botocore ec2 RequestLaunchTemplateData.UserData) and EKS merges
     # its own NodeConfig part (endpoint, base64 CA, ...) into it: our part may take 12,288 bytes.
     # Labels of a 66-character key and a 63-character value: with the boot stage's part (plan/boot.py,
-    # the toolkit isolation: about 2.9 KB) 65 make 12,164 bytes of user data, 66 12,295.
+    # the toolkit isolation and the stage's nodeadm drop-in: about 3.4 KB) 61 make 12,211 bytes of
+    # user data, 62 12,342.
     def labels(n: int) -> dict[str, str]:
         return {f"l{i}.example.com/" + "k" * 50: "v" * 63 for i in range(n)}
 
-    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(65)}]})
-    assert len(fits.gpu_node_groups[0].labels) == 65
-    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(66)}]}) == [
-        "gpu-eks:gpuNodeGroups[0].labels: received 66; expected fewer or shorter labels and taints: the group's "
-        "user data (its nodeadm NodeConfig and boot stage) would be 12292 bytes; at most 12288, since EC2 takes 16384 "
+    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(61)}]})
+    assert len(fits.gpu_node_groups[0].labels) == 61
+    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(62)}]}) == [
+        "gpu-eks:gpuNodeGroups[0].labels: received 62; expected fewer or shorter labels and taints: the group's "
+        "user data (its nodeadm NodeConfig and boot stage) would be 12342 bytes; at most 12288, since EC2 takes 16384 "
         "in all and EKS merges its own NodeConfig part (cluster endpoint and CA) into it"
     ]
 

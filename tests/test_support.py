@@ -40,3 +40,23 @@ def test_the_session_runs_in_the_fake_aws_environment():
     assert os.environ["AWS_ACCESS_KEY_ID"] == "testing"
     assert os.environ["AWS_DEFAULT_REGION"] == "us-west-2"
     assert os.environ["AWS_CONFIG_FILE"].endswith("no-such-aws-config")
+
+
+def test_the_recordings_of_the_real_nvidia_smi_skip_where_shared_is_absent_and_fail_where_it_is_broken(
+    tmp_path, monkeypatch
+):
+    """support.observed_path: no upstream to download them from, so a clone without ../shared (GitHub
+    Actions) skips the tests that need them; a ../shared without them fails under
+    GPU_EKS_REQUIRE_REFERENCE (.ci/run)."""
+    import pytest
+
+    from tests import support
+    from tests.standins import nvidia_smi_grammar
+
+    monkeypatch.setattr(nvidia_smi_grammar, "OBSERVED", tmp_path / "shared" / "observed" / "nvidia-smi" / "v")
+    monkeypatch.setenv("GPU_EKS_REQUIRE_REFERENCE", "1")
+    with pytest.raises(pytest.skip.Exception, match="is absent"):
+        support.observed_path("nvidia-smi-h.txt")
+    (tmp_path / "shared").mkdir()
+    with pytest.raises(pytest.fail.Exception, match="is missing"):
+        support.observed_path("nvidia-smi-h.txt")

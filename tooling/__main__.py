@@ -6,6 +6,7 @@ Commands:
   coldstart  print the cold-start model of each GPU group of a stack (offline)
   release    cut a release (prepare, tag) and check one (the release workflow's gate)
   docs       write the generated docs (docs/configuration.md, multilang inputs, the docs index)
+  gpu-smoke  write boot-stage scripts for a read-only smoke run on a real GPU (scripts/gpu-smoke)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "coldstart": ("tooling.coldstart", "print the cold-start model of each GPU group of a stack, offline"),
     "release": ("tooling.release", "cut a release (prepare X.Y.Z, tag) or check a tag against the version"),
     "docs": ("tooling.docgen", "write docs/configuration.md's tables, multilang/inputs.py and README's docs index"),
+    "gpu-smoke": ("tooling.gpu_smoke", "write boot-stage scripts for scripts/gpu-smoke's read-only run on a real GPU"),
 }
 
 

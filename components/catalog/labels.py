@@ -27,6 +27,11 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 #: gpu_processor.go FilterOutNodesWithUnreadyResources) instead of adding another node for the
 #: same pending pods. Not under kubernetes.io/k8s.io, so kubelet accepts it in --node-labels.
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+#: The node boot stage's key (plan/boot.py): the taint every GPU node registers with until its
+#: stage succeeded (``=pending``), and the label of a node whose stage failed (``=failed``).
+BOOT_STAGE_KEY = "gpu-eks.io/boot-stage"
+#: The taint a node whose boot stage failed registers with (value: the reason).
+BOOT_STAGE_FAILED_KEY = "gpu-eks.io/boot-stage-failed"
 #: GPU-count labels set by Karpenter and by EKS Auto Mode on the nodes they launch.
 KARPENTER_GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
 AUTO_MODE_GPU_COUNT_LABEL = "eks.amazonaws.com/instance-gpu-count"

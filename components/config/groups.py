@@ -16,7 +16,6 @@ from .fields import (
     Count,
     LabelKey,
     LabelValue,
-    QualifiedName,
     ResourceName,
     _Model,
     _unique,
@@ -26,6 +25,7 @@ from .instance_types import known_gpu_types, sharing_problem
 from .mig import Mig, mig_problems
 from .repair import Repair, karpenter_repair_problems
 from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
+from .taints import DEFAULT_GPU_TAINT, Taint, group_taints
 
 #: The root volume (gp3, launch template ``blockDeviceMappings``): at least the AMI's root snapshot,
 #: 20 GiB for the AL2023 EKS AMIs (awslabs/amazon-eks-ami templates/al2023/variables-default.json
@@ -60,40 +60,6 @@ class Scaling(_Model):
         if not self.min_size <= self.desired_size <= self.max_size:
             raise ValueError("minSize <= desiredSize <= maxSize")
         return self
-
-
-# The one taint type of the library: settings, group plans, user data, tolerations, autoscaler tags.
-class Taint(_Model):
-    """A node taint, applied by kubelet (``--register-with-taints``) through nodeadm.
-
-    kubelet parses it with k8s.io/kubernetes pkg/util/taints ParseTaints (key a qualified name,
-    value a label value, a known effect); the API server validates the Node with
-    pkg/apis/core/validation validateNodeTaints (the same rules, plus unique key+effect pairs:
-    checked per group in GpuNodeGroupSettings)."""
-
-    # The schema's type name, whatever this class is called (python -m tooling docs).
-    model_config = ConfigDict(title="TaintSpec")
-
-    key: QualifiedName = Field(
-        **doc(
-            "Taint key: a Kubernetes qualified name (optional DNS-subdomain prefix and `/`, then a name of at most 63 "
-            "characters).",
-            type="qualified name",
-            default="required",
-        )
-    )
-    value: LabelValue = Field("", **doc("Taint value: a Kubernetes label value.", type="label value", default="empty"))
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
-        **doc("Taint effect.", type="`NoSchedule` | `PreferNoSchedule` | `NoExecute`", default="required")
-    )
-
-    def kubelet_form(self) -> str:
-        """``key=value:Effect`` (or ``key:Effect``), the syntax of ``--register-with-taints``."""
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
-
-#: The taint every GPU node group carries unless its config says otherwise.
-DEFAULT_GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
 
 
 class TimeSlicing(_Model):
@@ -189,34 +155,12 @@ class TimeSlicing(_Model):
 SharingSettings = TimeSlicing | Mps
 
 
-def _unique_taints(taints: tuple[Taint, ...]) -> tuple[Taint, ...]:
-    # The API server refuses a Node whose taints repeat a key+effect pair ("taints must be unique
-    # by key and effect pair": k8s.io/kubernetes pkg/apis/core/validation validateNodeTaints),
-    # and kubelet's ParseTaints refuses the flag ("duplicated taints with the same key and
-    # effect", pkg/util/taints/taints.go): the node would never join.
-    first: dict[tuple[str, str], int] = {}
-    problems: list[KeyedProblem] = []
-    for i, t in enumerate(taints):
-        seen = first.setdefault((t.key, t.effect), i)
-        if seen != i:
-            problems.append(
-                (
-                    (i,),
-                    t.model_dump(by_alias=True, exclude_defaults=True),
-                    f"a taint whose key and effect differ from taints[{seen}] ({t.key}:{t.effect}): "
-                    "a Node's taints must be unique by key and effect, or the API server refuses it",
-                )
-            )
-    if problems:
-        raise KeyedProblems(problems)
-    return taints
-
-
 _RESERVED_LABELS = (
     labels.ACCELERATOR_LABEL,
     labels.GPU_COUNT_LABEL,
     labels.NODE_GROUP_LABEL,
     labels.DEVICE_PLUGIN_CONFIG_LABEL,
+    labels.BOOT_STAGE_KEY,
 )
 
 
@@ -315,13 +259,14 @@ class GpuNodeGroupSettings(_Model):
             default="`{}`",
         ),
     )
-    taints: Annotated[tuple[Taint, ...], AfterValidator(_unique_taints)] = Field(
+    taints: Annotated[tuple[Taint, ...], AfterValidator(group_taints)] = Field(
         (DEFAULT_GPU_TAINT,),
         **doc(
             "Node taints, applied by kubelet (`--register-with-taints`) through nodeadm; replaces the default. Key a "
             "qualified name, value a label value, effect `NoSchedule`, `PreferNoSchedule` or `NoExecute`. Unique by "
-            "key and effect: the API server refuses a Node that repeats a pair, and it never joins. With the "
-            "autoscaler, one taint per key (an ASG taint tag holds one `value:effect`).",
+            "key and effect: the API server refuses a Node that repeats a pair, and it never joins. Not the node "
+            "boot stage's keys (`gpu-eks.io/boot-stage`, `gpu-eks.io/boot-stage-failed`). With the autoscaler, one "
+            "taint per key (an ASG taint tag holds one `value:effect`).",
             type="list of `{key, value?, effect}`",
             default='`[{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]`',
         ),

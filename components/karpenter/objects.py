@@ -185,18 +185,24 @@ def ec2_node_class(
         # Karpenter's own NodeConfig then sets nodeadm's instance.localStorage.strategy
         # (pkg/providers/amifamily/bootstrap/nodeadm.go getNodeConfigYAML).
         spec["instanceStorePolicy"] = cold.local_storage
-    documents = []
+    # A NodeConfig part of our own: Karpenter keeps the user's MIME parts ahead of its own NodeConfig
+    # (mime.NewArchive; bootstrap/nodeadm.go Script, v1.14.1), and nodeadm merges them. Its
+    # ``--register-with-taints`` registers the node with the boot stage's pending taint beside the
+    # NodePool's taints and Karpenter's startup taint (a flag wins over Karpenter's
+    # ``registerWithTaints`` in the kubelet config, so it repeats them: plan/boot.py
+    # ``registration_taints``); only the stage's drop-in, written when it succeeded, registers the
+    # node without the pending taint. Not a NodePool taint: Karpenter would put it back at
+    # registration (nodeclaim/lifecycle/registration.go syncNode) and plan pods against it.
+    doc_spec: dict[str, Any] = {}
     if cold.fast_image_pull:
-        # A NodeConfig part of our own with only the feature gate: Karpenter keeps the user's MIME
-        # parts ahead of its own NodeConfig, and nodeadm merges them (no kubelet flag here).
-        gates = userdata.cold_start_spec(cold)["featureGates"]
-        documents.append(
-            {"apiVersion": userdata.NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": {"featureGates": gates}}
-        )
-    # The boot stage (plan/boot.py: toolkit isolation, the MIG layout) as a shell part: Karpenter
-    # keeps every part of a MIME userData with its Content-Type (mime.NewArchive) and appends its own
-    # NodeConfig after them (bootstrap/nodeadm.go Script, v1.14.1); cloud-init runs the shell part
-    # before nodeadm-run starts kubelet. Its failure taints repeat Karpenter's (boot.registration_taints).
+        doc_spec["featureGates"] = userdata.cold_start_spec(cold)["featureGates"]
+    if plan.boot:
+        doc_spec["kubelet"] = {"flags": userdata.kubelet_flags({}, plan.boot.pending)}
+    documents = (
+        [{"apiVersion": userdata.NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": doc_spec}] if doc_spec else []
+    )
+    # The boot stage (plan/boot.py: toolkit isolation, the MIG layout) as a shell part, which
+    # cloud-init runs before nodeadm-run starts kubelet.
     spec["userData"] = userdata.render_mime(documents, [plan.boot.user_data_part] if plan.boot else [])
     reservation = plan.settings.capacity_reservation
     if reservation is not None and reservation.id is not None:

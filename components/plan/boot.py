@@ -1,65 +1,14 @@
 """The boot stage of a GPU node: what runs on every boot after the driver is up and before kubelet.
 
 A pure builder (no Pulumi, no I/O, nothing imported from the plan): from a group's GPU count, MIG
-layout and taints it makes the text that goes into the group's user data (a cloud-init shell part,
-``user_data_part``), which writes and starts a systemd unit and its script. Only what the AL2023
-NVIDIA AMI ships is used: the driver's ``nvidia-smi`` and the toolkit's ``nvidia-ctk``; nothing is
-downloaded at boot (../shared/reference/amazon-eks-ami SOURCE.md: no MIG tooling besides
-``nvidia-smi``).
-
-Order (the AMI's units, awslabs/amazon-eks-ami v20260724 ``templates/al2023/runtime``; tested by
-parsing them in tests/test_boot_stage.py): cloud-init's ``cloud-final`` runs the shell part on the
-first boot, which starts the unit; ``nodeadm-run.service`` (``After=cloud-final.service``) starts
-kubelet only after it. The unit is enabled (``WantedBy=multi-user.target``) and ordered
-``Before=nodeadm-run.service kubelet.service``: kubelet, enabled by nodeadm once, starts on a later
-boot without ``nodeadm-run``; a kubelet drop-in ``Requires=`` the unit, so kubelet never starts
-after a failed stage on a later boot. ``After=`` the driver's units (``nvidia-kmod-load``,
-``nvidia-persistenced``, ``nvidia-fabricmanager``): the GPUs are up and NVLink trained.
-
-What it does:
-
-1. **Isolation** (every GPU group): the host toolkit's two device-list keys, as
-   ``gpuOperator.isolation`` chooses them (config/isolation.py; ``enforced``: refuse
-   ``NVIDIA_VISIBLE_DEVICES`` from unprivileged containers, take the device list from volume mounts;
-   ``migrating``: accept both): ``nvidia-ctk config --in-place --set <key>=<value> ...``
-   (NVIDIA/nvidia-container-toolkit: the TOML keys of ``internal/config/config.go`` v1.14.0-v1.18.0,
-   ``api/config/v1/config.go`` v1.19.1-v1.20.0, defaults ``true``/``false``; ``nvidia-ctk config --set
-   --in-place`` at each, on ``/etc/nvidia-container-runtime/config.toml``). The runtime reads the file
-   for every container, so no restart. What a container then gets: catalog/device_lists.py.
-2. **MIG** (a group with a layout): per GPU, MIG mode on (``nvidia-smi -i <i> -mig 1``), then, if
-   the GPU's MIG devices (``nvidia-smi -i <i> -L``) are not the layout, every compute and GPU
-   instance destroyed and the layout's GPU instances created with a default compute instance each
-   at the catalog's placements, largest first (``nvidia-smi mig -i <i> -cgi
-   <profile>:<start>,... -C``; NVIDIA MIG user guide, "Getting Started with MIG": ``-cgi`` takes
-   profile names or IDs, ``-C`` creates the default compute instance; nvidia-smi's help for ``-cgi``:
-   each profile with an optional ``:<placement start>``; placements: catalog/mig.py ``placements``).
-   If the driver refuses the placements, the same profiles are created in the same order at the
-   driver's own placements, and the result is checked like any other. MIG instances do not survive a
-   reboot (MIG user guide: "the GPU instances and compute instances ... are not persistent across
-   reboots"), so every boot checks; a right layout is left alone.
-
-   **Pending MIG mode.** On the A100 the driver resets the GPU to enable MIG mode and leaves the
-   change pending while a client holds the GPU; from Hopper on no reset is needed (MIG user guide,
-   "Enable MIG Mode"; gpu-operator#1606). Before kubelet no pod holds a GPU, only the AMI's
-   ``nvidia-persistenced`` and ``nvidia-fabricmanager`` (and no DCGM: it runs in the operator's
-   pods, after kubelet): the stage stops them, resets every GPU at once (``nvidia-smi -r``: on
-   NVSwitch systems, the p4d/p5 families, all GPUs together with the fabric manager stopped),
-   starts them again. Still pending: it reboots once (the mode is applied at boot), guarded by a
-   marker in ``/var/lib/gpu-eks``; pending again after that reboot is a failure.
-
-**Failure** (a layout that cannot be applied, the toolkit not configurable, a GPU missing): the node
-must never take GPU pods nor advertise whole GPUs. The stage logs ``gpu-eks-boot: FAILED (<reason>)``
-to the journal (``journalctl -u gpu-eks-boot``) and writes a nodeadm drop-in
-(``/etc/eks/nodeadm.d/``, read by ``nodeadm-run``: ``--config-source file:///etc/eks/nodeadm.d/``
-after the user data; its kubelet flags appended last, nodeadm/internal/api/merge.go
-``mergeKubeletFlags``, kubelet/environment.go) with the group's taints plus ``FAILED_TAINT_KEY``
-(``NoSchedule``) and the label ``FAILED_LABEL``: kubelet's ``--register-with-taints`` keeps the last
-value (kubernetes pkg/util/flag ``RegisterWithTaintsVar.Set`` replaces), so the list repeats the
-group's taints (and Karpenter's ``karpenter.sh/unregistered``, which its NodeConfig would otherwise
-carry in ``registerWithTaints``: a flag wins over the config file). No operator DaemonSet tolerates
-the taint, so no device plugin runs there and nothing is advertised. Taints are taken at
-registration only; on a later boot (the node registered before) the stage fails the unit instead,
-and kubelet (``Requires=``) does not start: the node goes NotReady.
+layout, taints and capacity provider it makes the cloud-init shell part of the group's user data
+(``user_data_part``), which writes and starts a systemd unit and its bash script, and the taints the
+user data registers a node with until the stage succeeds (``BootStage.pending``). What the node does,
+in which order, why, and what an operator sees when it fails: docs/node-boot-stage.md, with the
+upstream sources of each step. Only what the AL2023 NVIDIA AMI ships is used (the driver's
+``nvidia-smi``, the toolkit's ``nvidia-ctk``); the script is run against stand-ins built from the real
+``nvidia-smi``'s grammar and recordings in tests/test_boot_stage.py, and against a real one, read-only,
+by ``scripts/gpu-smoke``.
 """
 
 from __future__ import annotations
@@ -67,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..catalog import labels
 from ..catalog import mig as mig_catalog
 from ..config.groups import Taint
 from ..config.isolation import ENFORCED, ISOLATIONS
@@ -77,37 +27,65 @@ UNIT_PATH = f"/etc/systemd/system/{UNIT_NAME}"
 KUBELET_DROP_IN_PATH = "/etc/systemd/system/kubelet.service.d/90-gpu-eks-boot.conf"
 #: Where the stage keeps its markers (the root volume: they survive a reboot).
 STATE_DIR = "/var/lib/gpu-eks"
-#: nodeadm's drop-in directory (nodeadm-run.service ``--config-source file:///etc/eks/nodeadm.d/``).
-NODEADM_DROP_IN = "/etc/eks/nodeadm.d/90-gpu-eks-boot-failed.yaml"
+#: The stage's nodeadm drop-in, written on every boot: the taints kubelet registers the node with
+#: (and a label when the stage failed). ``nodeadm-run`` reads ``--config-source
+#: file:///etc/eks/nodeadm.d/`` after the user data and appends its kubelet flags last
+#: (awslabs/amazon-eks-ami v20260724 ``nodeadm-run.service``; nodeadm/internal/api/merge.go
+#: ``mergeKubeletFlags``); kubelet keeps the last ``--register-with-taints`` (kubernetes
+#: pkg/util/flag ``RegisterWithTaintsVar.Set`` replaces the list; an empty value clears it).
+NODEADM_DROP_IN = "/etc/eks/nodeadm.d/90-gpu-eks-boot.yaml"
+#: The taint the user data registers every GPU node with; only the stage's drop-in, written when the
+#: stage succeeded, registers the node without it. A node whose shell part never ran (cloud-init
+#: failed, user data cut) so takes no pod that does not tolerate it, and no operator DaemonSet does.
+PENDING_TAINT = Taint(key=labels.BOOT_STAGE_KEY, value="pending", effect="NoSchedule")
 #: The taint a node registers with when its boot stage failed (value: the reason).
-FAILED_TAINT_KEY = "gpu-eks.io/boot-stage-failed"
+FAILED_TAINT_KEY = labels.BOOT_STAGE_FAILED_KEY
 #: The label it registers with then (``kubectl get nodes -l gpu-eks.io/boot-stage=failed``).
-FAILED_LABEL = "gpu-eks.io/boot-stage"
+FAILED_LABEL = labels.BOOT_STAGE_KEY
 #: Karpenter's startup taint, in its NodeConfig's ``registerWithTaints`` (kubernetes-sigs/karpenter
-#: pkg/apis/v1/taints.go ``UnregisteredNoExecuteTaint``; aws/karpenter-provider-aws v1.14.1
-#: pkg/providers/amifamily/bootstrap/nodeadm.go ``generateInlineKubeletConfiguration``).
-KARPENTER_UNREGISTERED = "karpenter.sh/unregistered:NoExecute"
+#: v1.14.1 pkg/apis/v1/taints.go ``UnregisteredNoExecuteTaint``; aws/karpenter-provider-aws v1.14.1
+#: pkg/providers/amifamily/resolver.go, bootstrap/nodeadm.go ``generateInlineKubeletConfiguration``).
+#: A ``--register-with-taints`` flag wins over the config file, so ours repeat it.
+KARPENTER_UNREGISTERED = Taint(key="karpenter.sh/unregistered", effect="NoExecute")
 #: Exit status of a failed stage on the first boot: the unit counts it as success
 #: (``SuccessExitStatus=``), so kubelet starts and registers the node with the failure taint.
 FIRST_BOOT_FAILURE_STATUS = 3
+#: The units the stage runs after, where the AMI has them: the driver (``nvidia-kmod-load``), its
+#: daemons (NVLink trained by the fabric manager), the AMI's ``set-nvidia-clocks`` (v20260724
+#: templates/al2023/runtime/gpu) and the toolkit's ``nvidia-cdi-refresh`` (NVIDIA/nvidia-container-
+#: toolkit v1.19.1 deployments/systemd), both of which call ``nvidia-smi``: none runs while the stage
+#: changes MIG mode or resets a GPU. ``After=`` a unit that does not exist orders nothing.
+AFTER_UNITS = (
+    "nvidia-kmod-load.service",
+    "nvidia-persistenced.service",
+    "nvidia-fabricmanager.service",
+    "set-nvidia-clocks.service",
+    "nvidia-cdi-refresh.service",
+)
 
 #: The toolkit settings of a node of a cluster whose isolation is enforced (the default of
-#: ``script_text`` and ``boot_stage``; the plan passes its cluster's: config/isolation.py).
+#: ``script_text`` and ``boot_stage``; the plan passes its cluster's: config/isolation.py, which
+#: cites the toolkit's keys, their defaults and ``nvidia-ctk config --in-place --set``).
 ENFORCED_TOOLKIT_SETTINGS = ISOLATIONS[ENFORCED].toolkit_settings
 
 
 @dataclass(frozen=True)
 class BootStage:
-    """The boot stage of one GPU node group: the files it writes and the user-data part."""
+    """The boot stage of one GPU node group: the files it writes, the user-data part, the taints."""
 
     #: The bash script the unit runs (SCRIPT_PATH).
     script: str
     #: The systemd unit (UNIT_PATH).
     unit: str
-    #: kubelet's drop-in (KUBELET_DROP_IN_PATH): kubelet requires the stage.
+    #: kubelet's drop-in (KUBELET_DROP_IN_PATH): kubelet starts only after a stage that did not fail.
     kubelet_drop_in: str
     #: The cloud-init shell part (``text/x-shellscript``) that writes the three and starts the unit.
     user_data_part: str
+    #: The taints the user data's NodeConfig registers a node with (``--register-with-taints``):
+    #: ``registered`` and ``PENDING_TAINT``, which only the stage's drop-in takes away.
+    pending: tuple[Taint, ...]
+    #: The taints a node registers with once its stage succeeded.
+    registered: tuple[Taint, ...]
 
 
 def mig_creation(gpu: mig_catalog.MigGpu, layout: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
@@ -122,10 +100,13 @@ def mig_creation(gpu: mig_catalog.MigGpu, layout: Mapping[str, int]) -> tuple[tu
 
 
 def unit_text() -> str:
-    """The systemd unit (ordering: see the module docstring)."""
+    """The systemd unit: enabled (every boot), after the driver's units and the AMI's GPU units,
+    before ``nodeadm-run`` (which starts kubelet on every boot; the AMI never enables kubelet) and
+    kubelet; on the first boot cloud-final's shell part starts it, and ``nodeadm-run`` follows
+    cloud-final (docs/node-boot-stage.md, "What runs, in order")."""
     return f"""[Unit]
 Description=gpu-eks boot stage: container toolkit isolation and the MIG layout, before kubelet
-After=nvidia-kmod-load.service nvidia-persistenced.service nvidia-fabricmanager.service
+After={" ".join(AFTER_UNITS)}
 Before=nodeadm-run.service kubelet.service
 
 [Service]
@@ -144,16 +125,17 @@ WantedBy=multi-user.target
 
 
 def kubelet_drop_in_text() -> str:
-    """kubelet's drop-in: it starts only after the stage, and not at all if the stage failed."""
+    """kubelet's drop-in: ``Requisite=`` (systemd.unit(5)): kubelet starts only while the stage is
+    active and fails at once after a failed stage, without starting it again (``Requires=`` would)."""
     return f"""[Unit]
-Requires={UNIT_NAME}
+Requisite={UNIT_NAME}
 After={UNIT_NAME}
 """
 
 
-def registration_taints(taints: Sequence[Taint], karpenter: bool) -> list[str]:
-    """The taints a failed node registers with, before the failure taint, in kubelet's form."""
-    return [t.kubelet_form() for t in taints] + ([KARPENTER_UNREGISTERED] if karpenter else [])
+def registration_taints(taints: Sequence[Taint], karpenter: bool) -> tuple[Taint, ...]:
+    """The taints a node of a group with ``taints`` registers with once its stage succeeded."""
+    return (*taints, *((KARPENTER_UNREGISTERED,) if karpenter else ()))
 
 
 _SCRIPT = r"""#!/bin/bash
@@ -168,12 +150,24 @@ GPUS=@GPUS@
 MIG_EXPECTED="@MIG_EXPECTED@"
 MIG_CREATE="@MIG_CREATE@"
 MIG_PROFILES="@MIG_PROFILES@"
+# The taints once the stage succeeded (the user data's add the pending one).
 TAINTS="@TAINTS@"
+# A MIG mode pending after the GPU reset: reboot once, or fail (Karpenter).
+ON_PENDING=@ON_PENDING@
 
 log() { echo "gpu-eks-boot: $*" >&2; }
 
+# register TAINTS [LABEL]: nodeadm reads it after the user data; kubelet keeps the last taints.
+register() {
+  mkdir -p "${NODEADM_DROP_IN%/*}" && printf '%s\n' "apiVersion: node.eks.aws/v1alpha1" "kind: NodeConfig" \
+    "spec:" "  kubelet:" "    flags:" "      - --register-with-taints=$1" ${2:+"      - --node-labels=$2"} \
+    > "$NODEADM_DROP_IN"
+}
+
 done_ok() {
-  mkdir -p "$STATE_DIR" && touch "$STATE_DIR/kubelet-started"
+  mkdir -p "$STATE_DIR" && touch "$STATE_DIR/kubelet-started" \
+    || fail registration "cannot write $STATE_DIR/kubelet-started"
+  register "$TAINTS" || fail registration "cannot write $NODEADM_DROP_IN"
   rm -f "$STATE_DIR/rebooted-for-mig"
   log "done: the node is ready for kubelet"
   exit 0
@@ -183,22 +177,13 @@ fail() {
   reason="$1"; shift
   log "FAILED ($reason): $*; no GPU pod may run here, replace the node (docs/node-boot-stage.md)"
   logger -t gpu-eks-boot -p daemon.err "FAILED ($reason): $*" || true
-  mkdir -p "$(dirname "$NODEADM_DROP_IN")" "$STATE_DIR"
-  taints="@FAILED_TAINT_KEY@=$reason:NoSchedule"
-  [ -n "$TAINTS" ] && taints="$TAINTS,$taints"
-  printf '%s\n' \
-    "apiVersion: node.eks.aws/v1alpha1" \
-    "kind: NodeConfig" \
-    "spec:" \
-    "  kubelet:" \
-    "    flags:" \
-    "      - --register-with-taints=$taints" \
-    "      - --node-labels=@FAILED_LABEL@=failed" > "$NODEADM_DROP_IN"
+  register "${TAINTS:+$TAINTS,}@FAILED_TAINT_KEY@=$reason:NoSchedule" "@FAILED_LABEL@=failed" \
+    || log "cannot write $NODEADM_DROP_IN"
   if [ -e "$STATE_DIR/kubelet-started" ]; then
     log "the node registered before: its taints stay as they were, so kubelet does not start"
     exit 1
   fi
-  touch "$STATE_DIR/kubelet-started"
+  mkdir -p "$STATE_DIR" && touch "$STATE_DIR/kubelet-started"
   exit @FIRST_BOOT_FAILURE_STATUS@
 }
 
@@ -212,22 +197,30 @@ mig_mode() {
   nvidia-smi -i "$1" --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader | tr -d ' '
 }
 
-mig_devices() {
-  nvidia-smi -i "$1" -L | awk '$1 == "MIG" { print $2 }' | sort | tr '\n' ' ' | sed 's/ $//'
+# -L takes no -i: a "GPU <i>:" line per GPU, then its MIG devices, indented.
+list_mig() {
+  LISTING=$(nvidia-smi -L) || fail mig-layout "nvidia-smi -L failed"
 }
 
+mig_devices() {
+  printf '%s\n' "$LISTING" \
+    | awk -v gpu="GPU $1:" '/^GPU / { mine = ($1 " " $2 == gpu); next } mine && $1 == "MIG" { print $2 }' \
+    | sort | tr '\n' ' ' | sed 's/ $//'
+}
+
+# All GPUs by bus id, their daemons running (as NVIDIA mig-parted).
 reset_gpus() {
-  log "MIG mode pending on GPU(s)$1: resetting the GPUs with their clients stopped"
-  systemctl stop nvidia-persistenced.service nvidia-fabricmanager.service || true
-  nvidia-smi -r || log "nvidia-smi -r failed"
-  systemctl start nvidia-fabricmanager.service nvidia-persistenced.service || true
+  log "MIG mode pending on GPU(s)$1: resetting the GPUs ($BUS_IDS)"
+  nvidia-smi -r -i "$BUS_IDS" || log "nvidia-smi -r failed"
 }
 
 reboot_once() {
-  if [ -e "$STATE_DIR/rebooted-for-mig" ]; then
-    fail mig-mode "MIG mode still pending on GPU(s)$1 after a GPU reset and a reboot"
-  fi
-  mkdir -p "$STATE_DIR" && touch "$STATE_DIR/rebooted-for-mig"
+  [ "$ON_PENDING" = reboot ] \
+    || fail mig-mode "MIG mode still pending on GPU(s)$1 after a GPU reset (a Karpenter node does not reboot)"
+  [ ! -e "$STATE_DIR/rebooted-for-mig" ] \
+    || fail mig-mode "MIG mode still pending on GPU(s)$1 after a GPU reset and a reboot"
+  mkdir -p "$STATE_DIR" && touch "$STATE_DIR/rebooted-for-mig" \
+    || fail mig-mode "MIG mode still pending on GPU(s)$1; no reboot without the marker in $STATE_DIR"
   log "MIG mode still pending on GPU(s)$1 after a GPU reset: rebooting once"
   systemctl reboot
   sleep 600
@@ -235,8 +228,10 @@ reboot_once() {
 }
 
 apply_mig() {
-  indexes=$(nvidia-smi --query-gpu=index --format=csv,noheader) \
+  gpus=$(nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader) \
     || fail mig-layout "nvidia-smi cannot list the GPUs"
+  indexes=$(printf '%s\n' "$gpus" | cut -d, -f1)
+  BUS_IDS=$(printf '%s\n' "$gpus" | cut -d, -f2 | tr -d ' ' | tr '\n' ',' | sed 's/,$//')
   count=$(printf '%s\n' "$indexes" | grep -c .)
   [ "$count" = "$GPUS" ] || fail mig-layout "nvidia-smi lists $count GPU(s), the instance type has $GPUS"
   pending=""
@@ -262,6 +257,7 @@ apply_mig() {
     done
     [ -z "$still" ] || reboot_once "$still"
   fi
+  list_mig
   for i in $indexes; do
     [ "$(mig_devices "$i")" = "$MIG_EXPECTED" ] && continue
     log "GPU $i: MIG devices '$(mig_devices "$i")', creating '$MIG_EXPECTED'"
@@ -274,28 +270,37 @@ apply_mig() {
       nvidia-smi mig -i "$i" -cgi "$MIG_PROFILES" -C \
         || fail mig-layout "nvidia-smi could not create $MIG_CREATE on GPU $i"
     fi
+    list_mig
     [ "$(mig_devices "$i")" = "$MIG_EXPECTED" ] \
       || fail mig-layout "GPU $i has MIG devices '$(mig_devices "$i")', expected '$MIG_EXPECTED'"
   done
 }
 
 # @MIG-END@
+# main: the stage (scripts/gpu-smoke sources what is above)
 isolate
 [ -z "$MIG_CREATE" ] || apply_mig
 done_ok
 """
 
+#: The line that starts the script's main part (scripts/gpu-smoke sources what comes before it).
+MAIN_MARKER = "# main: the stage"
+
 
 def script_text(
     gpus: int,
     creation: Sequence[tuple[str, int]],
-    registration: Sequence[str],
+    registration: Sequence[Taint],
+    reboot: bool = True,
     toolkit: Sequence[tuple[str, str]] = ENFORCED_TOOLKIT_SETTINGS,
 ) -> str:
     """The unit's bash script for a node of ``gpus`` GPUs, each given the GPU instances of
-    ``creation`` (empty: no MIG), failing with the taints of ``registration`` before its own, setting
-    the toolkit keys of ``toolkit`` (``isolate``)."""
-    for value in registration:
+    ``creation`` (empty: no MIG), registering with ``registration`` once it succeeded (with those and
+    its own failure taint when it failed); a MIG mode still pending after the GPU reset reboots the
+    node once when ``reboot``, and fails the stage otherwise; ``isolate`` sets the toolkit keys of
+    ``toolkit``."""
+    forms = [t.kubelet_form() for t in registration]
+    for value in forms:
         if any(c in value for c in "\"'$`\\ \n"):
             raise ValueError(f"taint {value!r} cannot go into the boot script")
     values = {
@@ -305,7 +310,8 @@ def script_text(
         "MIG_EXPECTED": " ".join(sorted(p for p, _ in creation)),
         "MIG_CREATE": ",".join(f"{p}:{start}" for p, start in creation),
         "MIG_PROFILES": ",".join(p for p, _ in creation),
-        "TAINTS": ",".join(registration),
+        "TAINTS": ",".join(forms),
+        "ON_PENDING": "reboot" if reboot else "fail",
         "FAILED_TAINT_KEY": FAILED_TAINT_KEY,
         "FAILED_LABEL": FAILED_LABEL,
         "FIRST_BOOT_FAILURE_STATUS": str(FIRST_BOOT_FAILURE_STATUS),
@@ -336,10 +342,15 @@ def boot_stage(
     toolkit: Sequence[tuple[str, str]] = ENFORCED_TOOLKIT_SETTINGS,
 ) -> BootStage:
     """The boot stage of a group of ``gpus`` GPUs per node, with ``layout`` (profile -> count per
-    GPU) on each ``gpu`` (None, None: no MIG), registering with ``taints`` (and Karpenter's startup
-    taint when ``karpenter``) if it fails, setting the toolkit keys of ``toolkit``."""
+    GPU) on each ``gpu`` (None, None: no MIG), whose nodes register with ``taints`` (and Karpenter's
+    startup taint when ``karpenter``). A Karpenter node does not reboot for a pending MIG mode: a
+    reboot before kubelet can outlast Karpenter's 15-minute registration limit, after which Karpenter
+    deletes the NodeClaim and terminates the instance (kubernetes-sigs/karpenter v1.14.1
+    pkg/controllers/nodeclaim/lifecycle/liveness.go ``registrationTimeout``): it fails closed instead
+    (docs/node-boot-stage.md). ``isolate`` sets the toolkit keys of ``toolkit``."""
     creation = mig_creation(gpu, layout) if gpu is not None and layout is not None else ()
-    script = script_text(gpus, creation, registration_taints(taints, karpenter), toolkit)
+    registered = registration_taints(taints, karpenter)
+    script = script_text(gpus, creation, registered, reboot=not karpenter, toolkit=toolkit)
     unit, drop_in = unit_text(), kubelet_drop_in_text()
     part = (
         "#!/bin/bash\n"
@@ -352,4 +363,11 @@ def boot_stage(
         + f"systemctl enable {UNIT_NAME}\n"
         + f"systemctl start {UNIT_NAME} || true\n"
     )
-    return BootStage(script=script, unit=unit, kubelet_drop_in=drop_in, user_data_part=part)
+    return BootStage(
+        script=script,
+        unit=unit,
+        kubelet_drop_in=drop_in,
+        user_data_part=part,
+        pending=(*registered, PENDING_TAINT),
+        registered=registered,
+    )

@@ -305,8 +305,9 @@ def plan_group(
         node_labels=_frozen(node_labels),
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),
+        # Registered with the stage's pending taint, which only a stage that succeeded takes away.
         user_data=userdata.render_user_data(
-            [userdata.gpu_node_config(node_labels, taints, group.cold_start)], [stage.user_data_part]
+            [userdata.gpu_node_config(node_labels, stage.pending, group.cold_start)], [stage.user_data_part]
         ),
         node_template_tags=_frozen(
             asg.node_template_tags(
