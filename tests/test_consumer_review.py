@@ -278,7 +278,7 @@ def test_a_library_bump_is_reviewed_with_the_bases_library(old_library: Path, tm
     (env,) = (cache / "base-envs").iterdir()
     note = (
         "requirements.txt differ between main and the work tree: the base was rendered with its own "
-        f"gpu-eks-components 0.3.0 (its requirements.txt, environment {env}), the work tree with 0.3.0"
+        f"gpu-eks-components 0.4.0.dev0 (its requirements.txt, environment {env}), the work tree with 0.4.0.dev0"
     )
     lines = done.stdout.splitlines()
     assert lines[:3] == [
@@ -311,7 +311,7 @@ def test_a_library_bump_is_reviewed_with_the_bases_library(old_library: Path, tm
     assert same.returncode == 0, same.stderr
     assert same.stdout == (
         "note: requirements.txt differ between main and the work tree, and --same-library rendered both with this "
-        "Python's gpu-eks-components 0.3.0: a library change is not in this review, only the program's and the "
+        "Python's gpu-eks-components 0.4.0.dev0: a library change is not in this review, only the program's and the "
         "stack files' changes\n\n"
         "no change: the rendered desired state is the same for dev "
         "(main/render/dev.yaml -> work-tree/render/dev.yaml)\n"
