@@ -22,7 +22,7 @@ from components import catalog
 from components.cluster.iam import access_entry_keys
 from components.config.errors import ConfigError
 from components.config.fields import LIBRARY_TAG_ALLOWANCE, MAX_TAGS_PER_RESOURCE, MAX_USER_TAGS
-from components.config.loading import eks_regions, load_settings, settings_from_config
+from components.config.loading import eks_regions, load_settings, provider_config_keys, settings_from_config
 from components.config.names import SYSTEM_SIDE_CHILDREN
 from components.config.network import created_subnet_netmask
 from components.config.settings import Settings
@@ -627,6 +627,42 @@ def test_known_namespaces_pass():
     assert settings_from_config(config, "gpu-eks", "dev").cluster_name == "gpu-eks-dev"
 
 
+def test_a_provider_key_typo_is_an_error_in_this_repositorys_stacks():
+    """pulumi-aws 7.51.1 reads its config keys in pulumi_aws/config/vars.py (``__config__.get('region')``);
+    ``aws:regin`` reaches no code, and the stack would deploy to the default region."""
+    assert config_problems({"aws:regin": "us-west-2"}) == [
+        'aws:regin: received "us-west-2"; expected a key the aws provider reads (pulumi_aws/config/vars.py): '
+        "did you mean aws:region?"
+    ]
+    assert {"region", "profile", "defaultTags", "assumeRoles"} <= provider_config_keys("aws")
+    assert provider_config_keys("eks") is None  # pulumi-eks ships no config module: its keys are not judged
+
+
+def test_a_consumers_program_reads_its_gpu_eks_keys_and_leaves_the_others_alone():
+    """A consumer's project (not named gpu-eks): its own namespace and other providers' are its
+    program's business (issue 42); a near miss of the library's namespace holding a library key is not."""
+    config = {
+        "aws:region": "us-west-2",
+        "gpu-eks:kubernetesVersion": "1.35",
+        "ml-platform:costCenter": "cc-42",
+        "datadog:apiKey": "x",
+        "aws:anything": "the consumer's program reads its providers' keys",
+    }
+    assert settings_from_config(config, "ml-platform", "dev").cluster_name == "ml-platform-dev"
+    with pytest.raises(ConfigError) as info:
+        settings_from_config({**config, "gpu_eks:gpuNodeGroups": "[]"}, "ml-platform", "dev")
+    assert [str(p) for p in info.value.problems] == [
+        'gpu_eks:gpuNodeGroups: received "[]"; expected a key in the library\'s namespace (gpu-eks:): did you mean '
+        "gpu-eks:gpuNodeGroups?"
+    ]
+    # The same keys in this repository's project: each is a key no code reads.
+    assert [line.split(":", 2)[0] + ":" + line.split(":", 2)[1] for line in config_problems(config)] == [
+        "ml-platform:costCenter",
+        "datadog:apiKey",
+        "aws:anything",
+    ]
+
+
 def test_the_program_refuses_unknown_namespaces():
     with pytest.raises(pulumi.RunError) as info:
         run_stack("dev", ROOT, config_overrides={"gpueks:deletionProtection": True})
@@ -642,10 +678,12 @@ def test_render_refuses_unknown_namespaces_bare_keys_and_regions(tmp_path: Path)
     doc["config"]["gpueks:deletionProtection"] = True
     doc["config"]["kubernetesVersion"] = "1.35"
     doc["config"]["aws:region"] = "mars-1"
+    doc["config"]["aws:regin"] = "us-west-2"
     (root / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump(doc))
     done = cli("render", "--stack", "bad", cwd=root)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "invalid stack configuration (3 problems)" in done.stderr
+    assert "invalid stack configuration (4 problems)" in done.stderr
+    assert 'aws:regin: received "us-west-2"; expected a key the aws provider reads' in done.stderr
     assert 'gpueks:deletionProtection: received "true"; expected a key in a namespace the program reads' in done.stderr
     assert "no code reads gpueks:; did you mean gpu-eks:deletionProtection?" in done.stderr
     assert (
