@@ -431,24 +431,46 @@ def test_136_is_known_with_its_calendar():
     assert warnings({"kubernetesVersion": "1.36"}) == []
 
 
-def test_a_version_past_extended_support_is_an_error():
-    # 2026-11-21: 1.30 left extended support on 2026-07-23.
-    assert problems({"kubernetesVersion": "1.30"}) == [
-        'gpu-eks:kubernetesVersion: received "1.30"; expected one of 1.31, 1.32, 1.33, 1.34, 1.35, 1.36: 1.30 left '
-        "EKS extended support on 2026-07-23, EKS no longer creates or runs clusters at it"
-    ]
+PAST_131 = (
+    'gpu-eks:kubernetesVersion: received "1.31"; expected a version EKS supports: 1.31 left EKS extended support '
+    "on 2026-11-26; EKS creates no cluster at it and upgrades an existing one itself to 1.32, the oldest version in "
+    "extended support, still billed $0.60 per cluster-hour instead of $0.10 (about $365 a month more). Upgrade one "
+    "minor version at a time (each an EKS cluster update, then the nodes): 1.32 -> 1.33 -> 1.34 (standard support "
+    "until 2026-12-02)"
+)
+#: (No Cluster Autoscaler release exists for 1.30 or 1.31 in the reference table: it is switched off.)
+NO_CA = {"autoscaler": {"enabled": False}}
+
+
+def test_a_version_past_extended_support_is_a_warning_not_an_error():
+    """A date never turns a stack that rendered into an error (issue 42): 1.30 left extended support on
+    2026-07-23, before the suite's date; preflight fails a new cluster at it (test_preflight_checks)."""
+    assert load_settings({"clusterName": "c", "kubernetesVersion": "1.30", **NO_CA}).kubernetes_version == "1.30"
+    (line,) = [w for w in warnings({"kubernetesVersion": "1.30", **NO_CA}) if "kubernetesVersion" in w]
+    assert line.startswith(
+        'gpu-eks:kubernetesVersion: received "1.30"; expected a version EKS supports: 1.30 left EKS extended support '
+        "on 2026-07-23; EKS creates no cluster at it and upgrades an existing one itself to 1.31, the oldest version "
+        "in extended support"
+    )
+    assert line.endswith("1.31 -> 1.32 -> 1.33 -> 1.34 (standard support until 2026-12-02)")
+    # A version the calendar does not hold is still an error: the library knows nothing of it.
     (line,) = problems({"kubernetesVersion": "1.29"})
     assert "1.29 has left EKS extended support" in line
 
 
-def test_the_date_decides(monkeypatch):
-    monkeypatch.setattr(catalog, "today", lambda: dt.date(2026, 11, 27))  # 1.31 ended 2026-11-26
-    (line,) = problems({"kubernetesVersion": "1.31"})
-    assert "1.31 left EKS extended support on 2026-11-26" in line
+def test_the_date_decides_the_warning_never_an_error(monkeypatch):
+    """1.31's extended support ended 2026-11-26 (catalog: the EKS calendar): the day before and the day
+    after, the same stack loads; only the warning changes, from the cost to the end and the upgrade path."""
+    raw = {"clusterName": "c", "kubernetesVersion": "1.31", **NO_CA}
     monkeypatch.setattr(catalog, "today", lambda: dt.date(2026, 11, 26))
-    # (No Cluster Autoscaler release exists for 1.31 in the reference table: it is switched off.)
-    raw = {"clusterName": "c", "kubernetesVersion": "1.31", "autoscaler": {"enabled": False}}
+    assert [w for w in warnings(raw) if "kubernetesVersion" in w] == [
+        'gpu-eks:kubernetesVersion: received "1.31"; expected a version in standard support: 1.31 is in EKS '
+        "extended support until 2026-11-26, billed $0.60 per cluster-hour instead of $0.10 ($0.50/h, about $365 a "
+        "month more); after that date EKS upgrades the control plane itself"
+    ]
+    monkeypatch.setattr(catalog, "today", lambda: dt.date(2026, 11, 27))
     assert load_settings(raw).kubernetes_version == "1.31"
+    assert [w for w in warnings(raw) if "kubernetesVersion" in w] == [PAST_131]
 
 
 def test_a_version_in_extended_support_is_a_warning_with_date_and_cost():
