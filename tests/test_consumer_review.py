@@ -5,6 +5,7 @@ consumer runs it; its boundary in the wheel; the workflow example for a consumer
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import stat
@@ -14,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from components import catalog
 from components.review import cli
+from tests.preflight_fixtures import CONSUMER_KEYS, write_stack
 from tests.support import ROOT, TESTS, main_in_process
 from tests.test_architecture import import_graph
 from tests.test_workflows import load_workflow, zizmor
@@ -88,6 +91,60 @@ def test_render_runs_the_consumers_own_program(consumer: Path):
     assert "  urn: urn:pulumi:dev::vision-gpu::aws:ec2/vpc:Vpc::own-vpc" in lines
     # The StackReference's outputs are unknown to a first preview.
     assert done.stdout.count("    clusterName: (known after apply)") >= 2
+
+
+#: A consumer's program reading its stack's gpu-eks keys and its own (README, "Using the components
+#: from another stack").
+OWN_CONFIG_PROGRAM = """import pulumi
+from components import GpuCluster, GpuClusterArgs, settings_from_pulumi_config
+
+cluster = GpuCluster("ml", GpuClusterArgs(settings=settings_from_pulumi_config()))
+pulumi.export("costCenter", pulumi.Config().require("costCenter"))
+"""
+
+
+def test_a_consumers_program_with_its_own_config_renders_with_the_librarys_warnings(tmp_path: Path, monkeypatch):
+    """Issue 42: the project's own namespace and another provider's beside the gpu-eks keys render;
+    GpuCluster's configuration warnings (a team quota of 100 over 8 slots, an endpoint open to
+    0.0.0.0/0, a Kubernetes version past extended support the day after it ended) are in the render's
+    header, each on its component, and the render exits 0."""
+    monkeypatch.setattr(catalog, "today", lambda: dt.date(2026, 11, 27))  # 1.31 left extended support the day before
+    config = {
+        "aws:region": "us-west-2",
+        **CONSUMER_KEYS,
+        "gpu-eks:kubernetesVersion": "1.31",
+        "gpu-eks:autoscaler": {"enabled": False},  # (no Cluster Autoscaler release for 1.31)
+        "gpu-eks:endpointPublicAccessCidrs": ["0.0.0.0/0"],
+        "gpu-eks:gpuNodeGroups": [
+            {"name": "t4", "scaling": {"minSize": 2, "desiredSize": 2, "maxSize": 2}, "timeSlicing": {"replicas": 4}}
+        ],
+        "gpu-eks:teams": [{"name": "ml", "quota": {"nvidia.com/gpu": 100}, "nodeGroups": ["t4"]}],
+    }
+    write_stack(tmp_path, "dev", config, project="ml-platform")
+    (tmp_path / "__main__.py").write_text(OWN_CONFIG_PROGRAM)
+    done = review("render", "--output", "dev.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "dev.yaml").read_text()
+    warned = [line.removeprefix("# ") for line in text.splitlines() if line.startswith("# warning: ")]
+    assert [w.split(": received")[0] for w in warned] == [
+        "warning: GpuCluster ml: gpu-eks config: gpu-eks:endpointPublicAccessCidrs[0]",
+        "warning: GpuCluster ml: gpu-eks config: gpu-eks:kubernetesVersion",
+        "warning: GpuCluster ml: gpu-eks config: gpu-eks:teams[0].quota.nvidia.com/gpu",
+        "warning: GpuCluster ml: gpu-eks config: gpu-eks:gpuNodeGroups[0].repair.enabled",
+    ]
+    assert warned[1].endswith(
+        "1.31 left EKS extended support on 2026-11-26; EKS creates no cluster at it and upgrades an existing one "
+        "itself to 1.32, the oldest version in extended support, still billed $0.60 per cluster-hour instead of $0.10 "
+        "(about $365 a month more). Upgrade one minor version at a time (each an EKS cluster update, then the "
+        "nodes): 1.32 -> 1.33 -> 1.34 (standard support until 2026-12-02)"
+    )
+    assert warned[2].endswith(
+        "received 100; expected at most 8, the nvidia.com/gpu slots of the team's node groups at maxSize, or an "
+        "oversubscription you chose: pods within the quota beyond those slots stay Pending"
+    )
+    assert "\n  costCenter: cc-42\n" in text  # the program read its own key
+    # Written to a file, the render says its warnings on stderr too.
+    assert [line for line in done.stderr.splitlines() if line.startswith("warning: ")] == warned
 
 
 def test_render_from_another_folder_and_as_json(consumer: Path, tmp_path: Path):

@@ -38,7 +38,6 @@ from ..composites import gpu_cluster
 from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem
 from ..config.loading import load_settings
 from ..config.settings import Settings
-from ..config.warnings import settings_warnings
 from ..version import package_version, semver
 from .inputs import GpuClusterInputs
 
@@ -229,8 +228,6 @@ class GpuCluster(gpu_cluster.GpuCluster):
             settings = settings_from_inputs(args)
         except ConfigError as err:
             raise pulumi.RunError(err.report()) from None
-        for warning in settings_warnings(settings):
-            pulumi.log.warn(f"gpu-eks config: {warning}")
         from ..program import run_preflight
 
         run_preflight(settings)

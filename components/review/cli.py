@@ -69,11 +69,12 @@ def _default_stack(root: Path) -> str:
     return stacks[0]
 
 
-def render_here(stack: str, root: Path, fmt: str = "yaml") -> str:
+def render_here(stack: str, root: Path, fmt: str = "yaml") -> tuple[str, list[str]]:
+    """The render of ``stack`` and its header's notes (the program's warnings among them)."""
     document, notes = render.render_project_document(stack, root)
     if fmt == "json":
-        return render_values.dump_json({**document, "notes": list(notes)})
-    return render.render_text(document, notes, RENDER_COMMAND, DOCS)
+        return render_values.dump_json({**document, "notes": list(notes)}), notes
+    return render.render_text(document, notes, RENDER_COMMAND, DOCS), notes
 
 
 def render_base(stack: str, base_root: Path, ref: str, python: str | None = None) -> str:
@@ -112,7 +113,7 @@ def render_base(stack: str, base_root: Path, ref: str, python: str | None = None
 
 def _render_or_fail(stack: str, root: Path) -> str:
     try:
-        return render_here(stack, root)
+        return render_here(stack, root)[0]
     except render.RenderError as err:
         raise diff.DiffError(f"cannot render stack {stack!r} of the work tree:\n{err}") from None
 
@@ -201,12 +202,16 @@ def _version() -> str:
 def _run_render(args: argparse.Namespace) -> int:
     try:
         root = _project(args.project)
-        text = render_here(args.stack or _default_stack(root), root, args.format)
+        text, notes = render_here(args.stack or _default_stack(root), root, args.format)
     except render.RenderError as err:
         print(err, file=sys.stderr)
         return err.status
     if args.output is not None:
         render.write_text(args.output, text)
+        # Written to a file, the render's warnings would go unseen: they are said here too.
+        for note in notes:
+            if note.startswith("warning: "):
+                print(note, file=sys.stderr)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
