@@ -109,7 +109,7 @@ def provider_config_keys(namespace: str) -> frozenset[str] | None:
     spec = importlib.util.find_spec(f"pulumi_{namespace}")
     if spec is None or spec.origin is None:
         return None
-    variables = Path(spec.origin).parent / "config" / "vars.py"
+    variables = Path(spec.origin).parent.joinpath("config", "vars").with_suffix(".py")
     if not variables.is_file():
         return None
     return frozenset(re.findall(r"__config__\.get\w*\('([^']+)'", variables.read_text(encoding="utf-8")))
