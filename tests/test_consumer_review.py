@@ -349,7 +349,8 @@ def test_a_library_bump_in_an_included_file_is_reviewed_with_the_bases_library(
     assert lines[3] == (
         "  nodes rolled          node group research-cluster-system: up to 3 nodes (its max size), 1 at a time; "
         "aws:ec2/launchTemplate:LaunchTemplate research-cluster-system-lt changes: EKS replaces every node "
-        "(UpdateNodegroupVersion)"
+        "(UpdateNodegroupVersion); EKS first launches up to 2 extra nodes per zone (maxUnavailable, if more) for "
+        "their pods"
     )
     assert (
         "  updated in place      aws:ec2/launchTemplate:LaunchTemplate research-t4-lt: "
@@ -364,7 +365,13 @@ def test_a_library_bump_in_an_included_file_is_reviewed_with_the_bases_library(
     assert (
         "- **nodes rolled**: node group vision-t4x4: up to 2 nodes (its max size), 1 at a time; "
         "aws:ec2/launchTemplate:LaunchTemplate vision-t4x4-lt changes: EKS replaces every node "
-        "(UpdateNodegroupVersion)\n"
+        "(UpdateNodegroupVersion); EKS first launches up to 2 extra nodes per zone (maxUnavailable, if more) for "
+        "their pods\n"
+    ) in comment
+    # vision-t4x4 time-slices its T4s (replicas 2): the isolation line is said for it.
+    assert (
+        "- **GPU pods rescheduled**: node group vision-t4x4: its GPU pods are evicted as each node drains and start "
+        "again on new nodes (time-slicing gives no isolation: every pod sharing a GPU goes at once)\n"
     ) in comment
 
     # A second review of the same base reuses the environment; --same-library renders both sides

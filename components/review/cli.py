@@ -135,7 +135,7 @@ def diff_base(
         for stack in chosen:
             old = render_base(stack, base_root, ref, library.python)
             new = _render_or_fail(stack, root) if stack in here else ""
-            warning = diff.replaced_report(stack, old, new, f"{RENDER_COMMAND} --stack {stack}")
+            warning = diff.replaced_report(stack, old, new, f"{RENDER_COMMAND} --stack {stack}", consumer=True)
             sides = (diff.Side(f"{ref}/render/{stack}.yaml", old), diff.Side(f"work-tree/render/{stack}.yaml", new))
             results.append(diff.compare(stack, *sides, context=context, warning=warning))
     return results, library
