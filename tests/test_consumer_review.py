@@ -147,6 +147,25 @@ def test_a_consumers_program_with_its_own_config_renders_with_the_librarys_warni
     assert [line for line in done.stderr.splitlines() if line.startswith("warning: ")] == warned
 
 
+def test_invalid_settings_given_as_a_dict_are_said_with_its_keys_and_no_traceback(tmp_path: Path):
+    """A consumer's program passes its settings as a Python dict (README): an invalid one stops the program
+    with the dict's own keys, "invalid settings", and no traceback (a ConfigError that is also a
+    pulumi.RunError, which Pulumi and the render report as its message alone) (issue 42)."""
+    write_stack(tmp_path, "dev", {"aws:region": "us-west-2"}, project="vision")
+    settings = {"kubernetesVersion": "1.35", "gpuNodeGroups": [{"name": "t4", "diskSizeGiB": 10}]}
+    (tmp_path / "__main__.py").write_text(
+        "from components import GpuCapacity, GpuCapacityArgs\n"
+        "GpuCapacity('gpu', GpuCapacityArgs(cluster_name='c', subnet_ids=['subnet-0123456789abcdef0'], "
+        f"kubeconfig='{{}}', settings={settings!r}))\n"
+    )
+    done = review("render", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: the program failed for stack 'dev': invalid settings (1 problem):\n"
+        "  gpuNodeGroups[0].diskSizeGiB: received 10; expected a number of at least 20\n"
+    )
+
+
 def test_render_from_another_folder_and_as_json(consumer: Path, tmp_path: Path):
     out = tmp_path / "dev.json"
     done = review("render", "--project", str(consumer), "--format", "json", "--output", str(out), cwd=tmp_path)

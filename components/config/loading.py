@@ -16,7 +16,7 @@ from typing import Any, TypeVar, overload
 from pydantic import ValidationError
 
 from ..autoscaler.rules import autoscaler_problems
-from .errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from
+from .errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from, settings_error
 from .settings import GpuCapacitySettings, Settings
 
 _S = TypeVar("_S", bound=GpuCapacitySettings)
@@ -34,7 +34,8 @@ def load_settings(
     existing cluster: only the GPU keys).
 
     The model's rules run first, then the autoscaler's (which need parsed settings). Raises
-    ConfigError listing every problem, keys prefixed with ``namespace``.
+    ConfigError listing every problem (``settings_error``: its report names the mapping's own keys,
+    and a Pulumi program shows it without a traceback); each problem's key is prefixed with ``namespace``.
     """
     try:
         # by_name=False: only the documented camelCase keys (the stack file's, docs/configuration.md's, the
@@ -44,10 +45,10 @@ def load_settings(
         # its camelCase key (problems_from).
         settings = model.model_validate(dict(raw), by_name=False)
     except ValidationError as err:
-        raise ConfigError(problems_from(err, namespace, model)) from None
+        raise settings_error(problems_from(err, namespace, model)) from None
     problems = autoscaler_problems(settings, namespace)
     if problems:
-        raise ConfigError(problems)
+        raise settings_error(problems)
     return settings
 
 
@@ -61,7 +62,7 @@ def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMES
         return load_settings(raw, namespace, model=GpuCapacitySettings)
     except ConfigError as err:
         key = f"{namespace}:kubernetesVersion"
-        raise ConfigError(
+        raise settings_error(
             [
                 Problem(p.key, p.received, _EXISTING_VERSION) if p.key == key and p.expected == "a value" else p
                 for p in err.problems
