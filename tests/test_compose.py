@@ -495,6 +495,33 @@ def test_a_group_of_the_same_cluster_not_given_to_the_operator_is_rejected():
     )
 
 
+def test_a_group_declared_with_another_isolation_is_rejected():
+    """Its nodes' toolkit settings would not be the ones the operator's device-plugin strategy needs."""
+
+    def program() -> None:
+        own = GpuNodeGroup(
+            "team-own",
+            GpuNodeGroupArgs(
+                settings=load_capacity_settings(
+                    {"kubernetesVersion": "1.34", "gpuNodeGroups": [OWN_GROUP]}
+                ).gpu_node_groups[0],
+                cluster_name="platform-cluster",
+                node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
+                subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
+                isolation="migrating",
+            ),
+        )
+        _capacity_program(cluster_name="platform-cluster", node_groups=[own])()
+
+    with pytest.raises(HalfWiredError) as err:
+        run(program)
+    assert str(err.value) == (
+        "GpuOperator 'ml-gpu-gpu-operator': gpuOperator.isolation is 'enforced', GPU node group(s) ['own'] were "
+        "declared with another (GpuNodeGroupArgs.isolation): their nodes would not honour the device plugin's "
+        "device lists; declare them with isolation='enforced'"
+    )
+
+
 def test_a_group_of_another_cluster_is_not_the_operators_business():
     def program() -> None:
         _own_group("another-cluster")

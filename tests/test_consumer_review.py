@@ -240,12 +240,18 @@ def test_the_library_never_imports_the_review_tools():
         if not m.startswith("components.review") and any(d.startswith("components.review") for d in deps)
     )
     assert users == []
-    # The review tools read the library's stack-file helpers only, and the node health facts (the
-    # agent's reasons by fault class, for a group's repair policy in words; a module of constants).
+    # The review tools read the library's stack-file helpers only, the node health facts (the
+    # agent's reasons by fault class, for a group's repair policy in words; a module of constants),
+    # and how devices reach containers (the plugin's strategy from a release's values, a node's
+    # toolkit settings from its user data, what a GPU pod gets: pure functions, issue 40).
     review_deps = {d for m, deps in graph.items() if m.startswith("components.review") for d in deps}
     assert sorted(d for d in review_deps if not d.startswith("components.review")) == [
+        "components.catalog.device_lists",
+        "components.catalog.gpu_operator",
+        "components.catalog.labels",
         "components.catalog.node_health",
         "components.config.errors",
+        "components.config.isolation",
         "components.config.stackfile",
         "components.plan.userdata",
         "components.version",

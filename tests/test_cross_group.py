@@ -40,10 +40,10 @@ from components.karpenter.values import node_overlay_needed
 from components.observability import dashboard, rules
 from components.observability import node_health as node_health_rules
 from components.plan import placement
-from components.plan.group import GroupPlan
+from components.plan.group import GroupPlan, plan_groups
 from components.teams import policy
 from components.teams import verification as team_check
-from tests.mixed_clusters import CLUSTERS, plans_of, teams_of
+from tests.mixed_clusters import CLUSTERS, plans_of, settings_of, teams_of
 from tests.support import ROOT
 
 Plans = tuple[GroupPlan, ...]
@@ -260,6 +260,18 @@ def check_mig_strategy(cluster: str) -> None:
         decided = operator_values.mig_strategy(plans)
         assert all(decided == p.mig_strategy for p in plans)
         _expect("mig_strategy", cluster, decided)
+
+
+def check_isolation(cluster: str) -> None:
+    """The cluster's one gpuOperator.isolation; a group planned with another is refused."""
+    for plans in _both_orders(cluster):
+        assert operator_values.isolation(plans) == "enforced" == plans[0].isolation
+    migrating = plan_groups(settings_of(cluster).gpu_node_groups, isolation="migrating")
+    assert operator_values.isolation(migrating) == "migrating"
+    for i in range(len(migrating)):
+        mixed = [*plans_of(cluster)[:i], migrating[i], *plans_of(cluster)[i + 1 :]]
+        with pytest.raises(ValueError, match=r"disagree on gpuOperator.isolation: \['enforced', 'migrating'\]"):
+            operator_values.isolation(mixed)
 
 
 def check_needs_metrics_config_map(cluster: str) -> None:
@@ -524,6 +536,7 @@ DECISIONS: dict[str, Callable[[str], None]] = {
     "components.gpu_operator.values:gpu_taints": check_gpu_taints,
     "components.gpu_operator.values:profile_configs": check_profile_configs,
     "components.gpu_operator.values:mig_strategy": check_mig_strategy,
+    "components.gpu_operator.values:isolation": check_isolation,
     "components.gpu_operator.values:needs_metrics_config_map": check_needs_metrics_config_map,
     "components.gpu_operator.values:per_pod_gpu_metrics": check_per_pod_gpu_metrics,
     "components.gpu_operator.values:dcgm_exporter_values": check_dcgm_exporter_values,

@@ -350,7 +350,7 @@ def test_the_cluster_policy_validates_against_the_charts_crd(version, cluster):
     policy = objects["ClusterPolicy/cluster-policy"]
     assert policy["spec"]["mig"] == {"strategy": values["mig"]["strategy"]}
     assert policy["spec"]["migManager"]["enabled"] is False
-    assert {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"} in policy["spec"]["devicePlugin"]["env"]
+    assert {"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"} in policy["spec"]["devicePlugin"]["env"]
     assert not [k for k in objects if k.startswith("ConfigMap/") and "mig-parted" in k]
     schema = dict(crd_schema("gpu-operator", version, "chart", "crds", "nvidia.com_clusterpolicies.yaml", version="v1"))
     obj = drop_nulls(policy, schema)

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from components.catalog import gpu_operator as operator_catalog
 from components.config import stackfile
 from components.config.loading import settings_from_config
 from components.gpu_operator import values as operator_values
@@ -50,8 +51,9 @@ class Expected:
     #: spec.migManager.enabled: the chart's default (true) without a MIG group; false with one, whose
     #: layout the node's boot stage applies (issue 31, gpu_operator/values.py mig_manager_values).
     mig_manager_enabled: bool
-    #: The device plugin's DEVICE_LIST_STRATEGY: "envvar,volume-mounts" everywhere (issue 31): the
-    #: toolkit the boot stage locked reads the mounts and refuses the variable from unprivileged pods.
+    #: The device plugin's DEVICE_LIST_STRATEGY: "volume-mounts" everywhere (gpuOperator.isolation
+    #: enforced, issue 40; "envvar,volume-mounts" in 0.3.0 sent the same): the toolkit the boot stage
+    #: set reads the mounts and refuses the variable from unprivileged pods.
     device_list_strategy: str
 
 
@@ -64,26 +66,26 @@ EXPECTED: dict[str, Expected] = {
     #                        MIG strategy, default profile, profiles,
     #                        mig-manager, device list
     "ampere-ada": Expected("none", "a10g", {"a10g": TIME_SLICED_4, "l4": TIME_SLICED_4},
-                           True, "envvar,volume-mounts"),
+                           True, "volume-mounts"),
     "fractional": Expected("none", "l4-eighth", {"l4-eighth": WHOLE},
-                           True, "envvar,volume-mounts"),
+                           True, "volume-mounts"),
     "graviton": Expected("none", "t4g", {"t4g": TIME_SLICED_4},
-                         True, "envvar,volume-mounts"),
+                         True, "volume-mounts"),
     "karpenter": Expected("none", "l4-shared", {"l4-shared": TIME_SLICED_4, "l4-eighth": WHOLE,
                                                 "l40s-mps": ("none", {"mps": [("nvidia.com/gpu", 2)]})},
-                          True, "envvar,volume-mounts"),
+                          True, "volume-mounts"),
     "mig-a100": Expected("single", "a100-1g", {"a100-1g": ("single", {})},
-                         False, "envvar,volume-mounts"),
+                         False, "volume-mounts"),
     "mig-h100": Expected("mixed", "h100-mixed", {"h100-mixed": H100_MIXED},
-                         False, "envvar,volume-mounts"),
+                         False, "volume-mounts"),
     "multinode": Expected("none", "h100-block", {"h100-block": WHOLE, "a100-odcr": WHOLE, "h100-karpenter": WHOLE},
-                          True, "envvar,volume-mounts"),
+                          True, "volume-mounts"),
     "teams": Expected("none", "t4", {"t4": TIME_SLICED_4, "a10g": WHOLE},
-                      True, "envvar,volume-mounts"),
+                      True, "volume-mounts"),
     "dev": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4},
-                    True, "envvar,volume-mounts"),
+                    True, "volume-mounts"),
     "prod": Expected("none", "timeslice-x4", {"timeslice-x4": TIME_SLICED_4},
-                     True, "envvar,volume-mounts"),
+                     True, "volume-mounts"),
 }
 # fmt: on
 STACKS_AND_EXAMPLES = tuple(EXPECTED)
@@ -138,17 +140,10 @@ def policy_schema(version: str) -> dict[str, Any]:
 
 
 def device_list_strategy(spec: dict[str, Any], version: str) -> str:
-    """The device plugin's DEVICE_LIST_STRATEGY as the operator sets it from the ClusterPolicy:
-    the state-device-plugin DaemonSet's ``envvar`` (assets/state-device-plugin/0500_daemonset.yaml at
-    v25.3.1, v25.10.1, v26.7.0), ``cdi-annotations,cdi-cri`` with CDI on (controllers/object_controls.go
-    transformDevicePluginCtrForCDI), ``spec.devicePlugin.env`` over both, except at v25.3.1, where
-    TransformDevicePlugin applies the spec's env before the CDI transform (a1da4772, lines 1418/1442;
-    846018752b and 10ee5b36 apply CDI first, then the env)."""
-    env = {e["name"]: e.get("value") for e in spec["devicePlugin"].get("env") or []}
+    """The device plugin's DEVICE_LIST_STRATEGY as the operator sets it from the ClusterPolicy
+    (catalog/gpu_operator.py ``device_list_strategy``: the asset, ``cdi.enabled``, the spec's env)."""
     cdi = spec.get("cdi", {}).get("enabled", False)
-    if cdi and (version == "v25.3.1" or "DEVICE_LIST_STRATEGY" not in env):
-        return "cdi-annotations,cdi-cri"
-    return env.get("DEVICE_LIST_STRATEGY", "envvar")
+    return operator_catalog.device_list_strategy(spec["devicePlugin"].get("env"), cdi, version)
 
 
 # ---------------------------------------------------------------------------------------------

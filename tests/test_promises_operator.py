@@ -139,7 +139,7 @@ DCGM_EXPORTER: dict[str, dict[str, Any]] = {
 
 
 DEVICE_PLUGIN_ENV = {
-    run: [{"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"}] for run in ("dev", "prod", DEFAULTS)
+    run: [{"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"}] for run in ("dev", "prod", DEFAULTS)
 } | {
     VARIANT: [
         {"name": "PASS_DEVICE_SPECS", "value": "true"},
@@ -147,7 +147,7 @@ DEVICE_PLUGIN_ENV = {
         {"name": "DEVICE_ID_STRATEGY", "value": "uuid"},
         {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
         {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},
-        {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"},
+        {"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"},
     ]
 }
 

@@ -289,6 +289,8 @@ def test_node_monitoring_agent_addon_waits_for_the_system_node_group_like_coredn
 def test_node_groups_wait_for_the_role_its_policies_the_control_plane_and_their_launch_template(
     run: tuple[str, Simulation],
 ):
+    """A GPU node group also waits for the operator's release (issue 40): a change of
+    gpuOperator.isolation reaches the device plugin before a node with the new toolkit settings."""
     name, sim = run
     vpc = {("awsx:ec2:Vpc", "gpu-eks-cluster-vpc")} if name != VARIANT else set()
     common = {("aws:iam/role:Role", "gpu-eks-cluster-node-role"), ("eks:index:Cluster", "gpu-eks-cluster-eks")}
@@ -299,7 +301,13 @@ def test_node_groups_wait_for_the_role_its_policies_the_control_plane_and_their_
         (LT, "gpu-eks-cluster-system-lt"),
     }
     for group in GPU_GROUPS[name]:
-        assert deps(sim, NG, f"gpu-eks-{group}") == {*ALL_ATTACHMENTS, *common, *vpc, (LT, f"gpu-eks-{group}-lt")}
+        assert deps(sim, NG, f"gpu-eks-{group}") == {
+            *ALL_ATTACHMENTS,
+            *common,
+            *vpc,
+            (LT, f"gpu-eks-{group}-lt"),
+            ("kubernetes:helm.sh/v3:Release", "gpu-eks-gpu-operator-release"),
+        }
 
 
 def test_every_policy_attachment_waits_for_the_role(run: tuple[str, Simulation]):

@@ -152,11 +152,12 @@ def test_the_check_passes_against_the_teams_objects(tls):
         "OK   node-name",
         "OK   gpu-taints",
         "OK   gpu-labels",
+        "OK   device-mounts",
         "OK   over-quota",
     ]
     # One request per case, all dry runs: nothing is created.
-    assert len(requests) == 8
-    over = requests[7]["pod"]["spec"]["containers"]
+    assert len(requests) == 9
+    over = requests[8]["pod"]["spec"]["containers"]
     assert [c["resources"]["limits"]["nvidia.com/gpu"] for c in over] == [2, 2, 2]  # 6 = quota 5 + 1, max 2 each
 
 
@@ -171,6 +172,7 @@ def test_the_check_fails_against_a_server_that_admits_everything(tls):
         "FAIL node-name",
         "FAIL gpu-taints",
         "FAIL gpu-labels",
+        "FAIL device-mounts",
         "FAIL over-quota",
     ]
 
@@ -186,6 +188,7 @@ def test_a_team_without_quota_checks_placement_only(tls):
         "gpu-eks-team-check-cv-node-name",
         "gpu-eks-team-check-cv-gpu-taints",
         "gpu-eks-team-check-cv-gpu-labels",
+        "gpu-eks-team-check-cv-device-mounts",
     ]
     # The pod outside selects the other group (t4).
     assert requests[1]["pod"]["spec"]["nodeSelector"] == {"gpu-eks.io/node-group": "t4"}
@@ -229,4 +232,4 @@ def test_the_check_objects_validate_and_meet_restricted():
         assert spec["securityContext"]["runAsNonRoot"] is True
         assert all(c["securityContext"]["capabilities"] == {"drop": ["ALL"]} for c in spec["containers"])
     # Only the check's own pod carries a token; the probes it asks for do not.
-    assert [p["automountServiceAccountToken"] for p in pods] == [True] + [False] * 8
+    assert [p["automountServiceAccountToken"] for p in pods] == [True] + [False] * 9

@@ -349,7 +349,7 @@ def test_the_team_check_follows_verification_teams():
         for r in on.by_type("kubernetes:batch/v1:Job")
         if "teams" in r.name
     }
-    rules = ["device-variable", "env-from", "node-name", "gpu-taints", "gpu-labels"]
+    rules = ["device-variable", "env-from", "node-name", "gpu-taints", "gpu-labels", "device-mounts"]
     assert [c["name"] for c in cases["ml-gpu-teams-ml-check"]] == ["admitted", "outside-groups", *rules, "over-quota"]
     assert [c["name"] for c in cases["ml-gpu-teams-ops-check"]] == ["admitted", "outside-groups", *rules]
     off = run_program(

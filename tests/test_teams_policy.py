@@ -247,6 +247,10 @@ def test_the_policy_and_binding_objects():
         "NVIDIA_GDRCOPY (the NVIDIA container toolkit would give it GPUs the device plugin did not allocate)",
         "team ml: rule device variables from envFrom: in a GPU pod every envFrom needs a prefix that no NVIDIA "
         "device variable starts with (e.g. APP_): the policy cannot read the ConfigMap or Secret",
+        "team ml: rule privileged: no container may be privileged or add CAP_SYS_ADMIN (or ALL): the NVIDIA "
+        "container toolkit gives such a container the GPUs its NVIDIA_VISIBLE_DEVICES names",
+        "team ml: rule device mounts: no container may mount a volume under /var/run/nvidia-container-devices (the "
+        "NVIDIA container toolkit takes a /dev/null mount there as a request for GPUs)",
         "team ml: rule nodeName: a pod may not set spec.nodeName (it would skip the scheduler and the GPU nodes' "
         "taints); select nodes with nodeSelector or affinity",
         "team ml: rule GPU taints: a pod that requests no GPU may not tolerate a GPU node group's taint, nor every "

@@ -161,3 +161,25 @@ def support_status(version: str) -> str | None:
         return None
     # "25.10.x and lower": the last row covers every older major version.
     return next((status for first, status in CHART_LIFE_CYCLE if major >= first), CHART_LIFE_CYCLE[-1][1])
+
+
+#: The device plugin's ``DEVICE_LIST_STRATEGY`` in the operator's asset
+#: (``assets/state-device-plugin/0500_daemonset.yaml``, v25.3.1, v25.10.1, v26.7.0).
+ASSET_DEVICE_LIST_STRATEGY = "envvar"
+#: What the operator sets with ``cdi.enabled`` (controllers/object_controls.go: in
+#: ``TransformDevicePlugin`` at v25.3.1, ``transformDevicePluginCtrForCDI`` at v25.10.1 and v26.7.0).
+CDI_DEVICE_LIST_STRATEGY = {"v25.3.1": "envvar,cdi-annotations"}
+CDI_DEVICE_LIST_STRATEGY_LATER = "cdi-annotations,cdi-cri"
+
+
+def device_list_strategy(env: list[EnvVar] | None, cdi_enabled: bool, version: str) -> str:
+    """The ``DEVICE_LIST_STRATEGY`` the operator gives the device plugin for the ClusterPolicy's
+    ``devicePlugin.env`` and ``cdi.enabled``: the asset's ``envvar``, the env's value over it. With
+    CDI on, v25.3.1 sets its CDI value after the env (object_controls.go at a1da4772: the env at line
+    1420, the CDI value at 1444); v25.10.1 and v26.7.0 set theirs first and apply the env last
+    (846018752b: lines 1530, 1549; 10ee5b36: lines 1603, 1622)."""
+    values = {e["name"]: e.get("value") for e in env or []}
+    own = values.get("DEVICE_LIST_STRATEGY")
+    if cdi_enabled and (version in CDI_DEVICE_LIST_STRATEGY or own is None):
+        return CDI_DEVICE_LIST_STRATEGY.get(version, CDI_DEVICE_LIST_STRATEGY_LATER)
+    return own or ASSET_DEVICE_LIST_STRATEGY

@@ -22,6 +22,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
+from ..config.isolation import ISOLATIONS, NOT_ENFORCED
 from ..config.names import (
     AUTOSCALER_CHILD,
     EFA_CHILD,
@@ -100,30 +101,43 @@ def declare_gpu_capacity(
     # Checked before anything is declared. The cluster name the autoscaler discovers the groups
     # by; None: no autoscaler.
     ca_cluster_name = _autoscaler_cluster_name(name, target, settings, autoscaler_cluster_name)
-    gpu_node_groups = {
-        g.name: GpuNodeGroup(
-            f"{name}-{g.name}",
-            GpuNodeGroupArgs(
-                settings=g,
-                cluster_name=target.cluster_name,
-                node_role_arn=target.node_role_arn,
-                subnet_ids=target.subnet_ids,
-                tags=tags,
-                # Scale-from-zero template tags on each group's ASG (asg.asg_tags).
-                autoscaler_cluster_name=ca_cluster_name,
-                kubernetes_version=settings.kubernetes_version,
-                karpenter=karpenter,
-            ),
-            opts=pulumi.ResourceOptions(parent=parent),
-        )
-        for g in settings.gpu_node_groups
-    }
-    on_cluster = _OnCluster(name, parent, target, settings, tags, covered=[*gpu_node_groups.values(), *node_groups])
-    # What observability asks of the operator's dcgm-exporter; None: the chart's defaults. (The OIDC
-    # provider the cloudwatch pipeline needs: GpuCapacity checks it with its other problems,
-    # observability.values.oidc_provider_problem; GpuCluster always passes its own.)
-    exporter = exporter_options(settings.observability)
-    gpu_operator = on_cluster.operator(exporter)
+    # What launches the groups' nodes waits for the operator's release (GpuNodeGroupArgs.wait_for):
+    # a change of gpuOperator.isolation reaches the device plugin before any node with the new
+    # toolkit settings registers. The release is declared after the groups it covers: an Output.
+    release, resolve_release = pulumi.deferred_output()
+    try:
+        gpu_node_groups = {
+            g.name: GpuNodeGroup(
+                f"{name}-{g.name}",
+                GpuNodeGroupArgs(
+                    settings=g,
+                    cluster_name=target.cluster_name,
+                    node_role_arn=target.node_role_arn,
+                    subnet_ids=target.subnet_ids,
+                    tags=tags,
+                    # Scale-from-zero template tags on each group's ASG (asg.asg_tags).
+                    autoscaler_cluster_name=ca_cluster_name,
+                    kubernetes_version=settings.kubernetes_version,
+                    karpenter=karpenter,
+                    isolation=settings.gpu_operator.isolation,
+                    wait_for=release,
+                ),
+                opts=pulumi.ResourceOptions(parent=parent),
+            )
+            for g in settings.gpu_node_groups
+        }
+        covered = [*gpu_node_groups.values(), *node_groups]
+        on_cluster = _OnCluster(name, parent, target, settings, tags, covered=covered)
+        # What observability asks of the operator's dcgm-exporter; None: the chart's defaults. (The OIDC
+        # provider the cloudwatch pipeline needs: GpuCapacity checks it with its other problems,
+        # observability.values.oidc_provider_problem; GpuCluster always passes its own.)
+        exporter = exporter_options(settings.observability)
+        gpu_operator = on_cluster.operator(exporter)
+    except BaseException:
+        # Declaration failed: the groups' registrations must not wait forever for a release.
+        resolve_release(pulumi.Output.from_input([]))
+        raise
+    resolve_release(pulumi.Output.from_input([gpu_operator.release]))
     cluster_autoscaler = on_cluster.autoscaler(ca_cluster_name) if ca_cluster_name is not None else None
     check = on_cluster.verification(gpu_operator, cluster_autoscaler) if settings.verify_time_slicing else None
     # The EFA device plugin: only when a group has efa (issue 32).
@@ -303,6 +317,8 @@ def _common_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, o
                 if g.plan.mig_layout is not None
                 else {}
             ),
+            # Only while isolation is not enforced (other groups' outputs stay as they were).
+            **({} if ISOLATIONS[g.plan.isolation].enforced else {"isolation": NOT_ENFORCED}),
         }
         for group_name, g in groups.items()
     }

@@ -23,6 +23,7 @@ from .fields import (
     _scale_down_time,
     doc,
 )
+from .isolation import ENFORCED, IsolationName
 
 
 class GpuOperatorSettings(_Model):
@@ -60,8 +61,9 @@ class GpuOperatorSettings(_Model):
             default="`gpu-operator`",
         ),
     )
-    # With the operator's toolkit disabled, the AMI's own NVIDIA runtime injects devices from
-    # NVIDIA_VISIBLE_DEVICES.
+    # With the operator's toolkit disabled, the AMI's own NVIDIA runtime injects the devices the
+    # device plugin names (catalog/device_lists.py); cdi.enabled does not change the plugin's
+    # strategy from v25.10.1 on (catalog/gpu_operator.py device_list_strategy).
     cdi_enabled: bool = Field(
         False,
         **doc(
@@ -69,6 +71,21 @@ class GpuOperatorSettings(_Model):
             "from v25.10), and upgrading the chart must not silently change how devices reach containers.",
             type="bool",
             default="`false`",
+        ),
+    )
+
+    isolation: IsolationName = Field(
+        ENFORCED,
+        **doc(
+            "How devices reach containers, cluster-wide: the device plugin's device-list strategy and every GPU "
+            "node's container-toolkit settings, together. `enforced`: the plugin hands devices out as volume mounts "
+            "and the nodes' toolkit refuses `NVIDIA_VISIBLE_DEVICES` from unprivileged containers (a pod without a "
+            "GPU request sees none). `migrating`: the plugin sets `NVIDIA_VISIBLE_DEVICES` (as 0.2.0 did) and the "
+            "nodes accept both, so GPU pods start on 0.2.0 nodes and new ones alike; nothing is isolated and the "
+            "isolation Job is skipped. Upgrading from 0.2.0: `migrating` first, then `enforced` (UPGRADING.md). A "
+            "change rolls every GPU node.",
+            type="`enforced` | `migrating`",
+            default="`enforced`",
         ),
     )
 
@@ -80,17 +97,18 @@ class GpuOperatorSettings(_Model):
     @model_validator(mode="after")
     def _cdi_keeps_the_device_list_strategy(self) -> GpuOperatorSettings:
         # gpu-operator v25.3.1 sets DEVICE_LIST_STRATEGY=envvar,cdi-annotations on the device plugin
-        # after the chart's devicePlugin.env when CDI is on (controllers/object_controls.go
-        # TransformDevicePlugin): the plugin would pass devices through the variable the host
-        # toolkit refuses (plan/boot.py), and GPU pods would get none. v25.10.1+ apply env last.
+        # after the chart's devicePlugin.env when CDI is on (catalog/gpu_operator.py
+        # device_list_strategy): the plugin would not run the strategy gpuOperator.isolation chose
+        # (under `enforced` it would pass devices through the variable the nodes' toolkit refuses,
+        # and GPU pods would get none). v25.10.1+ apply the env last: ours holds, whatever cdiEnabled.
         if self.cdi_enabled and self.chart_version == "v25.3.1":
             raise KeyedProblems(
                 [
                     (
                         ("cdiEnabled",),
                         True,
-                        "false with chartVersion v25.3.1: its operator overrides the device plugin's volume-mount "
-                        "device list with the environment variable the node's toolkit refuses (use v25.10.1 or later)",
+                        "false with chartVersion v25.3.1: its operator overrides the device plugin's device-list "
+                        "strategy that gpuOperator.isolation chooses with its own (use v25.10.1 or later)",
                     )
                 ]
             )

@@ -144,7 +144,9 @@ class GpuCapacitySettings(_Model):
     def plans(self) -> tuple[GroupPlan, ...]:
         """The plan of each GPU node group (``plan.group``), in order: derived once per settings
         object, read by the rules across keys, the autoscaler's rules, the warnings and preflight."""
-        return plan_groups(self.gpu_node_groups, self.cloudwatch_pipeline, self.node_monitoring)
+        return plan_groups(
+            self.gpu_node_groups, self.cloudwatch_pipeline, self.node_monitoring, self.gpu_operator.isolation
+        )
 
     @property
     def node_monitoring(self) -> bool:

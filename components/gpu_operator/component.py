@@ -22,8 +22,9 @@ TYPE_NAME = "gpu-eks:operator:GpuOperator"
 
 #: Helm release name; fixed so the operator's objects have predictable names.
 RELEASE_NAME = "gpu-operator"
-#: Helm waits for the operator, NFD master/gc and workers to be ready; on a fresh cluster that
-#: includes GPU nodes joining and pulling images.
+#: Helm waits for the operator, NFD master/gc and workers to be ready. The GPU node groups the
+#: library declares wait for the release (GpuNodeGroupArgs.wait_for), so on a fresh cluster it
+#: installs before any GPU node joins; a later upgrade waits for the workers on every GPU node.
 RELEASE_TIMEOUT_SECONDS = 900
 
 
@@ -63,9 +64,17 @@ class GpuOperator(pulumi.ComponentResource):
             raise coverage.HalfWiredError(
                 f"GpuOperator {name!r}: its GPU node groups cannot share one operator: {describe_problems(problems)}"
             )
+        s = args.settings
+        # One isolation per cluster: the plugin's strategy must be one every covered node honours.
+        differ = [g.plan.name for g in args.gpu_node_groups if g.plan.isolation != s.isolation]
+        if differ:
+            raise coverage.HalfWiredError(
+                f"GpuOperator {name!r}: gpuOperator.isolation is {s.isolation!r}, GPU node group(s) {differ} were "
+                f"declared with another (GpuNodeGroupArgs.isolation): their nodes would not honour the device "
+                f"plugin's device lists; declare them with isolation={s.isolation!r}"
+            )
         coverage.register_operator(name, args.gpu_node_groups)
         super().__init__(TYPE_NAME, name, None, opts)
-        s = args.settings
         warning = charts.unvalidated_chart_warning(chart.CHART_NAME, s.chart_version, chart.SUPPORTED_CHART_VERSIONS)
         if warning:
             pulumi.log.warn(warning, resource=self)

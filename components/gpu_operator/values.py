@@ -16,6 +16,7 @@ from typing import Any
 from ..catalog import gpu_operator as chart
 from ..catalog.gpu_operator import EnvVar
 from ..config.groups import Taint
+from ..config.isolation import ISOLATIONS
 from ..config.sharing import allocation_policy_problems
 from ..plan import device_plugin, placement
 from ..plan.group import GroupPlan
@@ -153,50 +154,76 @@ def needs_metrics_config_map(plans: Sequence[GroupPlan]) -> bool:
     return any(profiling_fields_unusable(p) for p in plans)
 
 
-#: How the device plugin hands a container its devices: as volume mounts under
-#: ``/var/run/nvidia-container-devices``, and in ``NVIDIA_VISIBLE_DEVICES`` too (k8s-device-plugin
-#: ``--device-list-strategy``, env ``DEVICE_LIST_STRATEGY``, a list of envvar, volume-mounts,
-#: cdi-annotations, cdi-cri; v0.17.2-v0.20.0; the operator itself passes a list, "envvar,cdi-annotations"
-#: at v25.3.1). The host toolkit reads the mounts first and the variable only where no mount names a
-#: device (nvidia-container-toolkit cmd/nvidia-container-runtime-hook/container_config.go ``getDevices``,
-#: v1.17.0): on a node with the boot stage (mounts accepted, the variable refused from unprivileged
-#: containers: plan/boot.py) a GPU pod gets exactly its mounted devices and a pod without a request
-#: none; on a node still running the user data of 0.2.0 during the upgrade's roll, the variable keeps
-#: GPU pods working (volume mounts alone would give them no GPU there). The operator sets the chart's
-#: ``devicePlugin.env`` on the plugin container over its asset's own ``DEVICE_LIST_STRATEGY=envvar``
-#: (controllers/object_controls.go ``TransformDevicePlugin``; at v25.10.1 and v26.7.0 after its CDI
-#: settings, so ours holds with ``cdi.enabled`` too; at v25.3.1 before them: the settings refuse
-#: cdiEnabled there, config/addons.py).
-DEVICE_LIST_STRATEGY: EnvVar = {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"}
-
-#: What each operand of the operator needs to reach its GPUs under the isolation, per container of
-#: its DaemonSet (NVIDIA/gpu-operator ``assets/state-*/*daemonset*.yaml`` and
-#: ``validator/manifests/*.yaml``, identical in this respect at v25.3.1, v25.10.1 and v26.7.0): every
-#: container that opens a GPU is privileged, and the toolkit honours ``NVIDIA_VISIBLE_DEVICES`` from
-#: privileged containers (it refuses it only from unprivileged ones): the device plugin
-#: (``NVIDIA_VISIBLE_DEVICES=all``, privileged), GPU feature discovery, dcgm-exporter, the MPS control
-#: daemon (``NVIDIA_VISIBLE_DEVICES=all``, privileged), mig-manager, the validator's init containers
-#: (toolkit-validation with ``NVIDIA_VISIBLE_DEVICES=all``, privileged; cuda-validation's workload pod
-#: privileged). The validator's plugin-validation pod is unprivileged and requests a GPU resource: it
-#: gets its device from the device plugin as a volume mount. Only ``config-manager-init`` is
-#: unprivileged without a request, and it opens no GPU.
-OPERAND_GPU_ACCESS: Mapping[str, str] = {
-    "nvidia-device-plugin": "privileged",
-    "gpu-feature-discovery": "privileged",
-    "nvidia-dcgm-exporter": "privileged",
-    "mps-control-daemon-ctr": "privileged",
-    "nvidia-mig-manager": "privileged",
-    "toolkit-validation": "privileged",
-    "cuda-validation": "privileged",
-    "plugin-validation": "device plugin (volume mounts)",
-}
+def isolation(plans: Sequence[GroupPlan]) -> str:
+    """The one ``gpuOperator.isolation`` of the cluster's groups (their boot stages' toolkit settings
+    and the plugin's strategy come from one value: config/isolation.py)."""
+    values = {p.isolation for p in plans}
+    if len(values) != 1:
+        raise ValueError(f"GPU node groups disagree on gpuOperator.isolation: {sorted(values)}")
+    return values.pop()
 
 
-def device_plugin_env(chart_version: str) -> list[EnvVar]:
-    """The chart's ``devicePlugin.env`` with ``DEVICE_LIST_STRATEGY`` set (volume mounts and the variable)."""
+def device_plugin_env(chart_version: str, strategy: str) -> list[EnvVar]:
+    """The chart's ``devicePlugin.env`` with ``DEVICE_LIST_STRATEGY=<strategy>``, ours set last.
+
+    How the plugin hands a container its devices (k8s-device-plugin ``--device-list-strategy``, env
+    ``DEVICE_LIST_STRATEGY``; what it sends per strategy and what the node's toolkit makes of it:
+    catalog/device_lists.py): ``volume-mounts`` under ``enforced`` isolation, ``envvar`` under
+    ``migrating`` (config/isolation.py). It is set explicitly in both: the operator's asset gives the
+    plugin ``envvar`` only while no value is sent and CDI is off, and the operator sets the chart's
+    ``devicePlugin.env`` over the asset's, and at v25.10.1 and v26.7.0 after its CDI settings, so the
+    value holds with ``cdi.enabled`` too (catalog/gpu_operator.py ``device_list_strategy``; at
+    v25.3.1 the CDI value comes last: the settings refuse cdiEnabled there, config/addons.py). A
+    variable set on the container wins over ``flags.plugin.deviceListStrategy`` in the plugin's
+    config file (api/config/v1/flags.go ``updateFromCLIFlag``), so one strategy holds cluster-wide.
+    Helm replaces lists: the chart's own entries (v25.3.1 has six) come back with ours."""
     defaults = [dict(e) for e in chart.chart_defaults(chart_version).device_plugin_env]
-    kept = [e for e in defaults if e["name"] != DEVICE_LIST_STRATEGY["name"]]
-    return [*kept, dict(DEVICE_LIST_STRATEGY)]
+    kept = [e for e in defaults if e["name"] != "DEVICE_LIST_STRATEGY"]
+    return [*kept, {"name": "DEVICE_LIST_STRATEGY", "value": strategy}]
+
+
+#: How each container of the operator's operands reaches its GPUs, by container name, for every
+#: container of every operand DaemonSet (NVIDIA/gpu-operator ``assets/state-*/*daemonset*.yaml`` and
+#: ``assets/gpu-feature-discovery/0500_daemonset.yaml`` at v25.3.1, v25.10.1 and v26.7.0;
+#: tests/test_device_lists.py reads each one): ``privileged`` containers get the devices their
+#: ``NVIDIA_VISIBLE_DEVICES`` names under any isolation (the toolkit honours the variable from a
+#: container with ``CAP_SYS_ADMIN``, privileged.go); ``no GPU``: unprivileged, no variable, no GPU
+#: resource, and it opens none. The validator's workload pods (``validator/manifests/`` at v25.10.1
+#: and v26.7.0, ``validator/`` at v25.3.1; part of the validator image, not of the assets):
+#: ``cuda-validation`` is privileged with ``NVIDIA_VISIBLE_DEVICES=all``; ``plugin-validation`` is
+#: unprivileged and requests a GPU resource: it gets its device from the device plugin like any GPU pod.
+PRIVILEGED = "privileged"
+NO_GPU = "no GPU"
+DEVICE_PLUGIN = "device plugin"
+OPERAND_GPU_ACCESS: Mapping[str, str] = {
+    # state-device-plugin, state-mps-control-daemon, gpu-feature-discovery
+    "nvidia-device-plugin": PRIVILEGED,
+    "mps-control-daemon-mounts": PRIVILEGED,
+    "mps-control-daemon-ctr": PRIVILEGED,
+    "config-manager": PRIVILEGED,
+    "config-manager-init": NO_GPU,
+    "gpu-feature-discovery": PRIVILEGED,
+    # state-dcgm-exporter, state-mig-manager, state-node-status-exporter
+    "nvidia-dcgm-exporter": PRIVILEGED,
+    "nvidia-mig-manager": PRIVILEGED,
+    "nvidia-node-status-exporter": PRIVILEGED,
+    # state-operator-validation (and every operand's toolkit-validation init container)
+    "toolkit-validation": PRIVILEGED,
+    "driver-validation": PRIVILEGED,
+    "nvidia-fs-validation": PRIVILEGED,
+    "gdrcopy-validation": PRIVILEGED,
+    "cuda-validation": PRIVILEGED,
+    "plugin-validation": PRIVILEGED,
+    "nvidia-operator-validator": PRIVILEGED,
+    # state-kata-device-plugin (v26.7.0; sandbox workloads, off here)
+    "vfio-pci-validation": PRIVILEGED,
+    "nvidia-kata-sandbox-device-plugin-ctr": PRIVILEGED,
+}
+#: The validator's workload pods' containers (not in the assets; cited above).
+VALIDATOR_WORKLOAD_GPU_ACCESS: Mapping[str, str] = {
+    "cuda-validation": PRIVILEGED,
+    "plugin-validation": DEVICE_PLUGIN,
+}
 
 
 def mig_manager_values(plans: Sequence[GroupPlan]) -> dict[str, Any]:
@@ -296,8 +323,8 @@ def gpu_operator_values(
         # MIG_STRATEGY; gpu-operator v25.3.1, v25.10.1, v26.7.0): both come from one setting.
         "mig": {"strategy": mig},
         "devicePlugin": {
-            # The device list as volume mounts, never the environment (DEVICE_LIST_STRATEGY above).
-            "env": device_plugin_env(chart_version),
+            # How devices reach containers: gpuOperator.isolation's strategy (device_plugin_env).
+            "env": device_plugin_env(chart_version, ISOLATIONS[isolation(plans)].device_list_strategy),
             "config": {
                 "create": True,
                 # Content-addressed name: see device_plugin.config_map_name for why.

@@ -64,9 +64,12 @@ def declare_group_objects(
     *,
     parent: pulumi.Resource,
     security_groups: Sequence[pulumi.Input[str]] = (),
+    wait_for: pulumi.Input[Sequence[pulumi.Resource]] = (),
 ) -> GroupObjects:
-    """``{name}-nodeclass``, ``{name}-nodepool`` and, where the group needs it, ``{name}-overlay``."""
+    """``{name}-nodeclass``, ``{name}-nodepool`` and, where the group needs it, ``{name}-overlay``;
+    the EC2NodeClass and the NodePool (what launches nodes) also after ``wait_for``."""
     opts = pulumi.ResourceOptions(parent=parent, provider=target.provider, depends_on=list(target.depends_on))
+    launching = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=wait_for))
     placement_group = None
     if plan.settings.placement == "cluster":
         # Karpenter resolves it by name (EC2NodeClass placementGroupSelector; its controller policy
@@ -87,12 +90,12 @@ def declare_group_objects(
             placement_group=placement_group,
             security_groups=security_groups,
         ),
-        opts,
+        launching,
     )
     node_pool = _custom_resource(
         f"{name}-nodepool",
         objects.node_pool(plan),
-        pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[node_class])),
+        pulumi.ResourceOptions.merge(launching, pulumi.ResourceOptions(depends_on=[node_class])),
     )
     overlay = (
         _custom_resource(f"{name}-overlay", objects.node_overlay(plan), opts) if objects.needs_overlay(plan) else None

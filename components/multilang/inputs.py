@@ -181,6 +181,8 @@ class GpuOperatorSettings(TypedDict, total=False):
     """Namespace of the release (and of the device-plugin ConfigMap), created by the library: not `default`, `kube-system`, `kube-public` or `kube-node-lease`. Type: string. Default: `gpu-operator`."""
     cdi_enabled: bool
     """The chart's `cdi.enabled`, pinned: the chart's default changed between versions (false in v25.3, true from v25.10), and upgrading the chart must not silently change how devices reach containers. Type: bool. Default: `false`."""
+    isolation: str
+    """How devices reach containers, cluster-wide: the device plugin's device-list strategy and every GPU node's container-toolkit settings, together. `enforced`: the plugin hands devices out as volume mounts and the nodes' toolkit refuses `NVIDIA_VISIBLE_DEVICES` from unprivileged containers (a pod without a GPU request sees none). `migrating`: the plugin sets `NVIDIA_VISIBLE_DEVICES` (as 0.2.0 did) and the nodes accept both, so GPU pods start on 0.2.0 nodes and new ones alike; nothing is isolated and the isolation Job is skipped. Upgrading from 0.2.0: `migrating` first, then `enforced` (UPGRADING.md). A change rolls every GPU node. Type: `enforced` | `migrating`. Default: `enforced`."""
 
 
 class AutoscalerSettings(TypedDict, total=False):

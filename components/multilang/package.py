@@ -91,6 +91,8 @@ class GpuNodeGroupOutputs(TypedDict):
     """MIG groups only: the MIG profile to count of slices on each GPU."""
     advertised_resources: NotRequired[dict[str, int]]
     """MIG groups only: every extended resource a node advertises, with its count per node."""
+    isolation: NotRequired[str]
+    """Only while gpuOperator.isolation is migrating: that GPU isolation is not enforced, in words."""
 
 
 class ObservabilityExporter(TypedDict):

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..config.groups import GpuNodeGroupSettings
+from ..config.isolation import ENFORCED, IsolationName
 from ..gpu_operator import coverage
 from ..karpenter import objects as karpenter_objects
 from ..karpenter.component import GroupObjects, KarpenterTarget, declare_group_objects
@@ -44,6 +45,14 @@ class GpuNodeGroupArgs:
     kubernetes_version: str | None = None
     #: The cluster's Karpenter, for a ``capacityProvider: karpenter`` group (required there).
     karpenter: KarpenterTarget | None = None
+    #: The cluster's ``gpuOperator.isolation`` (config/isolation.py): the container-toolkit settings
+    #: of the nodes' boot stage. The cluster's GpuOperator refuses a group whose value is not its own.
+    isolation: IsolationName = ENFORCED
+    #: What launches nodes (the managed node group; a Karpenter group's EC2NodeClass and NodePool)
+    #: waits for: the cluster's gpu-operator release (``declare_gpu_capacity`` passes it), so that no
+    #: node with new toolkit settings registers before the device plugin hands out what they honour.
+    #: An Output is allowed (the release is declared after the groups it covers).
+    wait_for: pulumi.Input[Sequence[pulumi.Resource]] = ()
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -86,7 +95,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         coverage.register_node_group(name, self, args.cluster_name)
         super().__init__(f"{TYPE_PREFIX}:GpuNodeGroup", name, None, opts)
         s = self.settings = args.settings
-        plan = self.plan = plan_group(s)
+        plan = self.plan = plan_group(s, isolation=args.isolation)
         self.node_selector = dict(plan.node_labels)
         self.tolerations = [dict(t) for t in plan.tolerations]
         self.gpus_per_node = plan.gpus_per_node
@@ -125,6 +134,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             node_role_arn=args.node_role_arn,
             subnet_ids=subnet_ids,
             tags={**args.tags, "gpu-eks/node-group": s.name},
+            wait_for=args.wait_for,
         )
         # EKS creates one ASG per managed node group and copies no node group tags to it.
         self.autoscaling_group_name = self.node_group.resources.apply(
@@ -236,7 +246,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             tags = {**args.tags, "gpu-eks/node-group": self.settings.name}
             security_groups = [self._declare_efa_security_group(name, cluster.vpc_config.vpc_id, tags).id]
         self.karpenter_objects = declare_group_objects(
-            name, self.plan, tagged, parent=self, security_groups=security_groups
+            name, self.plan, tagged, parent=self, security_groups=security_groups, wait_for=args.wait_for
         )
         self.register_outputs(
             {

@@ -117,8 +117,10 @@ def declare_managed_node_group(
     node_role_arn: pulumi.Input[str],
     subnet_ids: pulumi.Input[Sequence[str]],
     tags: Mapping[str, pulumi.Input[str]],
+    wait_for: pulumi.Input[Sequence[pulumi.Resource]] = (),
 ) -> tuple[aws.ec2.LaunchTemplate, aws.eks.NodeGroup]:
-    """Declare ``{name}-lt`` and ``{name}`` as children of ``parent`` (no other options)."""
+    """Declare ``{name}-lt`` and ``{name}`` as children of ``parent``; the node group (what launches
+    nodes) after ``wait_for``."""
     launch_template = aws.ec2.LaunchTemplate(
         f"{name}-{LAUNCH_TEMPLATE_SUFFIX}",
         description=f"EKS managed node group {name}",
@@ -178,6 +180,7 @@ def declare_managed_node_group(
             parent=parent,
             # A cluster autoscaler owns desiredSize once the group exists.
             ignore_changes=["scalingConfig.desiredSize"],
+            depends_on=wait_for,
         ),
     )
     return launch_template, node_group

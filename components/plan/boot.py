@@ -18,16 +18,14 @@ after a failed stage on a later boot. ``After=`` the driver's units (``nvidia-km
 
 What it does:
 
-1. **Isolation** (every GPU group): the host toolkit refuses ``NVIDIA_VISIBLE_DEVICES`` from
-   unprivileged containers and takes the device list from volume mounts:
-   ``nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false
-   --set accept-nvidia-visible-devices-as-volume-mounts=true`` (NVIDIA/nvidia-container-toolkit:
-   the TOML keys of ``internal/config/config.go`` v1.14.0-v1.18.0, ``api/config/v1/config.go``
-   v1.20.0, defaults ``true``/``false``; ``nvidia-ctk config --set --in-place`` at each, on
-   ``/etc/nvidia-container-runtime/config.toml``). The runtime reads the file for every container,
-   so no restart. The device plugin hands out devices as volume mounts
-   (``gpu_operator.values``: ``DEVICE_LIST_STRATEGY=envvar,volume-mounts``; the toolkit reads the mounts
-   first).
+1. **Isolation** (every GPU group): the host toolkit's two device-list keys, as
+   ``gpuOperator.isolation`` chooses them (config/isolation.py; ``enforced``: refuse
+   ``NVIDIA_VISIBLE_DEVICES`` from unprivileged containers, take the device list from volume mounts;
+   ``migrating``: accept both): ``nvidia-ctk config --in-place --set <key>=<value> ...``
+   (NVIDIA/nvidia-container-toolkit: the TOML keys of ``internal/config/config.go`` v1.14.0-v1.18.0,
+   ``api/config/v1/config.go`` v1.19.1-v1.20.0, defaults ``true``/``false``; ``nvidia-ctk config --set
+   --in-place`` at each, on ``/etc/nvidia-container-runtime/config.toml``). The runtime reads the file
+   for every container, so no restart. What a container then gets: catalog/device_lists.py.
 2. **MIG** (a group with a layout): per GPU, MIG mode on (``nvidia-smi -i <i> -mig 1``), then, if
    the GPU's MIG devices (``nvidia-smi -i <i> -L``) are not the layout, every compute and GPU
    instance destroyed and the layout's GPU instances created with a default compute instance each
@@ -71,6 +69,7 @@ from dataclasses import dataclass
 
 from ..catalog import mig as mig_catalog
 from ..config.groups import Taint
+from ..config.isolation import ENFORCED, ISOLATIONS
 
 UNIT_NAME = "gpu-eks-boot.service"
 SCRIPT_PATH = "/usr/local/sbin/gpu-eks-boot"
@@ -92,11 +91,9 @@ KARPENTER_UNREGISTERED = "karpenter.sh/unregistered:NoExecute"
 #: (``SuccessExitStatus=``), so kubelet starts and registers the node with the failure taint.
 FIRST_BOOT_FAILURE_STATUS = 3
 
-#: The toolkit settings of the isolation (NVIDIA/nvidia-container-toolkit, see the module docstring).
-TOOLKIT_SETTINGS: tuple[tuple[str, str], ...] = (
-    ("accept-nvidia-visible-devices-envvar-when-unprivileged", "false"),
-    ("accept-nvidia-visible-devices-as-volume-mounts", "true"),
-)
+#: The toolkit settings of a node of a cluster whose isolation is enforced (the default of
+#: ``script_text`` and ``boot_stage``; the plan passes its cluster's: config/isolation.py).
+ENFORCED_TOOLKIT_SETTINGS = ISOLATIONS[ENFORCED].toolkit_settings
 
 
 @dataclass(frozen=True)
@@ -289,9 +286,15 @@ done_ok
 """
 
 
-def script_text(gpus: int, creation: Sequence[tuple[str, int]], registration: Sequence[str]) -> str:
+def script_text(
+    gpus: int,
+    creation: Sequence[tuple[str, int]],
+    registration: Sequence[str],
+    toolkit: Sequence[tuple[str, str]] = ENFORCED_TOOLKIT_SETTINGS,
+) -> str:
     """The unit's bash script for a node of ``gpus`` GPUs, each given the GPU instances of
-    ``creation`` (empty: no MIG), failing with the taints of ``registration`` before its own."""
+    ``creation`` (empty: no MIG), failing with the taints of ``registration`` before its own, setting
+    the toolkit keys of ``toolkit`` (``isolate``)."""
     for value in registration:
         if any(c in value for c in "\"'$`\\ \n"):
             raise ValueError(f"taint {value!r} cannot go into the boot script")
@@ -306,7 +309,7 @@ def script_text(gpus: int, creation: Sequence[tuple[str, int]], registration: Se
         "FAILED_TAINT_KEY": FAILED_TAINT_KEY,
         "FAILED_LABEL": FAILED_LABEL,
         "FIRST_BOOT_FAILURE_STATUS": str(FIRST_BOOT_FAILURE_STATUS),
-        "TOOLKIT_SETS": "".join(f" --set {k}={v}" for k, v in TOOLKIT_SETTINGS),
+        "TOOLKIT_SETS": "".join(f" --set {k}={v}" for k, v in toolkit),
     }
     text = _SCRIPT
     head, rest = text.split("# @MIG-BEGIN@\n")
@@ -330,12 +333,13 @@ def boot_stage(
     layout: Mapping[str, int] | None,
     taints: Sequence[Taint],
     karpenter: bool,
+    toolkit: Sequence[tuple[str, str]] = ENFORCED_TOOLKIT_SETTINGS,
 ) -> BootStage:
     """The boot stage of a group of ``gpus`` GPUs per node, with ``layout`` (profile -> count per
     GPU) on each ``gpu`` (None, None: no MIG), registering with ``taints`` (and Karpenter's startup
-    taint when ``karpenter``) if it fails."""
+    taint when ``karpenter``) if it fails, setting the toolkit keys of ``toolkit``."""
     creation = mig_creation(gpu, layout) if gpu is not None and layout is not None else ()
-    script = script_text(gpus, creation, registration_taints(taints, karpenter))
+    script = script_text(gpus, creation, registration_taints(taints, karpenter), toolkit)
     unit, drop_in = unit_text(), kubelet_drop_in_text()
     part = (
         "#!/bin/bash\n"

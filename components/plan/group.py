@@ -34,6 +34,7 @@ from ..catalog import mig as mig_catalog
 from ..config import capacity_provider
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
+from ..config.isolation import ENFORCED, ISOLATIONS
 from ..config.mig import gpu_layout
 from ..config.sharing import Mps
 from . import asg, boot, device_plugin, placement, userdata
@@ -125,6 +126,9 @@ class GroupPlan:
     #: EFA devices per node (``efa: true``: every one its type has, ``catalog.efa``), advertised by
     #: the AWS EFA device plugin as ``vpc.amazonaws.com/efa``; 0 without ``efa``.
     efa_devices: int = 0
+    #: The cluster's ``gpuOperator.isolation`` (config/isolation.py): the toolkit settings its
+    #: boot stage writes; the operator's device-plugin strategy must be the same value's.
+    isolation: str = ENFORCED
 
     @property
     def name(self) -> str:
@@ -232,10 +236,13 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
 
-def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False, node_monitoring: bool = False) -> GroupPlan:
+def plan_group(
+    group: GpuNodeGroupSettings, cloudwatch: bool = False, node_monitoring: bool = False, isolation: str = ENFORCED
+) -> GroupPlan:
     """The plan of ``group`` (validated settings: every instance type is in the catalog);
     ``cloudwatch``: the cluster runs the CloudWatch pipeline's add-on (its DaemonSet pods);
-    ``node_monitoring``: the EKS node monitoring agent's add-on (its DaemonSet pods)."""
+    ``node_monitoring``: the EKS node monitoring agent's add-on (its DaemonSet pods);
+    ``isolation``: the cluster's ``gpuOperator.isolation``."""
     instance = catalog.GPU_INSTANCE_TYPES[group.instance_types[0]]
     sharing = group.sharing
     profile_name = sharing.profile or group.name
@@ -273,7 +280,12 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False, node_monit
     efa_devices = efa_catalog.efa_devices(group.instance_types[0]) if group.efa else 0
     mig_gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
     stage = boot.boot_stage(
-        instance.gpus, mig_gpu, layout, taints, karpenter=group.capacity_provider == capacity_provider.KARPENTER
+        instance.gpus,
+        mig_gpu,
+        layout,
+        taints,
+        karpenter=group.capacity_provider == capacity_provider.KARPENTER,
+        toolkit=ISOLATIONS[isolation].toolkit_settings,
     )
     return GroupPlan(
         settings=group,
@@ -307,6 +319,7 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False, node_monit
         boot=stage,
         mig_layout=_frozen(layout) if layout is not None else None,
         efa_devices=efa_devices,
+        isolation=isolation,
     )
 
 
@@ -316,7 +329,10 @@ def resources_per_profile(strategy: str, layout: Mapping[str, int]) -> list[str]
 
 
 def plan_groups(
-    groups: Iterable[GpuNodeGroupSettings], cloudwatch: bool = False, node_monitoring: bool = False
+    groups: Iterable[GpuNodeGroupSettings],
+    cloudwatch: bool = False,
+    node_monitoring: bool = False,
+    isolation: str = ENFORCED,
 ) -> tuple[GroupPlan, ...]:
-    """The plan of each group, in order (``cloudwatch``, ``node_monitoring`` as for ``plan_group``)."""
-    return tuple(plan_group(g, cloudwatch, node_monitoring) for g in groups)
+    """The plan of each group, in order (the others as for ``plan_group``)."""
+    return tuple(plan_group(g, cloudwatch, node_monitoring, isolation) for g in groups)

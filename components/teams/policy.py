@@ -17,6 +17,22 @@ which starts with ``team <name>:`` and names the rule:
   of the ConfigMap or Secret it names, which may change after admission: only a prefix proves that
   no imported name is a device variable. Pods that ask for no GPU are not held to it: the rules
   below keep them off GPU nodes, where the variable means nothing;
+* **privileged** (every pod, every container, init container and ephemeral container): no
+  ``securityContext.privileged: true``, no ``capabilities.add`` of ``SYS_ADMIN`` (any case, with or
+  without ``CAP_``) or ``ALL``. The toolkit treats a container whose bounding set holds
+  ``CAP_SYS_ADMIN`` as privileged and honours its ``NVIDIA_VISIBLE_DEVICES`` whatever the node's
+  isolation (nvidia-container-toolkit v1.19.1 ``internal/config/image/privileged.go``
+  ``IsPrivileged``, ``cuda_image.go`` ``VisibleDevices``): a sidecar of a GPU pod whose image sets
+  ``all`` would see every GPU of the node. containerd adds ``CAP_<NAME>`` upper-cased for each
+  entry and every capability for ``ALL`` or ``privileged`` (its CRI ``WithCapabilities``);
+* **device mounts** (every pod, every kind of container): no ``volumeMounts`` entry whose
+  ``mountPath`` contains ``nvidia-container-devices``. The toolkit takes a ``/dev/null`` mount whose
+  cleaned destination starts with ``/var/run/nvidia-container-devices`` as a request for the device
+  named by the rest of the path (``cuda_image.go`` ``requestsFromMounts``: a string prefix, so
+  ``/var/run/nvidia-container-devicesall`` asks for ``all``), wherever volume mounts are accepted
+  (every node since 0.3.0). Any path that cleans to such a destination holds that name, whatever the
+  spelling of the ``/dev/null`` source (``/dev//null``, ``/dev/./null``): one rule on the
+  destination covers them all. Only the device plugin mounts there (through the CRI, not the pod);
 * **nodeName** (every pod, on create): ``spec.nodeName`` unset. A pod that names its node skips the
   scheduler, hence the GPU groups' ``NoSchedule`` taints (the kubelet admits a pod against its node
   selector, affinity and ``NoExecute`` taints only: k8s.io/kubernetes pkg/kubelet/lifecycle
@@ -71,6 +87,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalog.device_lists import DEVICE_LIST_ROOT
 from ..catalog.labels import GPU_COUNT_LABELS, NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan
@@ -177,6 +194,36 @@ def device_variables_expression() -> str:
     return "!(" + _any_container(f"has(c.env) && c.env.exists(e, e.name in {_list(DEVICE_VARIABLES)})") + ")"
 
 
+#: What a container may not add (containerd upper-cases an entry and prefixes ``CAP_``; ``ALL``
+#: adds every capability): RE2, as the API server's CEL ``matches`` reads it.
+PRIVILEGED_CAPABILITY = "(?i)^(cap_)?(sys_admin|all)$"
+#: The device plugin's volume-mount root's last element (k8s-device-plugin server.go
+#: ``deviceListAsVolumeMountsContainerPathRoot``; catalog/device_lists.py ``DEVICE_LIST_ROOT``).
+DEVICE_MOUNT_NAME = DEVICE_LIST_ROOT.rsplit("/", 1)[1]
+
+
+def privileged_expression() -> str:
+    """CEL: no container is privileged or adds CAP_SYS_ADMIN (or ALL)."""
+    context = "c.securityContext"
+    privileged = f"(has({context}.privileged) && {context}.privileged)"
+    adds = (
+        f"(has({context}.capabilities) && has({context}.capabilities.add) && "
+        f"{context}.capabilities.add.exists(a, a.matches({json.dumps(PRIVILEGED_CAPABILITY)})))"
+    )
+    return "!(" + _any_container(f"has({context}) && ({privileged} || {adds})") + ")"
+
+
+def device_mounts_expression() -> str:
+    """CEL: no container mounts a volume at a path holding the device plugin's mount root's name."""
+    return (
+        "!("
+        + _any_container(
+            f"has(c.volumeMounts) && c.volumeMounts.exists(m, m.mountPath.contains({json.dumps(DEVICE_MOUNT_NAME)}))"
+        )
+        + ")"
+    )
+
+
 def env_from_expression() -> str:
     """CEL: a GPU pod's every ``envFrom`` has a prefix no device variable starts with."""
     unsafe = f"!has(f.prefix) || {_list(DEVICE_VARIABLES)}.exists(n, n.startsWith(f.prefix))"
@@ -270,6 +317,20 @@ def env_from_message(team: TeamSettings) -> str:
     )
 
 
+def privileged_message(team: TeamSettings) -> str:
+    return (
+        f"{message_prefix(team)}rule privileged: no container may be privileged or add CAP_SYS_ADMIN (or ALL): "
+        "the NVIDIA container toolkit gives such a container the GPUs its NVIDIA_VISIBLE_DEVICES names"
+    )
+
+
+def device_mounts_message(team: TeamSettings) -> str:
+    return (
+        f"{message_prefix(team)}rule device mounts: no container may mount a volume under {DEVICE_LIST_ROOT} "
+        "(the NVIDIA container toolkit takes a /dev/null mount there as a request for GPUs)"
+    )
+
+
 def node_name_message(team: TeamSettings) -> str:
     return (
         f"{message_prefix(team)}rule nodeName: a pod may not set spec.nodeName (it would skip the scheduler "
@@ -296,6 +357,8 @@ def validations(team: TeamSettings, plans: Sequence[GroupPlan]) -> list[dict[str
     rules = [
         (device_variables_expression(), device_variables_message(team)),
         (env_from_expression(), env_from_message(team)),
+        (privileged_expression(), privileged_message(team)),
+        (device_mounts_expression(), device_mounts_message(team)),
         (node_name_expression(), node_name_message(team)),
         (gpu_taints_expression(plans), gpu_taints_message(team)),
         (gpu_labels_expression(plans), gpu_labels_message(team)),
@@ -340,7 +403,8 @@ def admission_policy(team: TeamSettings, plans: Sequence[GroupPlan]) -> dict[str
                     },
                     {
                         # kubectl debug: an ephemeral container is added by an UPDATE of this
-                        # subresource (its object is the whole pod); only the env rules apply.
+                        # subresource (its object is the whole pod); only the container rules
+                        # apply (env, privileged, device mounts).
                         "apiGroups": [""],
                         "apiVersions": ["v1"],
                         "operations": ["UPDATE"],

@@ -10,7 +10,10 @@ step runs, nothing is stored) and fails unless
   that does not select the team's groups ("placement"); a pod that sets ``NVIDIA_VISIBLE_DEVICES``
   ("device variables"); a pinned GPU pod importing a ConfigMap with ``envFrom`` without a prefix
   (dry run: the ConfigMap need not exist); a pod that names its node ("nodeName"); a pod that requests no GPU and
-  tolerates the team's group's taints ("GPU taints") or selects its group ("GPU labels");
+  tolerates the team's group's taints ("GPU taints") or selects its group ("GPU labels"); a pod that
+  mounts an emptyDir under ``/var/run/nvidia-container-devices`` ("device mounts"); in a namespace
+  whose Pod Security level is ``privileged``, a pod adding ``SYS_ADMIN`` ("privileged": at the other
+  levels Pod Security admission refuses it first);
 * with a quota, a pod pinned to the team's group asking for one more than the quota (over as few
   containers as ``maxPerContainer`` allows) is refused with "exceeded quota" (a dry run goes
   through the whole admission chain, quota included, without storing or charging anything:
@@ -34,6 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..catalog.device_lists import DEVICE_LIST_ROOT
 from ..catalog.labels import NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan
@@ -134,7 +138,7 @@ def _probe(
 ) -> dict[str, Any]:
     """A probe pod: one container per entry of ``limits``, pinned to ``target`` (its node selector and
     tolerations) when given, with ``spec_fields`` (``env`` and ``envFrom`` go to the first container)."""
-    first = {k: spec_fields.pop(k) for k in ("env", "envFrom") if k in spec_fields}
+    first = {k: spec_fields.pop(k) for k in ("env", "envFrom", "volumeMounts") if k in spec_fields}
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "containers": [
@@ -166,6 +170,10 @@ def _probe(
 
 #: A node name for the nodeName probe: a dry run never binds, so no such node need exist.
 PROBE_NODE = "gpu-eks-team-check.invalid"
+
+
+#: Where the device-mount probe mounts its emptyDir (the device plugin's root, asking for every GPU).
+DEVICE_ROOT_MOUNT = {"name": "device-root", "mountPath": f"{DEVICE_LIST_ROOT}/all"}
 
 
 def _refused(name: str, pod: dict[str, Any], message: str) -> dict[str, Any]:
@@ -224,6 +232,15 @@ def cases(team: TeamSettings, plans: Sequence[GroupPlan], image: str) -> list[di
             _rule(policy.gpu_labels_message(team)),
         ),
     ]
+    # An emptyDir at the device root: every Pod Security level admits it, only the policy refuses it.
+    mount = _probe(team, "device-mounts", image, [{}], None, volumeMounts=[DEVICE_ROOT_MOUNT])
+    mount["spec"]["volumes"].append({"name": DEVICE_ROOT_MOUNT["name"], "emptyDir": {}})
+    out.append(_refused("device-mounts", mount, _rule(policy.device_mounts_message(team))))
+    if team.pod_security == "privileged":
+        # Elsewhere Pod Security admission refuses an added capability first (it runs before the policy).
+        sysadmin = _probe(team, "privileged", image, [{}], None)
+        sysadmin["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] = ["SYS_ADMIN"]
+        out.append(_refused("privileged", sysadmin, _rule(policy.privileged_message(team))))
     quota_resource = next((r for r in sorted(team.quota) if any(r in p.advertised_resources for p in mine)), None)
     if quota_resource is not None:
         over = team.quota[quota_resource] + 1

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 
 from ..catalog.efa import nccl_bus_bandwidth_floor_gbytes
 from ..config.addons import VerificationSettings
+from ..config.isolation import ISOLATIONS, NOT_ENFORCED
 from ..nodegroups.component import GpuNodeGroup
 from ..plan.group import GroupPlan
 from .jobs import (
@@ -98,14 +99,22 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 spec=warmup,
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            isolation = isolation_job_spec(plan, image)
-            self.isolation_jobs[plan.name] = k8s.batch.v1.Job(
-                f"{name}-{plan.name}-isolation",
-                metadata=_job_metadata(isolation_job_name(plan, isolation), self.namespace, isolation),
-                spec=isolation,
-                # On the node the warm-up brought: it requests no GPU, so it brings no node itself.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[plan.name]]),
-            )
+            if ISOLATIONS[plan.isolation].enforced:
+                isolation = isolation_job_spec(plan, image)
+                self.isolation_jobs[plan.name] = k8s.batch.v1.Job(
+                    f"{name}-{plan.name}-isolation",
+                    metadata=_job_metadata(isolation_job_name(plan, isolation), self.namespace, isolation),
+                    spec=isolation,
+                    # On the node the warm-up brought: it requests no GPU, so it brings no node itself.
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[self.warmup_jobs[plan.name]]),
+                )
+            else:
+                # Under `migrating` a pod without a GPU request sees the GPUs (config/isolation.py):
+                # the check would fail by design, so it is not run; the outputs say so.
+                pulumi.log.info(
+                    f"GPU node group {plan.name!r}: isolation {NOT_ENFORCED}; the isolation Job is skipped",
+                    resource=self,
+                )
             if plan.sharing_mode == "mig":
                 # One Job per advertised resource, every pod of them on one node at once (mig.py).
                 mig_jobs = [
