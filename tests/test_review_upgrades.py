@@ -220,6 +220,33 @@ def test_a_vcs_install_is_judged_by_the_commit_pip_recorded(tiny: dict, tmp_path
     )
 
 
+def test_folder_remote_and_index_installs_are_judged_by_what_pip_records(tmp_path: Path):
+    """PEP 610's other shapes (``dir_info`` for a folder, a remote archive's URL, none for an index):
+    written here as pip writes them (the VCS and archive records above are pip's own)."""
+    vendored = tmp_path / "vendor" / "gpu-eks"
+    vendored.mkdir(parents=True)
+    (vendored / "pyproject.toml").write_text('[project]\nname = "gpu_eks_components"\nversion = "0.3.0"\n')
+    (tmp_path / "requirements.txt").write_text("pulumi==3.272.0\n-e ./vendor/gpu-eks\n")
+    (line,) = deps.library_requirements(tmp_path)  # found by the folder's own name
+    assert (line, deps.pip_arguments(line)) == ("-e ./vendor/gpu-eks", ["--editable", "./vendor/gpu-eks"])
+    folder = installed.Library("0.3.0", tmp_path, {"url": f"file://{vendored}", "dir_info": {"editable": True}}, True)
+    assert installed.mismatch(folder, line, tmp_path) is None
+    assert installed.mismatch(folder, "./vendor/other", tmp_path) is not None
+    url = "https://example.com/wheels/gpu_eks_components-0.3.0-py3-none-any.whl"
+    remote = installed.Library("0.3.0", tmp_path, {"url": url, "archive_info": {}}, True)
+    assert installed.mismatch(remote, f"gpu-eks-components @ {url}", tmp_path) is None
+    assert installed.mismatch(remote, f"gpu-eks-components @ {url.replace('0.3.0', '0.4.0')}", tmp_path) == (
+        f"this Python has gpu-eks-components 0.3.0 installed from {url}, not `gpu-eks-components @ "
+        f"{url.replace('0.3.0', '0.4.0')}`"
+    )
+    index = installed.Library("0.4.0.dev0", tmp_path, None, True)
+    assert installed.mismatch(index, "gpu-eks-components>=0.4.0.dev0,<0.5", tmp_path) is None
+    assert installed.mismatch(index, "gpu-eks-components==0.3.0", tmp_path) == (
+        "this Python has gpu-eks-components 0.4.0.dev0 installed from an index, which `gpu-eks-components==0.3.0` "
+        "does not allow"
+    )
+
+
 def test_an_archive_install_is_judged_by_its_sha256(tiny: dict, tmp_path: Path, monkeypatch):
     """The vendored-wheel layout when this Python did install the work tree's wheel: the base is then
     rendered with the base's own wheel (its environment keyed by the wheel's content, so a replaced

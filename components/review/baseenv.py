@@ -312,7 +312,8 @@ def build(base_root: Path, ref: str) -> tuple[Path, str]:
     installing = f"installing the requirements of {ref} into its environment"
     library = deps.library_requirements(base_root)
     if library:
-        _run([*pip, "--no-deps", "--ignore-installed", *library], base_root, installing)
+        arguments = [a for line in library for a in deps.pip_arguments(line)]
+        _run([*pip, "--no-deps", "--ignore-installed", *arguments], base_root, installing)
     _run([*pip, "-r", "requirements.txt"], base_root, installing)
     version = base_library_version(str(python), ref, env)
     ready.write_text(version + "\n", encoding="utf-8")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -188,8 +189,8 @@ def changed_files(base_root: Path, head_root: Path) -> list[str]:
 
 def library_requirements(root: Path) -> list[str]:
     """The requirement lines of the project's pip files (and their includes) that install the library:
-    by name (``gpu-eks-components @ ...``, ``==``) or by a wheel or sdist file of it; options and
-    comments cut."""
+    by name (``gpu-eks-components @ ...``, ``==``), by a wheel or sdist file of it, or by a folder
+    whose pyproject.toml names it (``-e ./vendor/gpu-eks``); options and comments cut."""
     lines = []
     for label in pip_files(root):
         path = root / label
@@ -198,7 +199,25 @@ def library_requirements(root: Path) -> list[str]:
         for line in logical_lines(path):
             name, target = requirement_target(line)
             if name is None and target:
-                name = _archive_name(target)
+                name = _archive_name(target) or _folder_name(local_path(target, root))
             if name == DISTRIBUTION:
-                lines.append(re.split(r"\s+--", line, maxsplit=1)[0])
+                lines.append(re.split(r"\s+--(?!editable)", line, maxsplit=1)[0])
     return lines
+
+
+def _folder_name(folder: Path | None) -> str | None:
+    """The distribution a local folder builds (its pyproject.toml ``[project] name``), or None."""
+    pyproject = folder / "pyproject.toml" if folder is not None else None
+    if pyproject is None or not pyproject.is_file():
+        return None
+    try:
+        name = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("name")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    return canonicalize_name(name) if isinstance(name, str) else None
+
+
+def pip_arguments(line: str) -> list[str]:
+    """A requirement line as pip's command line takes it (``-e ./x`` is two arguments)."""
+    editable = _EDITABLE.match(line)
+    return ["--editable", editable.group(1)] if editable else [line]

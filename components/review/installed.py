@@ -26,6 +26,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from components.version import package_version
 
+from . import deps
 from .deps import DISTRIBUTION, local_path
 
 _COMMIT = re.compile(r"[0-9a-f]{7,40}")
@@ -81,7 +82,7 @@ def mismatch(library: Library, line: str, root: Path) -> str | None:
         req = Requirement(line)
         url = req.url
     except InvalidRequirement:
-        req, url = None, line.split()[0]  # a bare path or URL (pip accepts those)
+        req, url = None, deps.requirement_target(line)[1] or line  # a bare path or URL, or -e (pip accepts those)
     origin = library.origin or {}
     if url is None:
         if req is not None and not req.specifier.contains(library.version, prereleases=True):
