@@ -105,7 +105,7 @@ def test_a_vendored_wheel_replaced_under_the_same_name_is_refused_unless_install
         "base may use another gpu-eks-components), and the work tree is rendered with this Python, whose library "
         f"is not what the work tree pins: gpu-eks-components 0.4.0.dev0 imported from the source tree {ROOT}, not "
         f"installed, not the content of {root / wheel} (sha256 {sha}) that `./{wheel}` installs. Install it into "
-        f"this Python (`{sys.executable} -m pip install --force-reinstall --no-deps './{wheel}'`, from the project "
+        f"this Python (`{sys.executable} -m pip install --force-reinstall --no-deps ./{wheel}`, from the project "
         "folder) and review again"
     )
 

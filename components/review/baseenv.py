@@ -28,6 +28,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -159,10 +160,18 @@ def head_problem(head_root: Path) -> str | None:
     for line in lines:
         why = installed.mismatch(library, line, head_root)
         if why:
+            reinstall = [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--force-reinstall",
+                "--no-deps",
+                *deps.pip_arguments(line),
+            ]
             return (
                 f"is not what the work tree pins: {why.removeprefix('this Python has ')}. Install it into this Python "
-                f"(`{sys.executable} -m pip install --force-reinstall --no-deps '{line}'`, from the project folder) "
-                "and review again"
+                f"(`{shlex.join(reinstall)}`, from the project folder) and review again"
             )
     return None
 
