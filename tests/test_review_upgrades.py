@@ -10,6 +10,7 @@ the refusals, end to end, and the decisions from pip's records."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib.metadata
 import re
@@ -17,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -168,6 +170,28 @@ def test_every_file_pip_reads_is_compared(tmp_path: Path):
 # ---------------------------------------------------------------------------------------------
 
 
+def write_wheel(folder: Path, files: dict[str, str]) -> Path:
+    """A wheel of gpu-eks-components 0.3.0 holding ``files``, in the binary distribution format (PEP 427:
+    METADATA, WHEEL, and RECORD with each file's urlsafe-base64 sha256 and size)."""
+    info = "gpu_eks_components-0.3.0.dist-info"
+    content = {
+        **files,
+        f"{info}/METADATA": "Metadata-Version: 2.1\nName: gpu-eks-components\nVersion: 0.3.0\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for name, text in content.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(text.encode())}\n")
+    content[f"{info}/RECORD"] = "".join(record) + f"{info}/RECORD,,\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / "gpu_eks_components-0.3.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in content.items():
+            archive.writestr(name, text)
+    return wheel
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """A package named gpu-eks-components at two commits, installed by this venv's pip from the first
@@ -189,9 +213,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         commits.append(head.stdout.strip())
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation"]
     libraries = {}
-    wheel = scratch / "wheels" / "gpu_eks_components-0.3.0-py3-none-any.whl"
-    build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
-    subprocess.run([*build, "-w", str(wheel.parent), str(repo)], check=True, capture_output=True, timeout=120)
+    wheel = write_wheel(scratch / "wheels", {"components/__init__.py": "one = 1\n"})
     for kind, requirement in (
         ("vcs", f"gpu-eks-components @ git+file://localhost{repo}@{commits[0]}"),
         ("archive", str(wheel)),
