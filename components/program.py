@@ -7,7 +7,6 @@ import pulumi
 from .composites.gpu_cluster import GpuCluster, GpuClusterArgs
 from .config.loading import settings_from_pulumi_config
 from .config.settings import Settings
-from .config.warnings import settings_warnings
 
 #: Name of the top-level component. Resource names are public API: changing this would
 #: replace every resource of every stack, so it needs an alias (see docs/upgrading.md).
@@ -29,8 +28,6 @@ def run_preflight(settings: Settings) -> None:
 
 def main() -> GpuCluster:
     settings = settings_from_pulumi_config()  # raises pulumi.RunError listing every problem
-    for warning in settings_warnings(settings):
-        pulumi.log.warn(f"gpu-eks config: {warning}")
     run_preflight(settings)
     cluster = GpuCluster(COMPONENT_NAME, GpuClusterArgs(settings=settings))
     for key, value in cluster.stack_outputs().items():

@@ -155,10 +155,11 @@ def cluster_version(
     }
 
 
-def write_stack(root: Path, stack: str, config: Mapping[str, Any]) -> Path:
-    """A minimal project (Pulumi.yaml, stacks/Pulumi.<stack>.yaml) under ``root``."""
+def write_stack(root: Path, stack: str, config: Mapping[str, Any], project: str = "gpu-eks") -> Path:
+    """A minimal project (Pulumi.yaml, stacks/Pulumi.<stack>.yaml) under ``root``: this repository's
+    (``gpu-eks``) unless ``project`` names a consumer's."""
     (root / "stacks").mkdir(parents=True, exist_ok=True)
-    (root / "Pulumi.yaml").write_text("name: gpu-eks\nruntime: python\nstackConfigDir: stacks\n")
+    (root / "Pulumi.yaml").write_text(f"name: {project}\nruntime: python\nstackConfigDir: stacks\n")
     path = root / "stacks" / f"Pulumi.{stack}.yaml"
     path.write_text(yaml.safe_dump({"config": dict(config)}, sort_keys=False))
     return path
@@ -194,6 +195,10 @@ def run_preflight(
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+#: A consuming team's own keys beside the library's: its project's namespace and another provider's.
+CONSUMER_KEYS = {"ml-platform:costCenter": "cc-42", "datadog:apiKey": "not-a-real-key"}
 
 
 def preflight_config(**extra: Any) -> dict[str, Any]:

@@ -106,10 +106,12 @@ def test_plain_parts_next_to_outputs_are_still_validated_without_str_of_outputs(
             "with vpcId, at least 2 subnets (EKS needs two zones)",
         )
     ]
-    assert str(err.value).splitlines()[1] == (
-        '  gpu-eks:network.privateSubnetIds: received ["<unresolved Output>"];'
-        " expected with vpcId, at least 2 subnets (EKS needs two zones)"
-    )
+    # Settings given as a mapping: reported with the mapping's own keys.
+    assert str(err.value).splitlines() == [
+        "invalid settings (1 problem):",
+        '  network.privateSubnetIds: received ["<unresolved Output>"]; expected with vpcId, at least 2 subnets (EKS '
+        "needs two zones)",
+    ]
     with pytest.raises(ConfigError) as err:
         load_settings({"clusterName": "c", "network": {"privateSubnetIds": vpc}})
     assert [p.expected for p in err.value.problems] == ["subnet ids only together with vpcId"]

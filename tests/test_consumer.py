@@ -82,8 +82,12 @@ def test_the_wheel_ships_only_the_library(wheel: Path, tmp_path: Path):
         entry_points = archive.read(f"{wheel.name.split('-py3')[0]}.dist-info/entry_points.txt").decode()
     assert entry_points == "[console_scripts]\ngpu-eks-review = components.review.cli:main\n"
 
-    # The README's PyPI line, as pip resolves it from an index (here: a folder holding the wheel).
+    # The README's PyPI line, as pip resolves it from an index (here: a folder holding the wheel). The
+    # README names the last release; this wheel is the work tree's, the next one's development release.
     (line,) = [x for x in readme_install_lines() if "==" in x]
+    version = wheel.name.split("-")[1]
+    assert line == "gpu-eks-components==0.3.0" and version == "0.4.0.dev0"
+    line = line.replace("0.3.0", version)
     site = tmp_path / "site"
     index = wheel.parent
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--find-links", str(index)]

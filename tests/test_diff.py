@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from components.review import diff as review_diff
 from tests.support import copy_project, git, tooling_cli
 from tooling import diff, render
 from tooling.__main__ import main as cli_main
@@ -83,6 +84,38 @@ def test_replaced_report_names_urns_missing_from_the_new_render():
     assert "a:b:C::x\n" not in report
     assert diff.replaced_report("dev", old, old) == ""
     assert diff.replaced_report("dev", "", new) == "", "a stack added as a whole replaces nothing"
+
+
+def test_a_consumers_guard_says_whose_alias_it_is():
+    """In a consuming team's review (issue 42): what the library's components declare inside themselves
+    was renamed by the library, whose alias it is (no pulumi.Alias in the team's program reaches it,
+    and the team has no snapshots); what the team's program declares, it aliases itself."""
+    chain = "gpu-eks:index:GpuCapacity$gpu-eks:nodegroup:GpuNodeGroup$aws:ec2/launchTemplate:LaunchTemplate"
+    lt = f"urn:pulumi:dev::vision::{chain}::gpu-t4-lt"
+    own = "urn:pulumi:dev::vision::aws:ec2/vpc:Vpc::own-vpc"
+    component = "urn:pulumi:dev::vision::gpu-eks:index:GpuCapacity::gpu"
+    old = f"resources:\n- urn: {lt}\n"
+    report = review_diff.replaced_report("dev", old, "resources: []\n", "gpu-eks-review render --stack dev", True)
+    assert report.splitlines()[3:] == [
+        "1 of them gpu-eks-components' components declare inside themselves, not your program: when your program "
+        "did not rename their component, the library did (an upgrade), and the alias is the library's to declare, "
+        "not yours. Read its UPGRADING.md for this version before deploying, or stay on the version you have.",
+        "If the deletion is intended, deploy it knowingly: `gpu-eks-review render --stack dev` renders what "
+        "replaces them.",
+    ]
+    assert "refresh the snapshots" not in report and "pulumi.Alias" not in report
+    both = review_diff.replaced_report(
+        "dev", f"resources:\n- urn: {own}\n- urn: {component}\n- urn: {lt}\n", "resources: []\n", "r", True
+    )
+    assert "keep each by declaring its old identity in your program:" in both
+    assert (
+        "1 of them gpu-eks-components' components declare inside themselves, not your program (those of a "
+        "component you renamed follow its alias)" in both
+    )
+    # This repository's own guard keeps its advice: aliases, then the snapshots.
+    assert "refresh the snapshots and let the review see it: python -m tooling render --update-snapshots" in (
+        diff.replaced_report("dev", old, "resources: []\n")
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ teams on two groups (issue 25)."""
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any
 
@@ -371,3 +372,20 @@ def test_the_karpenter_example_gives_each_group_a_node_pool_and_no_node_group():
         "gpu-eks-l4-eighth": {"nodes": "2"},
     }
     assert [r.name for r in sim.resources if r.type == NG] == ["gpu-eks-cluster-system"]
+
+
+def test_what_the_examples_comments_point_to_exists():
+    """A comment naming a page or a README section that is gone sends a reader nowhere (issue 42:
+    `Pulumi.mig-h100.yaml` named a README section moved to docs/sharing.md). The README's sections are
+    its headings; every docs/ page is a file; the MIG examples say what applies the layout now."""
+    headings = {
+        line.lstrip("#").strip() for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("#")
+    }
+    for path in sorted(EXAMPLES.glob("Pulumi.*.yaml")):
+        comments = "\n".join(line for line in path.read_text().splitlines() if line.lstrip().startswith("#"))
+        for page in re.findall(r"\bdocs/[\w.-]+\.md\b", comments):
+            assert (ROOT / page).is_file(), (path.name, page)
+        for section in re.findall(r'README,? "([^"]+)"', comments):
+            assert section in headings, (path.name, section)
+    a100 = (EXAMPLES / "Pulumi.mig-a100.yaml").read_text()
+    assert "mig-manager applies" not in a100 and "boot stage cuts the layout before" in a100

@@ -313,7 +313,8 @@ def test_a_new_launch_template_version_rolls_the_node_groups_that_use_it():
     words = impact.text(summary, "t")
     assert (
         f"node group gpu: up to 5 nodes (its max size), 1 at a time; {LAUNCH_TEMPLATE} gpu-lt changes: "
-        "EKS replaces every node (UpdateNodegroupVersion)\n"
+        "EKS replaces every node (UpdateNodegroupVersion); EKS first launches up to 2 extra nodes per zone "
+        "(maxUnavailable, if more) for their pods\n"
     ) in words
     assert f"{NODE_GROUP} gpu: `launchTemplate.version` -> nodes rolled\n" in words
 
@@ -404,8 +405,8 @@ def test_a_node_pool_template_change_drifts_its_gpu_nodes():
         ),
         (
             "GPU pods rescheduled",
-            "NodePool gpu-eks-t4-nodepool: its GPU pods are evicted as each node drains and start again on new "
-            "nodes (time-slicing gives no isolation: every pod sharing a GPU goes at once)",
+            # No device-plugin profile time-slices its GPUs here (tests/test_impact_nodes.py: those that do).
+            "NodePool gpu-eks-t4-nodepool: its GPU pods are evicted as each node drains and start again on new nodes",
         ),
     ]
 
@@ -587,6 +588,8 @@ def test_taint_change_rolls_the_gpu_nodes(dev_render, project_copy):
         "1",
     )
     assert summary.gpu_pods_rescheduled == ["gpu-eks-t4"]
+    # dev's t4 nodes are time-sliced (profile timeslice-x4, replicas 4), on no reservation.
+    assert (rolled["gpu-eks-t4"].time_sliced, rolled["gpu-eks-t4"].reserved) == (True, None)
     lt = next(r for r in summary.resources if r.label == f"{LAUNCH_TEMPLATE} gpu-eks-t4-lt")
     assert lt.effects == ["new-launch-template-version"] and any(p.startswith("userData") for p in lt.changed)
 

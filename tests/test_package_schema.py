@@ -122,7 +122,7 @@ def test_metaschema_check_can_fail(schema):
 
 def test_schema_declares_gpu_cluster_with_its_python_token(schema):
     assert schema["name"] == "gpu-eks"
-    assert schema["version"] == "0.3.0"  # pyproject.toml's version
+    assert schema["version"] == "0.4.0-dev.0"  # pyproject.toml's version 0.4.0.dev0, in SemVer's spelling
     assert list(schema["resources"]) == [TOKEN]
     resource = schema["resources"][TOKEN]
     assert resource["isComponent"] is True
@@ -554,7 +554,7 @@ def test_plugin_entry_point_serves_the_golden_schema_from_a_checkout(tmp_path: P
             info = stub.GetPluginInfo(empty_pb2.Empty(), timeout=30)
         served = json.dumps(json.loads(response.schema), indent=2, sort_keys=True) + "\n"
         assert served == GOLDEN.read_text()
-        assert info.version == "0.3.0"
+        assert info.version == "0.4.0-dev.0"
     finally:
         process.kill()
         process.wait(timeout=10)

@@ -441,6 +441,63 @@ def test_version_api_missing_still_fails_a_version_past_extended_support(aws: No
     assert result.reason.startswith("Kubernetes 1.30 left EKS extended support on 2026-07-23")
 
 
+@pytest.mark.parametrize(
+    ("today", "status", "reason"),
+    [
+        (dt.date(2026, 11, 26), WARN, "could not check: DescribeClusterVersions answered 404: Not yet implemented"),
+        (
+            dt.date(2026, 11, 27),
+            FAIL,
+            "Kubernetes 1.31 left EKS extended support on 2026-11-26 (the library's calendar): EKS creates no new "
+            "cluster at it (ml-new); pick a newer kubernetesVersion",
+        ),
+    ],
+)
+def test_a_new_cluster_fails_only_once_its_version_left_extended_support(
+    aws: None, today: dt.date, status: str, reason: str
+) -> None:
+    # Not stubbed: moto answers DescribeClusterVersions with 404 and DescribeCluster with
+    # ResourceNotFoundException; the calendar decides, on either side of 1.31's end (issue 42).
+    result = check_kubernetes_version(client("eks"), "1.31", today, "ml-new")
+    assert (result.status, result.reason) == (status, reason)
+
+
+def test_an_existing_cluster_past_its_version_warns_what_it_runs(aws: None) -> None:
+    """EKS upgraded it itself (to the oldest version in extended support): `pulumi up` with preflight must
+    not fail it on a calendar day; the row says what it runs."""
+    eks = client("eks")  # moto's CreateCluster (it checks neither the role nor the subnets)
+    eks.create_cluster(
+        name="ml", version="1.32", roleArn="arn:aws:iam::123456789012:role/eks", resourcesVpcConfig={"subnetIds": []}
+    )
+    result = check_kubernetes_version(eks, "1.31", dt.date(2026, 11, 27), "ml")
+    assert (result.status, result.reason) == (
+        WARN,
+        "Kubernetes 1.31 left EKS extended support on 2026-11-26 (the library's calendar): cluster ml exists and "
+        "runs 1.32 (EKS upgrades it itself, to the oldest version in extended support); set kubernetesVersion to "
+        "1.32 and upgrade one minor version at a time",
+    )
+    # EKS's own answer (stubbed: moto has no DescribeClusterVersions) decides the same way.
+    stub = Stubber(eks)
+    versions = {
+        "clusterVersions": [cluster_version("1.31", "UNSUPPORTED"), cluster_version("1.32", "EXTENDED_SUPPORT")]
+    }
+    stub.add_response("describe_cluster_versions", versions, {"clusterType": "eks", "includeAll": True})
+    stub.add_response("describe_cluster", {"cluster": {"name": "ml", "version": "1.32"}}, {"name": "ml"})
+    stub.add_response("describe_cluster_versions", versions, {"clusterType": "eks", "includeAll": True})
+    stub.add_client_error("describe_cluster", "ResourceNotFoundException", "No cluster found for name: ml-new.")
+    with stub:
+        existing = check_kubernetes_version(eks, "1.31", dt.date(2026, 11, 27), "ml")
+        new = check_kubernetes_version(eks, "1.31", dt.date(2026, 11, 27), "ml-new")
+    assert (existing.status, new.status) == (WARN, FAIL)
+    assert existing.reason.startswith(
+        "EKS no longer supports Kubernetes 1.31 in us-west-2: cluster ml exists and runs 1.32"
+    )
+    assert new.reason == (
+        "EKS no longer supports Kubernetes 1.31 in us-west-2: EKS creates no new cluster at it (ml-new); expected one "
+        "of 1.32"
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # 5. Existing VPC
 # ---------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from moto.server import ThreadedMotoServer
 from components import catalog
 from components.preflight.cli import resolve_region
 from tests.preflight_fixtures import (
+    CONSUMER_KEYS,
     GPU_AMI_ID,
     REGION,
     VERSION,
@@ -150,6 +151,25 @@ def test_failing_account_exits_1_naming_the_failed_rows(server: str, tmp_path: P
     assert "private subnets span 1 zone(s) (us-west-2a); EKS needs at least 2" in failed["vpc"]
     assert f"without tag kubernetes.io/role/internal-elb=1: {private[0]}, {private[1]}" in failed["vpc"]
     assert lines[-1] == "4 passed, 2 warned, 2 failed"
+
+
+def test_a_consumers_project_with_its_own_namespaces_runs(server: str, tmp_path: Path) -> None:
+    """In a consumer's project the library reads its gpu-eks: keys and leaves the project's own and other
+    providers' namespaces alone (issue 42); this repository's project refuses them, naming each."""
+    seed_eks_amis()
+    write_stack(tmp_path, "dev", preflight_config(**CONSUMER_KEYS), project="ml-platform")
+
+    result = run_preflight(tmp_path, "dev", preflight_env(tmp_path, server))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        f"Preflight of stack dev (cluster ml-platform-dev) in {REGION}, account 123456789012"
+    )
+    write_stack(tmp_path, "dev", preflight_config(**CONSUMER_KEYS))  # the same keys in this repository's project
+    refused = run_preflight(tmp_path, "dev", preflight_env(tmp_path, server))
+    assert refused.returncode == 2
+    assert "invalid stack configuration (2 problems):" in refused.stderr
+    assert 'ml-platform:costCenter: received "cc-42"; expected a key in a namespace the program reads' in refused.stderr
 
 
 def test_invalid_config_exits_2_without_traceback(tmp_path: Path) -> None:

@@ -263,7 +263,8 @@ def test_the_version_range_is_the_list_the_error_names(monkeypatch: pytest.Monke
     # The suite's date (tests/conftest.py): 1.31 is in extended support until 2026-11-26.
     assert catalog.today() == dt.date(2026, 11, 21)
     m = re.search(
-        r"the\s+versions accepted are (1\.\d+)–(1\.\d+), the list an invalid `kubernetesVersion`", CONFIGURATION
+        r"the\s+versions\s+EKS\s+supports\s+today\s+are\s+(1\.\d+)–(1\.\d+),\s+the\s+list\s+an\s+invalid\s+`kubernetesVersion`",
+        CONFIGURATION,
     )
     assert m, "docs/configuration.md: the sentence giving the accepted Kubernetes versions"
     first, last = (int(v.split(".")[1]) for v in m.groups())

@@ -85,9 +85,18 @@ def test_check_refuses_a_version_without_a_dated_changelog_section(tmp_path: Pat
         release.check(project(tmp_path / "b", changelog=undated), "v0.2.0")
 
 
-def test_this_repository_checks_out_at_its_own_version():
-    version = release.version(ROOT)
-    assert release.check(ROOT, f"v{version}").startswith("Breaking (see [UPGRADING.md](UPGRADING.md))")
+def test_this_repository_is_between_releases():
+    """main carries the next version's development release, which no tag checks out (issue 42)."""
+    assert release.version(ROOT) == "0.4.0.dev0"
+    with pytest.raises(release.ReleaseError) as err:
+        release.check(ROOT, "v0.4.0")
+    assert str(err.value) == (
+        "pyproject.toml's version is '0.4.0.dev0', a development version: the release commit sets X.Y.Z "
+        "(python -m tooling release prepare X.Y.Z)"
+    )
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert release.last_release(changelog) == "0.3.0"
+    assert release.changelog_sections(changelog)["0.3.0"][1].startswith("Breaking (see [UPGRADING.md](UPGRADING.md))")
 
 
 # --- prepare ----------------------------------------------------------------------------------
@@ -112,6 +121,30 @@ def test_prepare_moves_version_changelog_and_install_lines(tmp_path: Path):
         "gpu-eks-components==0.3.0 and the plugin v0.20.0 and ==0.1.0 stay\n"
     )
     assert release.check(root, "v0.3.0") == "### Added\n\n- A new thing.\n"
+
+
+def test_prepare_from_a_development_version_and_open_the_next_one(tmp_path: Path):
+    """Between releases the version is the next one's X.Y.Z.dev0: prepare releases it (the README's pins
+    move from the last release, the golden schema from the SemVer spelling), then ``dev`` opens the next."""
+    root = project(tmp_path, version="0.3.0.dev0")
+    golden = root / "tests" / "golden" / "schema.json"
+    golden.parent.mkdir(parents=True)
+    golden.write_text('{\n  "name": "gpu-eks",\n  "version": "0.3.0-dev.0"\n}\n')
+    changed = release.prepare(root, "0.3.0", dt.date(2026, 12, 1))
+    assert sorted(p.name for p in changed) == ["CHANGELOG.md", "README.md", "pyproject.toml", "schema.json"]
+    assert release.version(root) == "0.3.0" and '"version": "0.3.0"\n' in golden.read_text()
+    assert "@v0.3.0`" in (root / "README.md").read_text()
+    assert release.check(root, "v0.3.0") == "### Added\n\n- A new thing.\n"
+
+    assert sorted(p.name for p in release.dev(root, "0.4.0")) == ["pyproject.toml", "schema.json"]
+    assert release.version(root) == "0.4.0.dev0" and '"version": "0.4.0-dev.0"\n' in golden.read_text()
+    assert "@v0.3.0`" in (root / "README.md").read_text()  # consumers still install the release
+    with pytest.raises(release.ReleaseError, match=r"version 0\.4\.0\.dev0 is not after the current 0\.4\.0\.dev0"):
+        release.dev(root, "0.4.0")
+    with pytest.raises(release.ReleaseError, match=r"version 0\.3\.1 is not after the current 0\.4\.0\.dev0"):
+        release.prepare(root, "0.3.1", dt.date(2026, 12, 2))
+    with pytest.raises(release.ReleaseError, match=r"version '0\.5\.0\.dev0': expected X\.Y\.Z"):
+        release.dev(root, "0.5.0.dev0")
 
 
 def test_prepare_compares_from_a_commit_when_the_last_release_was_never_tagged(tmp_path: Path):
@@ -154,7 +187,8 @@ def test_the_release_procedure_on_a_throwaway_clone(tmp_path: Path):
     clone = tmp_path / "clone"
     subprocess.run([*GIT, "clone", "--quiet", str(ROOT), str(clone)], check=True, capture_output=True, timeout=120)
     # The work tree's versions of the files the procedure reads and writes (uncommitted changes too).
-    for name in ("CHANGELOG.md", "README.md", "pyproject.toml", "tooling/release.py", "tooling/__main__.py"):
+    files = ("CHANGELOG.md", "README.md", "pyproject.toml", "tooling/release.py", "tooling/__main__.py")
+    for name in (*files, "components/version.py"):
         (clone / name).write_bytes((ROOT / name).read_bytes())
     changelog = (clone / "CHANGELOG.md").read_text()
     section = re.compile(r"## \[Unreleased\]\n.*?(?=^## \[)", re.S | re.M)
@@ -189,6 +223,12 @@ def test_the_release_procedure_on_a_throwaway_clone(tmp_path: Path):
     assert tooling(clone, "release", "tag").returncode == 1  # v0.4.0 exists already
     readme = (clone / "README.md").read_text()
     assert "@v0.4.0" in readme and not re.findall(r"@v0\.3\.0\b", readme)
+
+    # Right after the tag: the next version's development release, which no tag checks out.
+    opened = tooling(clone, "release", "dev", "0.5.0")
+    assert opened.returncode == 0, opened.stderr
+    assert release.version(clone) == "0.5.0.dev0"
+    assert tooling(clone, "release", "check", "--tag", "v0.4.0").returncode == 1
 
 
 # --- .github/workflows/release.yml --------------------------------------------------------------
@@ -301,9 +341,11 @@ def test_the_workflows_build_step_makes_the_sdist_and_the_wheel(workflow: dict[s
 def test_prepare_moves_every_version_pin_of_this_readme(tmp_path: Path):
     """Every place the README pins this version (install lines, `pulumi package add`) is one
     prepare moves: none is left behind; prose about a version stays."""
-    current = release.version(ROOT)
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    current = release.last_release(changelog)
+    assert current == "0.3.0"
     pin = re.compile(rf"(?:\.git(?:/plugin)?@v|gpu-eks-components==){re.escape(current)}\b")
-    root = project(tmp_path, version=current)
+    root = project(tmp_path, version=release.version(ROOT), changelog=changelog)
     readme = (ROOT / "README.md").read_text()
     (root / "README.md").write_text(readme)
     release.prepare(root, "99.0.0", dt.date(2026, 12, 1))

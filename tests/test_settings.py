@@ -79,6 +79,12 @@ BLACKWELL = (
         ("g4nd.xlarge", "nearest known g4dn.xlarge, g4dn.2xlarge, g4dn.4xlarge"),
         ("g4ad.xlarge", "nearest known g4dn.xlarge, g4dn.2xlarge, g4dn.4xlarge"),  # AMD, not NVIDIA
         ("zz.top", "nearest known g5g.metal, g4dn.metal, g5.xlarge"),
+        # A CPU type is not a misspelt GPU type (issue 42): no nearest GPU types for it.
+        ("m5.large", "not a GPU type (the m5 family has no GPU: a systemNodeGroup type)"),
+        (
+            "T3.Large",
+            "instance type names are lower-case; not a GPU type (the t3 family has no GPU: a systemNodeGroup type)",
+        ),
         # Upper case: compared in lower case, and said.
         ("G6.XLARGE", "instance type names are lower-case; nearest known g6.xlarge, g6.2xlarge, g6.4xlarge"),
         # NVIDIA families the catalog leaves out: why.

@@ -22,7 +22,7 @@ from components import catalog
 from components.cluster.iam import access_entry_keys
 from components.config.errors import ConfigError
 from components.config.fields import LIBRARY_TAG_ALLOWANCE, MAX_TAGS_PER_RESOURCE, MAX_USER_TAGS
-from components.config.loading import eks_regions, load_settings, settings_from_config
+from components.config.loading import eks_regions, load_settings, provider_config_keys, settings_from_config
 from components.config.names import SYSTEM_SIDE_CHILDREN
 from components.config.network import created_subnet_netmask
 from components.config.settings import Settings
@@ -431,24 +431,46 @@ def test_136_is_known_with_its_calendar():
     assert warnings({"kubernetesVersion": "1.36"}) == []
 
 
-def test_a_version_past_extended_support_is_an_error():
-    # 2026-11-21: 1.30 left extended support on 2026-07-23.
-    assert problems({"kubernetesVersion": "1.30"}) == [
-        'gpu-eks:kubernetesVersion: received "1.30"; expected one of 1.31, 1.32, 1.33, 1.34, 1.35, 1.36: 1.30 left '
-        "EKS extended support on 2026-07-23, EKS no longer creates or runs clusters at it"
-    ]
+PAST_131 = (
+    'gpu-eks:kubernetesVersion: received "1.31"; expected a version EKS supports: 1.31 left EKS extended support '
+    "on 2026-11-26; EKS creates no cluster at it and upgrades an existing one itself to 1.32, the oldest version in "
+    "extended support, still billed $0.60 per cluster-hour instead of $0.10 (about $365 a month more). Upgrade one "
+    "minor version at a time (each an EKS cluster update, then the nodes): 1.32 -> 1.33 -> 1.34 (standard support "
+    "until 2026-12-02)"
+)
+#: (No Cluster Autoscaler release exists for 1.30 or 1.31 in the reference table: it is switched off.)
+NO_CA = {"autoscaler": {"enabled": False}}
+
+
+def test_a_version_past_extended_support_is_a_warning_not_an_error():
+    """A date never turns a stack that rendered into an error (issue 42): 1.30 left extended support on
+    2026-07-23, before the suite's date; preflight fails a new cluster at it (test_preflight_checks)."""
+    assert load_settings({"clusterName": "c", "kubernetesVersion": "1.30", **NO_CA}).kubernetes_version == "1.30"
+    (line,) = [w for w in warnings({"kubernetesVersion": "1.30", **NO_CA}) if "kubernetesVersion" in w]
+    assert line.startswith(
+        'gpu-eks:kubernetesVersion: received "1.30"; expected a version EKS supports: 1.30 left EKS extended support '
+        "on 2026-07-23; EKS creates no cluster at it and upgrades an existing one itself to 1.31, the oldest version "
+        "in extended support"
+    )
+    assert line.endswith("1.31 -> 1.32 -> 1.33 -> 1.34 (standard support until 2026-12-02)")
+    # A version the calendar does not hold is still an error: the library knows nothing of it.
     (line,) = problems({"kubernetesVersion": "1.29"})
     assert "1.29 has left EKS extended support" in line
 
 
-def test_the_date_decides(monkeypatch):
-    monkeypatch.setattr(catalog, "today", lambda: dt.date(2026, 11, 27))  # 1.31 ended 2026-11-26
-    (line,) = problems({"kubernetesVersion": "1.31"})
-    assert "1.31 left EKS extended support on 2026-11-26" in line
+def test_the_date_decides_the_warning_never_an_error(monkeypatch):
+    """1.31's extended support ended 2026-11-26 (catalog: the EKS calendar): the day before and the day
+    after, the same stack loads; only the warning changes, from the cost to the end and the upgrade path."""
+    raw = {"clusterName": "c", "kubernetesVersion": "1.31", **NO_CA}
     monkeypatch.setattr(catalog, "today", lambda: dt.date(2026, 11, 26))
-    # (No Cluster Autoscaler release exists for 1.31 in the reference table: it is switched off.)
-    raw = {"clusterName": "c", "kubernetesVersion": "1.31", "autoscaler": {"enabled": False}}
+    assert [w for w in warnings(raw) if "kubernetesVersion" in w] == [
+        'gpu-eks:kubernetesVersion: received "1.31"; expected a version in standard support: 1.31 is in EKS '
+        "extended support until 2026-11-26, billed $0.60 per cluster-hour instead of $0.10 ($0.50/h, about $365 a "
+        "month more); after that date EKS upgrades the control plane itself"
+    ]
+    monkeypatch.setattr(catalog, "today", lambda: dt.date(2026, 11, 27))
     assert load_settings(raw).kubernetes_version == "1.31"
+    assert [w for w in warnings(raw) if "kubernetesVersion" in w] == [PAST_131]
 
 
 def test_a_version_in_extended_support_is_a_warning_with_date_and_cost():
@@ -627,6 +649,42 @@ def test_known_namespaces_pass():
     assert settings_from_config(config, "gpu-eks", "dev").cluster_name == "gpu-eks-dev"
 
 
+def test_a_provider_key_typo_is_an_error_in_this_repositorys_stacks():
+    """pulumi-aws 7.51.1 reads its config keys in pulumi_aws/config/vars.py (``__config__.get('region')``);
+    ``aws:regin`` reaches no code, and the stack would deploy to the default region."""
+    assert config_problems({"aws:regin": "us-west-2"}) == [
+        'aws:regin: received "us-west-2"; expected a key the aws provider reads (pulumi_aws/config/vars.py): '
+        "did you mean aws:region?"
+    ]
+    assert {"region", "profile", "defaultTags", "assumeRoles"} <= provider_config_keys("aws")
+    assert provider_config_keys("eks") is None  # pulumi-eks ships no config module: its keys are not judged
+
+
+def test_a_consumers_program_reads_its_gpu_eks_keys_and_leaves_the_others_alone():
+    """A consumer's project (not named gpu-eks): its own namespace and other providers' are its
+    program's business (issue 42); a near miss of the library's namespace holding a library key is not."""
+    config = {
+        "aws:region": "us-west-2",
+        "gpu-eks:kubernetesVersion": "1.35",
+        "ml-platform:costCenter": "cc-42",
+        "datadog:apiKey": "x",
+        "aws:anything": "the consumer's program reads its providers' keys",
+    }
+    assert settings_from_config(config, "ml-platform", "dev").cluster_name == "ml-platform-dev"
+    with pytest.raises(ConfigError) as info:
+        settings_from_config({**config, "gpu_eks:gpuNodeGroups": "[]"}, "ml-platform", "dev")
+    assert [str(p) for p in info.value.problems] == [
+        'gpu_eks:gpuNodeGroups: received "[]"; expected a key in the library\'s namespace (gpu-eks:): did you mean '
+        "gpu-eks:gpuNodeGroups?"
+    ]
+    # The same keys in this repository's project: each is a key no code reads.
+    assert [line.split(":", 2)[0] + ":" + line.split(":", 2)[1] for line in config_problems(config)] == [
+        "ml-platform:costCenter",
+        "datadog:apiKey",
+        "aws:anything",
+    ]
+
+
 def test_the_program_refuses_unknown_namespaces():
     with pytest.raises(pulumi.RunError) as info:
         run_stack("dev", ROOT, config_overrides={"gpueks:deletionProtection": True})
@@ -642,10 +700,12 @@ def test_render_refuses_unknown_namespaces_bare_keys_and_regions(tmp_path: Path)
     doc["config"]["gpueks:deletionProtection"] = True
     doc["config"]["kubernetesVersion"] = "1.35"
     doc["config"]["aws:region"] = "mars-1"
+    doc["config"]["aws:regin"] = "us-west-2"
     (root / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump(doc))
     done = cli("render", "--stack", "bad", cwd=root)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "invalid stack configuration (3 problems)" in done.stderr
+    assert "invalid stack configuration (4 problems)" in done.stderr
+    assert 'aws:regin: received "us-west-2"; expected a key the aws provider reads' in done.stderr
     assert 'gpueks:deletionProtection: received "true"; expected a key in a namespace the program reads' in done.stderr
     assert "no code reads gpueks:; did you mean gpu-eks:deletionProtection?" in done.stderr
     assert (

@@ -92,9 +92,9 @@ class GpuCapacity(pulumi.ComponentResource):
         problems = _args_problems(name, args, s)
         if problems:
             raise ValueError("\n".join(problems))
-        for warning in settings_warnings(s):
-            pulumi.log.warn(f"gpu-eks config: {warning}")
         super().__init__(TYPE_NAME, name, None, opts)
+        for warning in settings_warnings(s):
+            pulumi.log.warn(f"gpu-eks config: {warning}", resource=self)
         # Outputs are checked when they resolve, by the same rules as plain values now.
         tags = {
             **checked_setting_tags(s.tags),

@@ -19,6 +19,7 @@ from ..autoscaler.component import ClusterAutoscaler
 from ..cluster.component import Cluster, ClusterArgs
 from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
 from ..config.settings import Settings
+from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import values as karpenter_values
 from ..karpenter.component import Karpenter, KarpenterArgs, KarpenterTarget
@@ -48,6 +49,10 @@ class GpuCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
+        # Legal but risky settings, as Pulumi warnings on this component (GpuCapacity does the same):
+        # a consumer's `pulumi up` shows them under it, `gpu-eks-review render` in its header.
+        for warning in settings_warnings(s):
+            pulumi.log.warn(f"gpu-eks config: {warning}", resource=self)
         # Tag values given as Outputs are checked by the tag rules when they resolve.
         tags = {"gpu-eks/cluster": s.cluster_name, **checked_setting_tags(s.tags)}
         uses_karpenter = any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups)

@@ -8,6 +8,7 @@ find problems below the value they validate raise ``KeyedProblems``.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import json
 import sys
@@ -117,18 +118,47 @@ class KeyedProblems(ValueError):
         super().__init__("; ".join(expected for _, _, expected in problems))
 
 
-class ConfigError(ValueError):
-    """The stack configuration is invalid; ``problems`` lists every problem found."""
+#: What a ConfigError is about: the stack configuration (``gpu-eks:<key>`` in a stack file), or
+#: settings given in Python (a mapping of the same keys, without the namespace).
+STACK_CONFIGURATION = "stack configuration"
+SETTINGS = "settings"
 
-    def __init__(self, problems: list[Problem]):
+
+class ConfigError(ValueError):
+    """The stack configuration (or settings given as a mapping, ``source``) is invalid; ``problems``
+    lists every problem found, each keyed as in the stack config (``gpu-eks:...``)."""
+
+    def __init__(self, problems: list[Problem], source: str = STACK_CONFIGURATION):
         self.problems = problems
+        self.source = source
         super().__init__(self.report())
 
     def report(self) -> str:
+        """Every problem, keyed as the reader wrote them: a mapping's own keys for ``SETTINGS``."""
         n = len(self.problems)
-        lines = [f"invalid stack configuration ({n} problem{'s' if n != 1 else ''}):"]
-        lines += [f"  {p}" for p in self.problems]
+        lines = [f"invalid {self.source} ({n} problem{'s' if n != 1 else ''}):"]
+        prefix = f"{CONFIG_NAMESPACE}:" if self.source == SETTINGS else None
+        lines += [
+            f"  {Problem(p.key.removeprefix(prefix), p.received, p.expected) if prefix else p}" for p in self.problems
+        ]
         return "\n".join(lines)
+
+
+def settings_error(problems: list[Problem]) -> ConfigError:
+    """The ConfigError of settings given in Python as a mapping (``load_settings``). In a Pulumi program
+    (the SDK imported) it is also a ``pulumi.RunError``, which Pulumi reports as its message alone,
+    not as "an unhandled exception" with the program's traceback (pulumi/errors.py ``RunError``); it
+    is still caught as a ConfigError."""
+    pulumi = sys.modules.get("pulumi")
+    run_error = getattr(pulumi, "RunError", None)
+    if run_error is None:
+        return ConfigError(problems, SETTINGS)
+    return _with_run_error(run_error)(problems, SETTINGS)
+
+
+@functools.cache
+def _with_run_error(run_error: type[Exception]) -> type[ConfigError]:
+    return type("SettingsError", (ConfigError, run_error), {"__doc__": ConfigError.__doc__, "__module__": __name__})
 
 
 def deploy_time_error(err: ConfigError) -> Exception:

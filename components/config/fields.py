@@ -309,7 +309,11 @@ def supported_kubernetes_versions(today: Any) -> list[str]:
 
 
 def kubernetes_version_problem(value: str, today: Any) -> str | None:
-    """Why EKS would not run ``value`` on ``today`` (the EKS version calendar in the catalog), or None."""
+    """Why the library cannot render ``value`` (not a version, or one the EKS calendar in the catalog
+    does not hold), or None. ``today`` only names the versions EKS supports in the message: a date
+    never turns a version the library renders into an error (a stack that rendered yesterday renders
+    today). A version past its extended support is a warning (config/warnings.py), and preflight fails
+    a new cluster at it (EKS creates none)."""
     usable = ", ".join(supported_kubernetes_versions(today))
     m = catalog.KUBERNETES_VERSION_PATTERN.fullmatch(value)
     if not m:
@@ -323,11 +327,6 @@ def kubernetes_version_problem(value: str, today: Any) -> str | None:
                 "(components/catalog KUBERNETES_VERSIONS); a new version needs a library release"
             )
         return f"one of {usable}: {value} has left EKS extended support, EKS no longer creates clusters at it"
-    if calendar.status(today) == "UNSUPPORTED":
-        return (
-            f"one of {usable}: {value} left EKS extended support on {calendar.end_of_extended_support}, "
-            "EKS no longer creates or runs clusters at it"
-        )
     return None
 
 

@@ -190,7 +190,8 @@ class GpuNodeGroupSettings(_Model):
             "NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, "
             'p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU '
             "model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` "
-            "with `g5.xlarge`). An unknown type is an error naming the nearest known ones.",
+            "with `g5.xlarge`). An unknown type is an error naming the nearest known ones (a CPU type such as "
+            "`m5.large`: not a GPU type).",
             type="list of GPU instance types",
             default='`["g4dn.xlarge"]`',
         ),

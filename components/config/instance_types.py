@@ -23,10 +23,20 @@ def _nearest_gpu_types(name: str) -> list[str]:
     return sorted(catalog.GPU_INSTANCE_TYPES, key=rank)[:NEAREST]
 
 
+def _cpu_families() -> set[str]:
+    """The families the catalog knows to have no GPU: those of the system node group's types."""
+    return {catalog.instance_family(t) for t in catalog.SYSTEM_ENIS if not catalog.is_accelerated(t)}
+
+
 def _unknown_detail(name: str) -> str:
-    """Why ``name`` is refused, with the nearest known types."""
+    """Why ``name`` is refused: not a GPU type at all, or not one the library knows (with the nearest)."""
     family = catalog.instance_family(name.lower())
     why = ["instance type names are lower-case"] if name != name.lower() else []
+    if family in _cpu_families():
+        # No nearest GPU type: an m5.large is not a misspelt g5.xlarge.
+        return (
+            f"{name}: {'; '.join([*why, f'not a GPU type (the {family} family has no GPU: a systemNodeGroup type)'])}"
+        )
     if family in catalog.EXCLUDED_GPU_FAMILIES:
         why.append(f"the library leaves {family} out, since {catalog.EXCLUDED_GPU_FAMILIES[family]}")
     return f"{name}: {'; '.join([*why, 'nearest known ' + ', '.join(_nearest_gpu_types(name))])}"

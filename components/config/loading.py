@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import difflib
 import functools
+import importlib.util
 import json
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from pydantic import ValidationError
 
 from ..autoscaler.rules import autoscaler_problems
-from .errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from
+from .errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from, settings_error
 from .settings import GpuCapacitySettings, Settings
 
 _S = TypeVar("_S", bound=GpuCapacitySettings)
@@ -31,7 +34,8 @@ def load_settings(
     existing cluster: only the GPU keys).
 
     The model's rules run first, then the autoscaler's (which need parsed settings). Raises
-    ConfigError listing every problem, keys prefixed with ``namespace``.
+    ConfigError listing every problem (``settings_error``: its report names the mapping's own keys,
+    and a Pulumi program shows it without a traceback); each problem's key is prefixed with ``namespace``.
     """
     try:
         # by_name=False: only the documented camelCase keys (the stack file's, docs/configuration.md's, the
@@ -41,10 +45,10 @@ def load_settings(
         # its camelCase key (problems_from).
         settings = model.model_validate(dict(raw), by_name=False)
     except ValidationError as err:
-        raise ConfigError(problems_from(err, namespace, model)) from None
+        raise settings_error(problems_from(err, namespace, model)) from None
     problems = autoscaler_problems(settings, namespace)
     if problems:
-        raise ConfigError(problems)
+        raise settings_error(problems)
     return settings
 
 
@@ -58,7 +62,7 @@ def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMES
         return load_settings(raw, namespace, model=GpuCapacitySettings)
     except ConfigError as err:
         key = f"{namespace}:kubernetesVersion"
-        raise ConfigError(
+        raise settings_error(
             [
                 Problem(p.key, p.received, _EXISTING_VERSION) if p.key == key and p.expected == "a value" else p
                 for p in err.problems
@@ -88,33 +92,78 @@ def decode_config_value(value: Any) -> Any:
 KNOWN_CONFIG_NAMESPACES = (CONFIG_NAMESPACE, "pulumi", "aws", "awsx", "eks", "kubernetes")
 
 
-def unknown_config_problems(config: Mapping[str, Any]) -> list[Problem]:
-    """Keys that no code would read: a namespace typo (``gpueks:deletionProtection``) silently drops
-    the setting, and a bare key is not a Pulumi config key (the CLI parses ``<namespace>:<name>``,
-    pulumi/pulumi sdk/go/common/resource/config/key.go ``ParseKey``)."""
+def reads_every_key(project: str) -> bool:
+    """Whether the program of ``project`` reads every key of its stack files: this repository's own
+    program, the project whose own namespace is the library's (Pulumi.yaml ``name: gpu-eks``). Any
+    other project is a consumer's: the library reads its ``gpu-eks:`` keys, and the other namespaces
+    (the project's own, other providers') belong to the consumer's program, which the library leaves alone."""
+    return project == CONFIG_NAMESPACE
+
+
+@functools.cache
+def provider_config_keys(namespace: str) -> frozenset[str] | None:
+    """The config keys of the provider whose namespace is ``namespace``, as its installed Python SDK
+    reads them (``pulumi_<namespace>/config/vars.py``, generated from the provider's schema: pulumi-aws
+    7.51.1 reads ``aws:region`` as ``__config__.get('region')``); None when the SDK is not installed
+    or ships no config module (pulumi-awsx, pulumi-eks, pulumi-kubernetes). Read as text: the SDK
+    is not imported."""
+    spec = importlib.util.find_spec(f"pulumi_{namespace}")
+    if spec is None or spec.origin is None:
+        return None
+    variables = Path(spec.origin).parent.joinpath("config", "vars").with_suffix(".py")
+    if not variables.is_file():
+        return None
+    return frozenset(re.findall(r"__config__\.get\w*\('([^']+)'", variables.read_text(encoding="utf-8")))
+
+
+def unknown_config_problems(config: Mapping[str, Any], strict: bool = True) -> list[Problem]:
+    """Keys that no code would read.
+
+    ``strict`` (this repository's program, ``reads_every_key``): every key; a namespace typo
+    (``gpueks:deletionProtection``) silently drops the setting, a provider key typo (``aws:regin``)
+    too, and a bare key is not a Pulumi config key (the CLI parses ``<namespace>:<name>``,
+    pulumi/pulumi sdk/go/common/resource/config/key.go ``ParseKey``). Otherwise (a consumer's
+    program) only what is surely meant for the library: a near miss of its namespace holding one of
+    its keys (``gpu_eks:gpuNodeGroups``)."""
     problems = []
     fields = {f.alias or name for name, f in Settings.model_fields.items()}
     for key in config:
         namespace, sep, name = str(key).partition(":")
+        if not strict:
+            near = sep and difflib.get_close_matches(namespace, [CONFIG_NAMESPACE], cutoff=0.8)
+            if near and namespace != CONFIG_NAMESPACE and name.split(".")[0] in fields:
+                meant = f"{CONFIG_NAMESPACE}:{name}"
+                expected = f"a key in the library's namespace ({CONFIG_NAMESPACE}:): did you mean {meant}?"
+                problems.append(Problem(key=str(key), received=config[key], expected=expected))
+            continue
         if not sep:
             hint = f"{CONFIG_NAMESPACE}:{key}" if key in fields else f"<namespace>:{key}"
             problems.append(Problem(key=str(key), received=config[key], expected=f"a namespaced key such as {hint}"))
             continue
         if namespace in KNOWN_CONFIG_NAMESPACES:
+            known = provider_config_keys(namespace) if namespace not in (CONFIG_NAMESPACE, "pulumi") else None
+            if known is not None and name not in known:
+                close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+                expected = f"a key the {namespace} provider reads (pulumi_{namespace}/config/vars.py)" + (
+                    f": did you mean {namespace}:{close[0]}?" if close else ""
+                )
+                problems.append(Problem(key=str(key), received=config[key], expected=expected))
             continue
         close = difflib.get_close_matches(namespace, KNOWN_CONFIG_NAMESPACES, n=1, cutoff=0.6)
         if not close and name.split(".")[0] in fields:
             close = [CONFIG_NAMESPACE]
-        hint = f"; did you mean {close[0]}:{name}?" if close else ""
-        problems.append(
-            Problem(
-                key=str(key),
-                received=config[key],
-                expected=f"a key in a namespace the program reads ({', '.join(KNOWN_CONFIG_NAMESPACES)}): "
-                f"no code reads {namespace}:{hint}",
-            )
-        )
+        meant = f"{close[0]}:{name}" if close else None
+        problems.append(_unread(str(key), config[key], f"no code reads {namespace}:", meant))
     return problems
+
+
+def _unread(key: str, received: Any, why: str, meant: str | None) -> Problem:
+    return Problem(
+        key=key,
+        received=received,
+        expected=f"a key in a namespace the program reads ({', '.join(KNOWN_CONFIG_NAMESPACES)}): {why}"
+        + (f"; did you mean {meant}?" if meant else ""),
+    )
 
 
 @functools.cache
@@ -150,10 +199,11 @@ def region_problems(config: Mapping[str, Any]) -> list[Problem]:
 def settings_from_config(config: Mapping[str, Any], project: str, stack: str) -> Settings:
     """Settings from a full config map as the Pulumi CLI passes it (``gpu-eks:key`` → string).
 
-    Also checks the keys of other namespaces: unknown namespaces and an ``aws:region`` without EKS
-    are problems. Raises ConfigError listing every problem.
+    Also checks the keys of other namespaces as ``unknown_config_problems`` does for ``project``'s
+    program (``reads_every_key``), and an ``aws:region`` without EKS. Raises ConfigError listing
+    every problem.
     """
-    problems = unknown_config_problems(config) + region_problems(config)
+    problems = unknown_config_problems(config, strict=reads_every_key(project)) + region_problems(config)
     prefix = f"{CONFIG_NAMESPACE}:"
     raw = {k[len(prefix) :]: decode_config_value(v) for k, v in config.items() if k.startswith(prefix)}
     raw.setdefault("clusterName", f"{project}-{stack}")
@@ -167,7 +217,9 @@ def settings_from_config(config: Mapping[str, Any], project: str, stack: str) ->
 
 
 def settings_from_pulumi_config() -> Settings:
-    """Settings from the running Pulumi program's config; invalid config → ``pulumi.RunError``."""
+    """Settings from the running Pulumi program's config (its ``gpu-eks:*`` keys; in a consumer's
+    project the other namespaces are the consumer's own, ``reads_every_key``); invalid config →
+    ``pulumi.RunError``."""
     import pulumi
     from pulumi.runtime import config as runtime_config
 

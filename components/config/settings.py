@@ -231,10 +231,11 @@ class Settings(GpuCapacitySettings):
     kubernetes_version: str = Field(
         catalog.DEFAULT_KUBERNETES_VERSION,
         **doc(
-            "EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended "
-            "support it is an error, in extended support a warning (end date and cost); a version newer than the "
-            "library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard "
-            "support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
+            "EKS Kubernetes version (quote it in YAML). In extended support it is a warning (end date and cost); "
+            "past it a warning too (the date, the cost and the upgrade path: a stack that rendered yesterday "
+            "renders today), and preflight fails a new cluster at it; a version newer than the library's calendar "
+            "(1.36 today) is an error until the library knows its dates. 1.35 is in standard support until "
+            "2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly.",
             type='string `"1.NN"`',
             default='`"1.35"`',
         ),

@@ -144,6 +144,49 @@ def _kubernetes_version_in_extended_support(settings: GpuCapacitySettings) -> It
 
 
 @warning_rule
+def _kubernetes_version_past_extended_support(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # EKS user guide, "Understand the Kubernetes version lifecycle on EKS": "If you haven't updated
+    # your cluster before the extended support period ends, your cluster is auto-upgraded to the
+    # oldest currently supported extended version"; EKS creates new clusters only at versions in
+    # standard or extended support (preflight fails a new one). "Update existing cluster to new
+    # Kubernetes version": one minor version per update. A warning, never an error: the stack
+    # rendered yesterday, and the pull request that moves it off the version must render too.
+    today = catalog.today()
+    calendar = catalog.KUBERNETES_VERSIONS.get(settings.kubernetes_version)
+    if calendar is None or calendar.status(today) != "UNSUPPORTED":
+        return
+    later = sorted((v for v in catalog.KUBERNETES_VERSIONS.values() if _minor(v) > _minor(calendar)), key=_minor)
+    oldest_extended = next((v.version for v in later if v.status(today) == "EXTENDED_SUPPORT"), None)
+    path: list[str] = []
+    for v in later:
+        path.append(v.version)
+        if v.status(today) == "STANDARD_SUPPORT":
+            path[-1] += f" (standard support until {v.end_of_standard_support})"
+            break
+    extra = catalog.EKS_EXTENDED_SUPPORT_USD_PER_HOUR - catalog.EKS_STANDARD_SUPPORT_USD_PER_HOUR
+    upgraded = (
+        f"upgrades an existing one itself to {oldest_extended}, the oldest version in extended support, still billed "
+        f"${catalog.EKS_EXTENDED_SUPPORT_USD_PER_HOUR:.2f} per cluster-hour instead of "
+        f"${catalog.EKS_STANDARD_SUPPORT_USD_PER_HOUR:.2f} (about ${extra * 730:.0f} a month more)"
+        if oldest_extended
+        else "upgrades an existing one itself to the oldest version it supports"
+    )
+    yield Problem(
+        key=f"{CONFIG_NAMESPACE}:kubernetesVersion",
+        received=settings.kubernetes_version,
+        expected=(
+            f"a version EKS supports: {settings.kubernetes_version} left EKS extended support on "
+            f"{calendar.end_of_extended_support}; EKS creates no cluster at it and {upgraded}. Upgrade one minor "
+            f"version at a time (each an EKS cluster update, then the nodes): {' -> '.join(path)}"
+        ),
+    )
+
+
+def _minor(version: catalog.KubernetesVersion) -> int:
+    return int(version.version.split(".")[1])
+
+
+@warning_rule
 def _gpu_operator_past_nvidia_support(settings: GpuCapacitySettings) -> Iterable[Problem]:
     # NVIDIA's life cycle of gpu-operator major versions (catalog/gpu_operator.py CHART_LIFE_CYCLE,
     # from its "Platform Support" page): a chart past support still deploys, but gets no fixes.

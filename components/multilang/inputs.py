@@ -131,7 +131,7 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     name: Required[str]
     """Group name: resource names (`gpu-eks-<name>`), the `gpu-eks.io/node-group` label and the default sharing profile name. Unique; not `cluster`, `gpu-operator`, `verify`, `autoscaler`, `observability` (nor `karpenter` where a group uses Karpenter) nor starting with one of them plus `-`, nor ending in `-lt`: those names belong to the cluster's own resources. Type: 1–40 chars `[a-z0-9-]`. Required."""
     instance_types: list[str]
-    """NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` with `g5.xlarge`). An unknown type is an error naming the nearest known ones. Type: list of GPU instance types. Default: `["g4dn.xlarge"]`."""
+    """NVIDIA GPU instance types, each once: families g4dn, g5, g5g (arm64), g6, gr6, g6e, p4d, p4de, p5, p5e, p5en and the fractional g6f, gr6f (see "GPU families"). All types of a group must have the same GPU model, memory per GPU, GPU count and CPU architecture (`g6.xlarge` with `g6.2xlarge`, not `g4dn.xlarge` with `g5.xlarge`). An unknown type is an error naming the nearest known ones (a CPU type such as `m5.large`: not a GPU type). Type: list of GPU instance types. Default: `["g4dn.xlarge"]`."""
     capacity_provider: str
     """What launches the group's nodes: `managedNodeGroup` (an EKS managed node group, scaled by the Cluster Autoscaler) or `karpenter` (a Karpenter NodePool, EC2NodeClass and NodeOverlay; Karpenter launches nodes for pending pods, from zero). A `karpenter` group needs `scaling: {minSize: 0, desiredSize: 0}` (Karpenter keeps no minimum; `maxSize` is the NodePool's node limit) and `diskSizeGiB` ≤ 59000 (the EC2NodeClass limit). See "Karpenter". Type: `managedNodeGroup` | `karpenter`. Default: `managedNodeGroup`."""
     capacity_type: str
@@ -319,7 +319,7 @@ class GpuClusterInputs(TypedDict, total=False):
     """The inputs of GpuCluster: the stack config keys (`gpu-eks:<key>`), same names and shapes."""
 
     kubernetes_version: str
-    """EKS Kubernetes version (quote it in YAML). A version EKS still supports today: past its extended support it is an error, in extended support a warning (end date and cost); a version newer than the library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly. Type: string `"1.NN"`. Default: `"1.35"`."""
+    """EKS Kubernetes version (quote it in YAML). In extended support it is a warning (end date and cost); past it a warning too (the date, the cost and the upgrade path: a stack that rendered yesterday renders today), and preflight fails a new cluster at it; a version newer than the library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly. Type: string `"1.NN"`. Default: `"1.35"`."""
     gpu_node_groups: list[GpuNodeGroupSettings]
     """GPU node groups (at least one; unique names). Type: list of groups. Default: one group `gpu`, every other key at its default."""
     gpu_operator: GpuOperatorSettings

@@ -38,8 +38,7 @@ from ..composites import gpu_cluster
 from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem
 from ..config.loading import load_settings
 from ..config.settings import Settings
-from ..config.warnings import settings_warnings
-from ..version import package_version
+from ..version import package_version, semver
 from .inputs import GpuClusterInputs
 
 #: The package name other languages see (``pulumi package add`` → ``@<sdk>/gpu-eks``); also the
@@ -231,8 +230,6 @@ class GpuCluster(gpu_cluster.GpuCluster):
             settings = settings_from_inputs(args)
         except ConfigError as err:
             raise pulumi.RunError(err.report()) from None
-        for warning in settings_warnings(settings):
-            pulumi.log.warn(f"gpu-eks config: {warning}")
         from ..program import run_preflight
 
         run_preflight(settings)
@@ -300,8 +297,9 @@ def _input_properties_error(problems: list[Problem]) -> InputPropertiesError:
 
 
 def provider(version: str | None = None) -> GpuEksProvider:
-    """The component provider (its schema is inferred here, at construction)."""
-    return GpuEksProvider(COMPONENTS, PACKAGE_NAME, version=version or package_version())
+    """The component provider (its schema is inferred here, at construction). Its version is the
+    package's in SemVer's spelling: Pulumi's package schema accepts SemVer only (its metaschema)."""
+    return GpuEksProvider(COMPONENTS, PACKAGE_NAME, version=version or semver(package_version()))
 
 
 def serve(args: list[str] | None = None) -> None:

@@ -181,37 +181,71 @@ def _cluster_versions(eks: Any) -> list[dict[str, Any]]:
     return [v for page in pages for v in page.get("clusterVersions", [])]
 
 
-def _version_unanswered(version: str, today: dt.date, problem: str) -> CheckResult:
-    """EKS could not be asked: WARN, unless the library's own calendar makes a FAIL certain
-    (EKS creates no cluster of a version past its extended support)."""
+def _version_unanswered(eks: Any, version: str, today: dt.date, problem: str, cluster: str | None) -> CheckResult:
+    """EKS could not be asked: WARN, unless the library's own calendar says EKS creates no cluster
+    at ``version`` (past its extended support) and the cluster is a new one (``_unsupported``)."""
     calendar = catalog.KUBERNETES_VERSIONS.get(version)
     details = {"version": version, "error": problem}
     if calendar is not None and calendar.status(today) == "UNSUPPORTED":
-        return CheckResult(
-            "kubernetes-version",
-            FAIL,
-            f"Kubernetes {version} left EKS extended support on {calendar.end_of_extended_support} "
-            "(the library's calendar); pick a newer kubernetesVersion",
-            details,
-        )
+        end = calendar.end_of_extended_support
+        why = f"Kubernetes {version} left EKS extended support on {end} (the library's calendar)"
+        return _unsupported(eks, version, why, "pick a newer kubernetesVersion", cluster, details)
     return CheckResult("kubernetes-version", WARN, f"could not check: {problem}", details)
 
 
-def check_kubernetes_version(eks: Any, version: str, today: dt.date) -> CheckResult:
+def _unsupported(
+    eks: Any, version: str, why: str, instead: str, cluster: str | None, details: dict[str, Any]
+) -> CheckResult:
+    """A version EKS no longer supports: FAIL for a new cluster (EKS creates none at it: EKS user
+    guide, "Understand the Kubernetes version lifecycle on EKS"); only WARN for ``cluster`` when it
+    exists (eks:DescribeCluster), which EKS upgrades itself to the oldest version in extended
+    support: its stack must keep deploying, and preflight must not fail it on a calendar day."""
+    check = "kubernetes-version"
+    if cluster is None:
+        return CheckResult(check, FAIL, f"{why}; {instead}", details)
+    try:
+        running = str(eks.describe_cluster(name=cluster)["cluster"].get("version") or "unknown")
+    except ClientError as err:
+        reraise_if_credentials(err)
+        if error_code(err) == "ResourceNotFoundException":
+            return CheckResult(check, FAIL, f"{why}: EKS creates no new cluster at it ({cluster}); {instead}", details)
+        return CheckResult(
+            check,
+            WARN,
+            f"{why}: EKS creates no new cluster at it, and whether {cluster} exists is unknown "
+            f"({describe_client_error(err)}); {instead}",
+            details,
+        )
+    details["running"] = running
+    return CheckResult(
+        check,
+        WARN,
+        f"{why}: cluster {cluster} exists and runs {running} (EKS upgrades it itself, to the oldest version in "
+        f"extended support); set kubernetesVersion to {running} and upgrade one minor version at a time",
+        details,
+    )
+
+
+def check_kubernetes_version(eks: Any, version: str, today: dt.date, cluster: str | None = None) -> CheckResult:
     """EKS offers ``version`` in the region; WARN in extended support (extra hourly cost per
-    cluster) or within STANDARD_SUPPORT_WARNING_DAYS of the end of standard support."""
+    cluster) or within STANDARD_SUPPORT_WARNING_DAYS of the end of standard support. A version past
+    its support fails a new cluster only (``cluster``, the cluster's name: ``_unsupported``)."""
     check = "kubernetes-version"
     region = region_of(eks)
     if not hasattr(eks, "describe_cluster_versions"):
         # boto3 releases before the API (late 2024) lack it; pyproject allows boto3>=1.35.
         return _version_unanswered(
-            version, today, f"botocore {botocore.__version__} has no eks DescribeClusterVersions; upgrade boto3"
+            eks,
+            version,
+            today,
+            f"botocore {botocore.__version__} has no eks DescribeClusterVersions; upgrade boto3",
+            cluster,
         )
     try:
         listed = _cluster_versions(eks)
     except ClientError as err:
         reraise_if_credentials(err)
-        return _version_unanswered(version, today, describe_client_error(err))
+        return _version_unanswered(eks, version, today, describe_client_error(err), cluster)
 
     calendar = catalog.KUBERNETES_VERSIONS.get(version)
     entry = next((v for v in listed if v.get("clusterVersion") == version), None)
@@ -221,14 +255,12 @@ def check_kubernetes_version(eks: Any, version: str, today: dt.date) -> CheckRes
         key=lambda s: tuple(int(p) for p in s.split(".") if p.isdigit()),
     )
     details: dict[str, Any] = {"version": version, "offered": offered}
-    if entry is None or status == "UNSUPPORTED":
-        what = "no longer supports" if entry is not None else "does not offer"
-        return CheckResult(
-            check,
-            FAIL,
-            f"EKS {what} Kubernetes {version} in {region}; expected one of {comma_list(offered)}",
-            details,
-        )
+    if entry is None:
+        expected = f"expected one of {comma_list(offered)}"
+        return CheckResult(check, FAIL, f"EKS does not offer Kubernetes {version} in {region}; {expected}", details)
+    if status == "UNSUPPORTED":
+        why = f"EKS no longer supports Kubernetes {version} in {region}"
+        return _unsupported(eks, version, why, f"expected one of {comma_list(offered)}", cluster, details)
 
     end_standard = _as_date(entry.get("endOfStandardSupportDate")) or (
         calendar.end_of_standard_support if calendar else None

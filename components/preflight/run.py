@@ -54,7 +54,7 @@ def run_checks(
         results = [
             *(check_ami(ssm, settings.kubernetes_version, ami_type) for ami_type in gpu_ami_types),
             check_ami(ssm, settings.kubernetes_version, settings.system_node_group.ami_type),
-            check_kubernetes_version(eks, settings.kubernetes_version, today),
+            check_kubernetes_version(eks, settings.kubernetes_version, today, settings.cluster_name),
             check_existing_vpc(
                 ec2,
                 settings.network,

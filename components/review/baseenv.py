@@ -1,105 +1,82 @@
-"""The library the base of ``gpu-eks-review diff --base`` is rendered with.
+"""The library each side of ``gpu-eks-review diff --base`` is rendered with.
 
-A pull request that bumps gpu-eks-components changes the project's dependency files, not its
-program: rendering the base with the library installed here (the new one) would show both sides
-through the same code and claim "no change" for an upgrade that replaces every GPU node. So when
-the base's dependency files differ from the work tree's, the base gets its own environment:
+The rule (docs/review.md): when the library or any dependency might differ between the base and the
+work tree, each side is rendered with what that side pins, or the review is refused with the reason
+and the way out; it never says "no change" for it.
 
-* **Built by this command**, not by the workflow: the same ``gpu-eks-review diff --base origin/main``
-  must give the same answer on a laptop as in CI, and the command is what knows the base checkout
-  (its temporary worktree) and the project folder inside it.
-* **From the base's requirements.txt** (the Pulumi ``pip`` toolchain, the default, installs that file:
-  Pulumi docs, "Pulumi.yaml project file reference", ``runtime.options.toolchain``), into a virtual
-  environment cached per hash of the base's requirement files and this environment
-  (``$GPU_EKS_REVIEW_CACHE``, else ``~/.cache/gpu-eks-review``): a second review of the same base
-  installs nothing.
-* **Over this environment**: the new venv sees this Python's site-packages after its own (a ``.pth``
-  file), and pip installs into it only what the base's requirements pin differently, so a review
-  downloads the old library and whatever it pins, not every provider SDK again. The library itself
-  is always installed into the venv (``--ignore-installed``): the same version number built from
-  another commit (a ``git+…@<sha>`` line) must not be taken for the one installed here. Every
-  requirement the base names is met at the base's version; a package only the work tree installs
-  stays importable, which the base's code does not import.
-
-A poetry or uv project (``pyproject.toml`` with ``poetry.lock``/``uv.lock``), or a base without
-requirements.txt, is not built: the command refuses to compare (exit 2) and says what it could not
-compare, unless ``--base-python`` names a Python with the base's dependencies or ``--same-library``
-accepts a review of the program's changes only (the output says so).
-
-The base library must ship ``gpu-eks-review`` itself (``components/review``), which renders it.
+* **Nothing differs** (``deps.changed_files``: every file the project's install reads, includes,
+  vendored archives and poetry/uv lock files too): both sides with this Python's library.
+* **The work tree** is always rendered with this Python: its library must be what the work tree pins
+  (``installed.mismatch``, from pip's ``direct_url.json``), else the review is refused: reinstall.
+* **The base** gets an environment built from its requirements.txt (a pip project: ``deps.toolchain``),
+  **by this command**, so a review on a laptop gives the answer CI gives, cached per hash of the base's
+  dependency files and of this environment (``$GPU_EKS_REVIEW_CACHE``, else ``~/.cache/gpu-eks-review``).
+  It sees this Python's site-packages after its own (a ``.pth`` file), so pip installs only what the
+  base pins differently; the library itself is always installed into it (``--ignore-installed``): the
+  same version number built from another commit must not be taken for the one installed here.
+* ``--base-python`` names a Python with the base's dependencies instead; ``--same-library`` renders
+  both sides with this Python's library, and the output says what that leaves out.
+* What it cannot do it refuses (exit 2) naming the way out: a poetry or uv project, a base without
+  requirements.txt, a Python without pip or with one that cannot build the environment, a base library
+  without ``gpu-eks-review`` (0.2.0 and older: the review tool renders the base with it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from components.version import package_version
 
+from . import deps, installed
 from .diff import DiffError
 
-DISTRIBUTION = "gpu-eks-components"
-#: A requirement line naming the library (PEP 503 names compare with -, _ and . alike).
-LIBRARY_LINE = re.compile(r"^\s*gpu[-_.]eks[-_.]components\s*(?:[\[@=<>!~;]|$)", re.I)
-#: The files each Pulumi Python toolchain installs from (Pulumi.yaml ``runtime.options.toolchain``).
-TOOLCHAIN_FILES = {
-    "pip": ("requirements*.txt", "constraints*.txt"),
-    "poetry": ("pyproject.toml", "poetry.lock"),
-    "uv": ("pyproject.toml", "uv.lock"),
-}
+DISTRIBUTION = deps.DISTRIBUTION
 PIP_TIMEOUT_SECONDS = 900
+PROBE_TIMEOUT_SECONDS = 60
 READY = "gpu-eks-review-ready"
+#: ``pip --python``, which installs into the base's environment from this Python's pip (pip 22.3 notes).
+PIP_WITH_PYTHON_OPTION = (22, 3)
+#: The review tool's refusals end with the ways out that always exist.
+WAY_OUT = "pass --base-python with a Python that has the base's dependencies, or --same-library"
+#: What a Python's library is, asked without importing it (a base library may not import here).
+PROBE = """
+import importlib.metadata, importlib.util, json, pathlib, tomllib
+spec = importlib.util.find_spec("components")
+found = None
+if spec is not None and spec.origin:
+    package = pathlib.Path(spec.origin).resolve().parent
+    pyproject, version = package.parent / "pyproject.toml", None
+    if pyproject.is_file():
+        project = tomllib.loads(pyproject.read_text()).get("project", {})
+        version = project.get("version") if project.get("name") == "gpu-eks-components" else None
+    if version is None:
+        try:
+            version = importlib.metadata.version("gpu-eks-components")
+        except importlib.metadata.PackageNotFoundError:
+            version = "(version unknown)"
+    found = {"version": version, "where": str(package), "review": (package / "review" / "__init__.py").is_file()}
+print(json.dumps(found))
+"""
 
 
 @dataclass(frozen=True)
 class BaseLibrary:
-    """How the base is rendered: ``python`` (None: this Python) and what the review says about it."""
+    """How the base is rendered: ``python`` (None: this Python), what the review says about it
+    (``note``: the output and the pull request comment) and where, locally (``detail``: stderr only)."""
 
     python: str | None
     note: str = ""
-
-
-def toolchain(root: Path) -> str:
-    """The project's Python toolchain: Pulumi.yaml ``runtime.options.toolchain``, default ``pip``."""
-    try:
-        project = yaml.safe_load((root / "Pulumi.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return "pip"
-    runtime = project.get("runtime") if isinstance(project, dict) else None
-    options = runtime.get("options") if isinstance(runtime, dict) else None
-    chosen = options.get("toolchain") if isinstance(options, dict) else None
-    return str(chosen) if chosen else "pip"
-
-
-def dependency_files(root: Path, chain: str) -> dict[str, bytes]:
-    """The project's dependency files for ``chain`` (name -> content)."""
-    found: dict[str, bytes] = {}
-    for pattern in TOOLCHAIN_FILES.get(chain, TOOLCHAIN_FILES["pip"]):
-        for path in sorted(root.glob(pattern)):
-            if path.is_file():
-                found[path.name] = path.read_bytes()
-    return found
-
-
-def changed_files(base_root: Path, head_root: Path) -> list[str]:
-    """The dependency files that differ between the base and the work tree (either toolchain's)."""
-    chains = {toolchain(base_root), toolchain(head_root)}
-    changed: set[str] = set()
-    for chain in chains:
-        old, new = dependency_files(base_root, chain), dependency_files(head_root, chain)
-        changed |= {name for name in old.keys() | new.keys() if old.get(name) != new.get(name)}
-    if len(chains) > 1:
-        changed.add("Pulumi.yaml (toolchain)")
-    return sorted(changed)
+    detail: str = ""
 
 
 def library_version() -> str:
@@ -122,8 +99,14 @@ def choose(
 ) -> BaseLibrary:
     """The library the base of ``ref`` is rendered with (see the module docstring)."""
     if given:
-        return BaseLibrary(given)
-    changed = changed_files(base_root, head_root)
+        version = base_library_version(given, ref)
+        return BaseLibrary(
+            given,
+            f"note: the base ({ref}) was rendered with --base-python's {DISTRIBUTION} {version}, the work tree with "
+            f"this Python's {library_version()}\n",
+            f"note: --base-python: {given}\n",
+        )
+    changed = deps.changed_files(base_root, head_root)
     if not changed:
         return BaseLibrary(None)
     files = ", ".join(changed)
@@ -134,23 +117,102 @@ def choose(
             f"Python's {DISTRIBUTION} {library_version()}: a library change is not in this review, only the "
             "program's and the stack files' changes\n",
         )
-    chain = toolchain(base_root)
-    requirements = base_root / "requirements.txt"
-    if chain != "pip" or not requirements.is_file():
-        why = f"its toolchain is {chain}" if chain != "pip" else "it has no requirements.txt"
-        raise DiffError(
-            f"not compared: {files} differ between {ref} and the work tree (a dependency change: the base may use "
-            f"another {DISTRIBUTION}), and gpu-eks-review builds the base's environment from a pip requirements.txt "
-            f"only ({ref}: {why}). Pass --base-python with a Python that has the base's dependencies, or "
-            "--same-library to review the program's changes with this Python's library on both sides"
-        )
-    python, version = build(base_root, requirements)
+    what = (
+        f"{files} differ between {ref} and the work tree (a dependency change: the base may use another {DISTRIBUTION})"
+    )
+    refusal = unbuildable(base_root, head_root, ref)
+    if refusal:
+        raise DiffError(f"not compared: {what}, and {refusal}; {WAY_OUT}")
+    head = head_problem(head_root)
+    if head:
+        raise DiffError(f"not compared: {what}, and the work tree is rendered with this Python, whose library {head}")
+    python, version = build(base_root, ref)
     return BaseLibrary(
         str(python),
         f"note: {files} differ between {ref} and the work tree: the base was rendered with its own "
-        f"{DISTRIBUTION} {version} (its requirements.txt, environment {python.parent.parent}), the work tree "
-        f"with {library_version()}\n",
+        f"{DISTRIBUTION} {version} (its requirements.txt), the work tree with {library_version()}\n",
+        f"note: the base's environment: {python.parent.parent} (cached; delete it to build it again)\n",
     )
+
+
+def unbuildable(base_root: Path, head_root: Path, ref: str) -> str | None:
+    """Why the base's environment cannot be built from pip's requirements.txt, or None."""
+    only = "gpu-eks-review builds the base's environment from a pip requirements.txt only"
+    for side, root in ((ref, base_root), ("the work tree", head_root)):
+        chain, why = deps.toolchain(root)
+        if chain != "pip":
+            return f"{only} ({side}: its toolchain is {chain}, {why})"
+    if not (base_root / "requirements.txt").is_file():
+        return f"{only} ({ref}: it has no requirements.txt)"
+    return None
+
+
+def head_problem(head_root: Path) -> str | None:
+    """Why this Python's library is not what the work tree pins (``installed.mismatch``), with the fix;
+    None when it is."""
+    lines = deps.library_requirements(head_root)
+    library = installed.this_library()
+    if not lines:
+        return (
+            f"is {library.describe()}: the work tree's requirements do not name {DISTRIBUTION}, so what it installs "
+            f"cannot be told. Pin it in requirements.txt, or {WAY_OUT}"
+        )
+    for line in lines:
+        why = installed.mismatch(library, line, head_root)
+        if why:
+            reinstall = [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--force-reinstall",
+                "--no-deps",
+                *deps.pip_arguments(line),
+            ]
+            return (
+                f"is not what the work tree pins: {why.removeprefix('this Python has ')}. Install it into this Python "
+                f"(`{shlex.join(reinstall)}`, from the project folder) and review again"
+            )
+    return None
+
+
+def base_library_version(python: str, ref: str, env: Path | None = None) -> str:
+    """The version of the library ``python`` imports (from ``env``, the environment built for the base,
+    when given); refused when it has none, or one without gpu-eks-review (0.2.0 and older)."""
+    found = _probe(python)
+    if found is None:
+        raise DiffError(
+            f"{python} does not import {DISTRIBUTION}: the base ({ref}) cannot be rendered with it; {WAY_OUT}"
+        )
+    if env is not None and not Path(str(found["where"])).is_relative_to(env.resolve()):
+        raise DiffError(
+            f"the base's requirements.txt does not install {DISTRIBUTION} (its environment imports it from "
+            f"{found['where']}): the base cannot be rendered with its own library; {WAY_OUT}"
+        )
+    if not found["review"]:
+        raise DiffError(
+            f"the base's {DISTRIBUTION} {found['version']} has no gpu-eks-review (components/review), which renders "
+            f"the base: releases 0.2.0 and older do not ship it. Review this upgrade with --same-library: both sides "
+            f"render with this Python's {library_version()} (the output says so), which shows your program's and "
+            "stack files' changes but not the library's; what the upgrade itself does to existing stacks, and "
+            f"which nodes it rolls, is in the library's UPGRADING.md ({found['version']} -> {library_version()})"
+        )
+    return str(found["version"])
+
+
+def _probe(python: str) -> dict[str, object] | None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    try:
+        done = subprocess.run(
+            [python, "-c", PROBE], env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS, check=False
+        )
+    except OSError as err:
+        raise DiffError(f"cannot run {python}: {err.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise DiffError(f"{python} did not answer within {PROBE_TIMEOUT_SECONDS} s") from None
+    if done.returncode != 0:
+        raise DiffError(f"cannot run {python} (exit {done.returncode}): {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,14 +229,16 @@ def _site_dirs() -> list[str]:
     return seen
 
 
-def _key(requirements: Path, site_dirs: list[str]) -> str:
-    """The cache key: the base's requirement files, this Python and what its site-packages hold
-    (the base's venv relies on them), so a changed environment builds a new one."""
-    digest = hashlib.sha256(f"1|{sys.version}|{sys.prefix}|{'|'.join(site_dirs)}".encode())
-    for name, content in sorted(dependency_files(requirements.parent, "pip").items()):
+def _key(base_root: Path, site_dirs: list[str]) -> str:
+    """The cache key: every file pip reads for the base (includes, vendored archives' content), this
+    Python and what its site-packages hold (the base's venv relies on them)."""
+    digest = hashlib.sha256(f"2|{sys.version}|{sys.prefix}|{'|'.join(site_dirs)}".encode())
+    for name, content in sorted(deps.pip_files(base_root).items()):
         digest.update(name.encode() + b"\0" + content + b"\0")
-    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site_dirs))
-    digest.update("\n".join(installed).encode())
+    installed_now = sorted(
+        f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site_dirs)
+    )
+    digest.update("\n".join(installed_now).encode())
     return digest.hexdigest()[:20]
 
 
@@ -188,31 +252,62 @@ def _run(command: list[str], cwd: Path, what: str) -> str:
     except subprocess.TimeoutExpired:
         raise DiffError(f"{what} took over {PIP_TIMEOUT_SECONDS} s") from None
     if done.returncode != 0:
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-        raise DiffError(
-            f"{what} failed (exit {done.returncode}); pass --base-python with a Python that has the base's "
-            f"dependencies, or --same-library:\n{tail}"
-        )
+        output = (done.stdout + done.stderr).strip()
+        rejected = re.search(r"Invalid requirement: '([^']*)'", output)
+        if rejected:
+            raise DiffError(_rejected_line(rejected.group(1), what))
+        tail = "\n".join(output.splitlines()[-15:])
+        raise DiffError(f"{what} failed (exit {done.returncode}); {WAY_OUT}:\n{tail}")
     return done.stdout
 
 
-def library_lines(requirements: Path) -> list[str]:
-    """The requirement lines of ``requirements`` that name the library (options and comments cut)."""
-    lines = []
-    for line in requirements.read_text(encoding="utf-8").splitlines():
-        if LIBRARY_LINE.match(line):
-            lines.append(re.split(r"\s+(?:#|--)", line.strip(), maxsplit=1)[0])
-    return lines
+def _rejected_line(line: str, what: str) -> str:
+    """pip refused a requirement line: why, and the fix (pip before 24.1 vendors packaging 21.3, whose
+    URL check wants a host: ``file:///path`` is refused, ``file://localhost/path`` is not)."""
+    version = pip_version(sys.executable) or "(unknown)"
+    fix = "correct the line in the base's requirements"
+    if "file:///" in line:
+        fix = (
+            "pip before 24.1 (its packaging 21.3) refuses a URL without a host: write file://localhost/... for "
+            f"file:///..., or upgrade this Python's pip ({sys.executable} -m pip install --upgrade pip)"
+        )
+    return f"{what} failed: pip {version} of this Python refuses the requirement `{line}`; {fix}, or {WAY_OUT}"
 
 
-def build(base_root: Path, requirements: Path) -> tuple[Path, str]:
+def pip_version(python: str) -> str | None:
+    """The version of ``python``'s pip, None when it has none."""
+    done = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, check=False)
+    found = re.match(r"pip (\S+)", done.stdout) if done.returncode == 0 else None
+    return found.group(1) if found else None
+
+
+def pip_problem(version: str | None) -> str | None:
+    """Why this Python's pip cannot build the base's environment (it installs with ``--python``), or None."""
+    if version is None:
+        return (
+            f"this Python ({sys.executable}) has no pip, which builds the base's environment: install it "
+            f"({sys.executable} -m ensurepip --upgrade, or the system's python3-pip package)"
+        )
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version)[:2])
+    if numbers < PIP_WITH_PYTHON_OPTION:
+        return (
+            f"pip {version} of this Python has no --python option (pip 22.3 added it), with which it installs into "
+            f"the base's environment: upgrade it ({sys.executable} -m pip install --upgrade pip)"
+        )
+    return None
+
+
+def build(base_root: Path, ref: str) -> tuple[Path, str]:
     """The base's virtual environment (built once per cache key): its Python and library version."""
     site_dirs = _site_dirs()
-    env = cache_dir() / "base-envs" / _key(requirements, site_dirs)
+    env = cache_dir() / "base-envs" / _key(base_root, site_dirs)
     python = env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     ready = env / READY
     if ready.is_file():
         return python, ready.read_text(encoding="utf-8").strip()
+    problem = pip_problem(pip_version(sys.executable))
+    if problem:
+        raise DiffError(f"cannot build the base's environment: {problem}; or {WAY_OUT}")
     if env.exists():  # a build that did not finish
         shutil.rmtree(env)
     _run([sys.executable, "-m", "venv", "--without-pip", str(env)], base_root, "creating the base's environment")
@@ -223,19 +318,12 @@ def build(base_root: Path, requirements: Path) -> tuple[Path, str]:
     Path(purelib, "_gpu_eks_review_overlay.pth").write_text("".join(f"{d}\n" for d in site_dirs), encoding="utf-8")
     # pip of this Python, installing for the venv's (pip >= 22.3): the venv needs no pip of its own.
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--disable-pip-version-check"]
-    installing = f"installing {requirements.name} of the base into {env}"
-    library = library_lines(requirements)
+    installing = f"installing the requirements of {ref} into its environment"
+    library = deps.library_requirements(base_root)
     if library:
-        _run([*pip, "--no-deps", "--ignore-installed", *library], base_root, installing)
-    _run([*pip, "-r", str(requirements)], base_root, installing)
-    probe = (
-        f"import importlib.metadata as m, components; print(m.version({DISTRIBUTION!r})); print(components.__file__)"
-    )
-    version, where = _run([str(python), "-c", probe], base_root, f"importing {DISTRIBUTION} of the base").splitlines()
-    if not Path(where).resolve().is_relative_to(env.resolve()):
-        raise DiffError(
-            f"the base's requirements.txt does not install {DISTRIBUTION} (its environment imports it from "
-            f"{where}): the base cannot be rendered with its own library; pass --base-python or --same-library"
-        )
+        arguments = [a for line in library for a in deps.pip_arguments(line)]
+        _run([*pip, "--no-deps", "--ignore-installed", *arguments], base_root, installing)
+    _run([*pip, "-r", "requirements.txt"], base_root, installing)
+    version = base_library_version(str(python), ref, env)
     ready.write_text(version + "\n", encoding="utf-8")
     return python, version

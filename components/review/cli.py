@@ -10,11 +10,13 @@ Run it in your project (the folder holding ``Pulumi.yaml``), or point ``--projec
 
 The base of ``--base`` is checked out into a temporary ``git worktree`` and rendered in a
 subprocess. With the same dependency files on both sides it is this Python, with the library
-installed here: the diff shows what your program's and your stack files' changes do. When the base's
-requirements.txt differs (a library upgrade), the base is rendered with the base's own library, in an
-environment this command builds from it and caches (``baseenv``); ``--base-python`` names such a
-Python yourself, ``--same-library`` renders both sides with this one (the output says what that
-leaves out). A dependency change it cannot build (poetry, uv) is refused, never called "no change".
+installed here: the diff shows what your program's and your stack files' changes do. When what the
+project installs differs (a library upgrade), each side is rendered with what it pins: the work tree
+with this Python once its library is checked against the work tree's pin, the base with the base's
+own library, in an environment this command builds and caches (``baseenv``); ``--base-python``
+names such a Python yourself, ``--same-library`` renders both sides with this one (the output says
+what that leaves out). What it cannot check or build is refused with the way out, never called "no
+change".
 
 Exit status: render 0 rendered, 1 the program failed, 2 unknown stack or unreadable config; diff
 0 no difference, 1 differences, 2 errors.
@@ -69,11 +71,12 @@ def _default_stack(root: Path) -> str:
     return stacks[0]
 
 
-def render_here(stack: str, root: Path, fmt: str = "yaml") -> str:
+def render_here(stack: str, root: Path, fmt: str = "yaml") -> tuple[str, list[str]]:
+    """The render of ``stack`` and its header's notes (the program's warnings among them)."""
     document, notes = render.render_project_document(stack, root)
     if fmt == "json":
-        return render_values.dump_json({**document, "notes": list(notes)})
-    return render.render_text(document, notes, RENDER_COMMAND, DOCS)
+        return render_values.dump_json({**document, "notes": list(notes)}), notes
+    return render.render_text(document, notes, RENDER_COMMAND, DOCS), notes
 
 
 def render_base(stack: str, base_root: Path, ref: str, python: str | None = None) -> str:
@@ -100,11 +103,6 @@ def render_base(stack: str, base_root: Path, ref: str, python: str | None = None
         raise diff.DiffError(f"cannot run {command[0]}: {err.strerror}") from None
     except subprocess.TimeoutExpired:
         raise diff.DiffError(f"rendering stack {stack!r} of {ref} took over {BASE_RENDER_TIMEOUT_SECONDS} s") from None
-    if python and "No module named components.review" in done.stderr:
-        raise diff.DiffError(
-            f"the base's library ({python}) has no {PROG}, which renders the base: components/review came after "
-            "the 0.2.0 release (released 0.2.0 and older do not ship it); the base needs a library version with it"
-        )
     if done.returncode != 0:
         raise diff.DiffError(f"cannot render stack {stack!r} of {ref} (exit {done.returncode}):\n{done.stderr.strip()}")
     return done.stdout
@@ -112,7 +110,7 @@ def render_base(stack: str, base_root: Path, ref: str, python: str | None = None
 
 def _render_or_fail(stack: str, root: Path) -> str:
     try:
-        return render_here(stack, root)
+        return render_here(stack, root)[0]
     except render.RenderError as err:
         raise diff.DiffError(f"cannot render stack {stack!r} of the work tree:\n{err}") from None
 
@@ -124,8 +122,8 @@ def diff_base(
     context: int = 3,
     python: str | None = None,
     same_library: bool = False,
-) -> tuple[list[diff.StackDiff], str]:
-    """Each stack's comparison with ``ref``, and the note on the library the base was rendered with."""
+) -> tuple[list[diff.StackDiff], baseenv.BaseLibrary]:
+    """Each stack's comparison with ``ref``, and what the base was rendered with (its note)."""
     here = stackfile.available_stacks(root)
     unknown = [s for s in stacks or () if s not in here]
     if unknown:
@@ -137,10 +135,10 @@ def diff_base(
         for stack in chosen:
             old = render_base(stack, base_root, ref, library.python)
             new = _render_or_fail(stack, root) if stack in here else ""
-            warning = diff.replaced_report(stack, old, new, f"{RENDER_COMMAND} --stack {stack}")
+            warning = diff.replaced_report(stack, old, new, f"{RENDER_COMMAND} --stack {stack}", consumer=True)
             sides = (diff.Side(f"{ref}/render/{stack}.yaml", old), diff.Side(f"work-tree/render/{stack}.yaml", new))
             results.append(diff.compare(stack, *sides, context=context, warning=warning))
-    return results, library.note
+    return results, library
 
 
 def diff_stacks(stack: str, against: str, root: Path, context: int = 3) -> list[diff.StackDiff]:
@@ -201,12 +199,16 @@ def _version() -> str:
 def _run_render(args: argparse.Namespace) -> int:
     try:
         root = _project(args.project)
-        text = render_here(args.stack or _default_stack(root), root, args.format)
+        text, notes = render_here(args.stack or _default_stack(root), root, args.format)
     except render.RenderError as err:
         print(err, file=sys.stderr)
         return err.status
     if args.output is not None:
         render.write_text(args.output, text)
+        # Written to a file, the render's warnings would go unseen: they are said here too.
+        for note in notes:
+            if note.startswith("warning: "):
+                print(note, file=sys.stderr)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -214,17 +216,20 @@ def _run_render(args: argparse.Namespace) -> int:
 
 
 def _run_diff(args: argparse.Namespace) -> int:
-    note = ""
+    library = baseenv.BaseLibrary(None)
     try:
         root = _project(args.project)
         if args.against is not None:
             results = diff_stacks(args.stack or _default_stack(root), args.against, root, args.context)
         else:
             stacks = [args.stack] if args.stack else None
-            results, note = diff_base(args.base, root, stacks, args.context, args.base_python, args.same_library)
+            results, library = diff_base(args.base, root, stacks, args.context, args.base_python, args.same_library)
     except (diff.DiffError, render.RenderError) as err:
         print(f"error: {str(err).removeprefix('error: ')}", file=sys.stderr)
         return 2
+    # The note goes with the review (output, comment); where it was built stays on this machine.
+    note = library.note
+    print(library.detail, end="", file=sys.stderr)
     if args.format == "json":
         sys.stdout.write(diff.json_output(results))
         print(note, end="", file=sys.stderr)

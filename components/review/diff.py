@@ -92,8 +92,9 @@ def unified(old: Side, new: Side, context: int = 3) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
 
 
-def replaced_report(stack: str, old_text: str, new_text: str, refresh_command: str) -> str:
-    """The replacement guard between two renders ("" when nothing would be deleted or replaced)."""
+def replaced_report(stack: str, old_text: str, new_text: str, refresh_command: str, consumer: bool = False) -> str:
+    """The replacement guard between two renders ("" when nothing would be deleted or replaced);
+    ``consumer``: for a consuming team's program (``urns.guard_report``)."""
     if not old_text or not new_text:
         return ""  # a stack added or removed as a whole is the diff itself
     try:
@@ -102,7 +103,7 @@ def replaced_report(stack: str, old_text: str, new_text: str, refresh_command: s
         return f"note: stack {stack}: could not compare URNs ({err}); review the diff by hand\n"
     if not missing:
         return ""
-    return render_urns.guard_report(stack, missing, refresh_command) + "\n"
+    return render_urns.guard_report(stack, missing, refresh_command, consumer) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------

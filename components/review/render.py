@@ -227,12 +227,23 @@ def simulate(stack: str, root: Path, config: dict[str, str], project: str) -> Si
     return sim
 
 
+def warning_notes(sim: Simulation) -> list[str]:
+    """The program's warnings (the library's components log their configuration warnings on
+    themselves) as header notes, ``warning: <type> <name>: <message>``: in the render, so a review
+    shows a warning a change brings or removes."""
+    notes = []
+    for reg, message in sim.warnings():
+        about = f"{reg.type.rsplit(':', 1)[-1]} {reg.name}: " if reg else ""
+        notes.append(f"warning: {about}{' '.join(message.split())}")
+    return notes
+
+
 def render_project_document(stack: str, root: Path) -> tuple[dict[str, Any], list[str]]:
     """The render document of a project's ``stack`` and the notes of its header (raises RenderError)."""
     config, project, notes = project_config(stack, root)
     sim = simulate(stack, root, config, project)
     stack_name, project_name = stack_and_project(sim.stack_urn)
-    return render_document(sim.resources, sim.wire_outputs, stack_name, project_name), notes
+    return render_document(sim.resources, sim.wire_outputs, stack_name, project_name), notes + warning_notes(sim)
 
 
 def write_text(path: Path, text: str) -> None:

@@ -35,7 +35,7 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime import settings as runtime_settings
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import engine_pb2, resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 
 from components.config import stackfile
@@ -148,6 +148,31 @@ def _deserialize(struct: Any) -> dict[str, Any]:
     return dict(rpc.deserialize_properties(struct))
 
 
+@dataclass(frozen=True)
+class Diagnostic:
+    """A message the program logged (``pulumi.log``): its severity (``debug``, ``info``, ``warning``,
+    ``error``), text and the simulator's URN of the resource it is about ("" for none)."""
+
+    severity: str
+    message: str
+    urn: str
+
+
+class DiagnosticsEngine:
+    """The engine's ``Log`` as the mocks offer it (``pulumi.runtime.mocks.MockEngine`` passes the
+    message to a logger, dropping the resource): here each message is kept with its resource, so a
+    render can say what a warning is about."""
+
+    SEVERITIES = {engine_pb2.DEBUG: "debug", engine_pb2.INFO: "info", engine_pb2.WARNING: "warning"}
+
+    def __init__(self) -> None:
+        self.logged: list[Diagnostic] = []
+
+    def Log(self, request: Any) -> None:
+        severity = self.SEVERITIES.get(request.severity, "error")
+        self.logged.append(Diagnostic(severity, request.message, request.urn))
+
+
 @dataclass
 class Simulation:
     """The outcome of one simulated run."""
@@ -163,6 +188,13 @@ class Simulation:
     #: Stack outputs as the engine would receive them (JSON form of the protobuf Struct: secrets and
     #: unknowns still marked, as in ``Registration.wire_inputs``).
     wire_outputs: dict[str, Any] = field(default_factory=dict)
+    #: What the program logged, in order (the configuration warnings of the library's components).
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def warnings(self) -> list[tuple[Registration | None, str]]:
+        """Each warning the program logged, with the resource it is about (None: the stack)."""
+        by_urn = {r.urn: r for r in self.resources}
+        return [(by_urn.get(d.urn), d.message) for d in self.diagnostics if d.severity == "warning"]
 
     def by_type(self, typ: str) -> list[Registration]:
         return [r for r in self.resources if r.type == typ]
@@ -267,6 +299,8 @@ def run_program(
         runtime_settings.SETTINGS.rpc_manager.clear()
         runtime_settings.SETTINGS.outputs.clear()
         pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+        engine = DiagnosticsEngine()
+        runtime_settings.SETTINGS.engine = engine
         pulumi.runtime.set_all_config(dict(config), [])
 
         declared: list[pulumi.Resource] = []
@@ -295,7 +329,11 @@ def run_program(
             stack_urn = await root.urn.future()
             regs = [monitor.registrations[u] for u in urns if u in monitor.registrations]
             wire = json_format.MessageToDict(await rpc.serialize_properties(getattr(root, "outputs", {}), {}))
-            return Simulation(regs, outputs, secret, unknown, stack_urn, wire)
+            # A message about a resource is sent once its URN resolves (pulumi/log.py _log schedules a
+            # task): every URN is known by now, and a few turns of the loop deliver those messages.
+            for _ in range(5):
+                await asyncio.sleep(0)
+            return Simulation(regs, outputs, secret, unknown, stack_urn, wire, list(engine.logged))
 
         try:
             return loop.run_until_complete(asyncio.wait_for(run(), timeout))

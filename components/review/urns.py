@@ -156,8 +156,28 @@ def replaced_urns(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return [urn for urn in render_urns(old) if urn not in covered]
 
 
-def guard_report(stack: str, missing: Iterable[str], refresh_command: str) -> str:
-    """What a developer reads when the guard fails: what would happen and both ways out."""
+#: The package of the library's component types (``gpu-eks:index:GpuCluster``, ``gpu-eks:nodegroup:...``).
+LIBRARY_PACKAGE = "gpu-eks"
+
+_ALIAS_ADVICE = [
+    '  opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name="<old name>")])    # renamed',
+    "  opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(parent=<old parent>)])  # re-parented",
+    "(children whose names start with their parent's name follow a renamed parent automatically).",
+]
+
+
+def inside_library_component(urn: str) -> bool:
+    """Whether the resource of ``urn`` was declared by one of the library's components (an ancestor's
+    type is the library's): a consumer's program declares the component, the library its children."""
+    _, _, qualified, _ = split_urn(urn)
+    return any(t.split(":", 1)[0] == LIBRARY_PACKAGE for t in qualified.split("$")[:-1])
+
+
+def guard_report(stack: str, missing: Iterable[str], refresh_command: str, consumer: bool = False) -> str:
+    """What a developer reads when the guard fails: what would happen and the ways out. ``consumer``:
+    a consuming team's program (gpu-eks-review), which can alias what it declares but not what the
+    library's components declare inside themselves, and has no snapshots to refresh."""
+    missing = list(missing)
     lines = [
         f"stack {stack}: these resources would be deleted (or replaced) by `pulumi up`, because no resource of "
         "the current program has their URN or an alias to it:",
@@ -165,11 +185,27 @@ def guard_report(stack: str, missing: Iterable[str], refresh_command: str) -> st
     for urn in missing:
         _, _, qualified, name = split_urn(urn)
         lines.append(f"  {urn}\n      (type {qualified.split('$')[-1]}, name {name})")
-    lines += [
-        "If the resource was renamed or moved to another parent, keep it by declaring its old identity:",
-        '  opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name="<old name>")])    # renamed',
-        "  opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(parent=<old parent>)])  # re-parented",
-        "(children whose names start with their parent's name follow a renamed parent automatically).",
-        f"If the deletion is intended, refresh the snapshots and let the review see it: {refresh_command}",
-    ]
+    if not consumer:
+        lines += [
+            "If the resource was renamed or moved to another parent, keep it by declaring its old identity:",
+            *_ALIAS_ADVICE,
+            f"If the deletion is intended, refresh the snapshots and let the review see it: {refresh_command}",
+        ]
+        return "\n".join(lines)
+    library = [u for u in missing if inside_library_component(u)]
+    if len(library) < len(missing):
+        lines += [
+            "Those your program declares, if renamed or moved to another parent: keep each by declaring its old "
+            "identity in your program:",
+            *_ALIAS_ADVICE,
+        ]
+    if library:
+        lines.append(
+            f"{len(library)} of them gpu-eks-components' components declare inside themselves, not your program"
+            + (" (those of a component you renamed follow its alias)" if len(library) < len(missing) else "")
+            + ": when your program did not rename their component, the library did (an upgrade), and the alias "
+            "is the library's to declare, not yours. Read its UPGRADING.md for this version before deploying, "
+            "or stay on the version you have."
+        )
+    lines.append(f"If the deletion is intended, deploy it knowingly: `{refresh_command}` renders what replaces them.")
     return "\n".join(lines)

@@ -5,8 +5,11 @@ template got a new version, yet every node of the group is then replaced one at 
 pods are evicted. This package turns two renders (old, new) into plain words, per resource:
 
 * **created**, **deleted**, **updated in place**, **replaced** (and which input forces it);
-* **nodes rolled**: which node group, how many nodes at most (its max size), how many at a time;
-* **GPU pods rescheduled**: the pods on a GPU node group that rolls or is replaced;
+* **nodes rolled**: which node group, how many nodes at most (its max size), how many at a time,
+  and the extra nodes a managed node group's rolling update launches first (which on reserved
+  capacity need free reserved instances);
+* **GPU pods rescheduled**: the pods on a GPU node group that rolls or is replaced (time-sliced
+  GPUs: every pod sharing one goes at once);
 * **device-plugin DaemonSets rolled**: a gpu-operator release whose device-plugin config name or
   chart version changes.
 
@@ -20,8 +23,9 @@ What a render cannot show cannot be judged here either: values computed by the c
 (or gets a new launch template version), the dependent resource is judged by the rule of the input
 that holds the unknown value, and the reason says so.
 
-Three modules: ``rules`` (the facts: ``Effect``, ``Rule``, ``RULES``), ``summary`` (two renders
--> ``Impact``: ``summarize``) and ``words`` (``text`` and ``markdown``). Their public names are
+Four modules: ``rules`` (the facts: ``Effect``, ``Rule``, ``RULES``), ``summary`` (two renders
+-> ``Impact``: ``summarize``), ``nodes`` (what a render says about a roll's nodes: time-sliced,
+reserved) and ``words`` (``text`` and ``markdown``); ``repair`` words the node repair policy. Their public names are
 importable from here (``from components.review import impact``; ``impact.summarize``, ``impact.RULES``).
 """
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..urns import split_urn
 from ..values import UNKNOWN
-from . import isolation, repair
+from . import isolation, nodes, repair
 from .rules import (
     LAUNCH_TEMPLATE_TYPE,
     NODE_GROUP_TYPE,
@@ -71,6 +71,10 @@ class NodeRoll:
     #: "replaced" (a new node group) or "rolled" (in place, node by node)
     how: str
     cause: str
+    #: Whether the nodes' GPUs are time-sliced (``nodes``): pods sharing one all go as it drains.
+    time_sliced: bool = False
+    #: The reserved capacity a managed node group runs on, in words (``nodes``), or None.
+    reserved: str | None = None
 
 
 @dataclass(frozen=True)
@@ -250,7 +254,7 @@ def summarize(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Imp
         # Replaced: whatever else a change would do in place is moot.
         replaced.reasons = [r for r in replaced.reasons if r.effect == Effect.REPLACE.value]
         replaced.effects = []
-    node_rolls = _node_rolls(new_items, impacts, old_items, matched)
+    node_rolls = nodes.with_node_facts(_node_rolls(new_items, impacts, old_items, matched), new_items, old_items)
     plugin_rolls = [
         DevicePluginRoll(r.name, reasons_text([x for x in r.reasons if x.effect == Effect.ROLL_DEVICE_PLUGIN.value]))
         for r in impacts.values()

@@ -30,7 +30,13 @@ def _nodes(n: int | None) -> str:
 
 def _roll_words(roll: NodeRoll) -> str:
     if roll.how == "rolled":
-        return f"node group {roll.node_group}: {_nodes(roll.max_nodes)}, {roll.at_a_time} at a time; {roll.cause}"
+        # EKS user guide, "Understand each phase of node updates", scale-up phase: the ASG's maximum and
+        # desired size grow by the larger of twice its zones and maxUnavailable before any node drains.
+        surge = "EKS first launches up to 2 extra nodes per zone (maxUnavailable, if more) for their pods"
+        if roll.reserved:
+            surge += f", which on {roll.reserved} need free reserved instances: without them the update fails"
+        at = f"{_nodes(roll.max_nodes)}, {roll.at_a_time} at a time"
+        return f"node group {roll.node_group}: {at}; {roll.cause}; {surge}"
     if roll.how == "drifted":
         most = (
             _nodes(roll.max_nodes)
@@ -39,9 +45,14 @@ def _roll_words(roll: NodeRoll) -> str:
         )
         return f"{roll.node_group}: {most}, {roll.at_a_time} at a time; {roll.cause}"
     if roll.how == "replaced":
+        held = (
+            f"; on {roll.reserved}, the new group's nodes need free reserved instances while the old ones hold theirs"
+            if roll.reserved
+            else ""
+        )
         return (
             f"node group {roll.node_group}: a new node group is created, then the old one is deleted with its "
-            f"nodes ({_nodes(roll.max_nodes)}); {roll.cause}"
+            f"nodes ({_nodes(roll.max_nodes)}); {roll.cause}{held}"
         )
     return f"node group {roll.node_group}: deleted with its nodes ({_nodes(roll.max_nodes)})"
 
@@ -53,14 +64,16 @@ def lines(impact: Impact) -> list[tuple[str, str]]:
         out.append(("replaced", f"{r.label}: " + reasons_text(r.reasons)))
     for roll in impact.node_rolls:
         out.append(("nodes rolled", _roll_words(roll)))
-    for group in impact.gpu_pods_rescheduled:
+    for roll in (r for r in impact.node_rolls if r.gpu):
         # Karpenter's rolls are named "NodePool <name>" / "EC2NodeClass <name>" already.
+        group = roll.node_group
         what = group if group.startswith(("NodePool ", "EC2NodeClass ")) else f"node group {group}"
+        # Only time-slicing shares a GPU among pods with nothing between them (MIG, MPS and whole GPUs don't).
+        shared = " (time-slicing gives no isolation: every pod sharing a GPU goes at once)" if roll.time_sliced else ""
         out.append(
             (
                 "GPU pods rescheduled",
-                f"{what}: its GPU pods are evicted as each node drains and start again on new nodes "
-                "(time-slicing gives no isolation: every pod sharing a GPU goes at once)",
+                f"{what}: its GPU pods are evicted as each node drains and start again on new nodes{shared}",
             )
         )
     for d in impact.device_plugin_rolls:
