@@ -18,7 +18,13 @@ def plans(*groups: dict[str, Any]) -> Any:
     return plan_groups(load_settings({"clusterName": "c", "gpuNodeGroups": list(groups)}).gpu_node_groups)
 
 
-P4D = {"name": "train", "instanceTypes": ["p4d.24xlarge"], "timeSlicing": {"replicas": 1}, "efa": True}
+P4D = {
+    "name": "train",
+    "instanceTypes": ["p4d.24xlarge"],
+    "timeSlicing": {"replicas": 1},
+    "efa": True,
+    "availabilityZone": "us-west-2a",
+}
 
 
 def test_values_pin_the_plugin_to_the_efa_groups_and_their_taints():
@@ -82,7 +88,12 @@ def test_no_plugin_without_an_efa_group():
 def test_an_efa_node_needs_nothing_in_its_user_data():
     """The AL2023 NVIDIA AMI installs the EFA driver and keeps efa-nv-peermem (chart.py): the
     library's user data of an EFA group is the same group's without EFA."""
-    base = {"name": "g", "instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}}
+    base = {
+        "name": "g",
+        "instanceTypes": ["p5.48xlarge"],
+        "timeSlicing": {"replicas": 1},
+        "availabilityZone": "us-west-2a",
+    }
     with_efa = plan_group(
         load_settings({"clusterName": "c", "gpuNodeGroups": [{**base, "efa": True}]}).gpu_node_groups[0]
     )

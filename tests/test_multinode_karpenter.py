@@ -21,8 +21,12 @@ P5 = {"instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}}
 
 
 def plan(**group: Any):
+    # An EFA group names its one zone (config/multinode.py, issue 41).
+    zone = {"availabilityZone": "us-east-2c"} if group.get("efa") else {}
     return plan_group(
-        GpuNodeGroupSettings.model_validate({"name": "h100", "capacityProvider": "karpenter", "scaling": ZERO, **group})
+        GpuNodeGroupSettings.model_validate(
+            {"name": "h100", "capacityProvider": "karpenter", "scaling": ZERO, **zone, **group}
+        )
     )
 
 

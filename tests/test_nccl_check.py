@@ -23,7 +23,13 @@ from tests.support import ROOT
 from tests.test_examples import example
 from tooling.simulation import run_program
 
-P5 = {"name": "h100", "instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}, "efa": True}
+P5 = {
+    "name": "h100",
+    "instanceTypes": ["p5.48xlarge"],
+    "timeSlicing": {"replicas": 1},
+    "efa": True,
+    "availabilityZone": "us-east-2a",
+}
 IMAGE = "example.com/pytorch:efa"
 
 

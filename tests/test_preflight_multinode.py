@@ -143,14 +143,29 @@ def test_an_expired_reservation_wrong_type_and_zone_fail_together():
     )
 
 
-def test_an_odcr_smaller_than_max_size_warns_that_the_rest_run_on_demand():
+def test_an_odcr_smaller_than_max_size_warns_that_launches_beyond_it_fail():
+    # EC2 never falls back to On-Demand from a reservation targeted by id (issue 41).
     result = check(
         ODCR,
         reservation(ReservationType="default", InstanceType="p4d.24xlarge", AvailabilityZone="us-east-2b"),
     )
     assert (result.status, result.reason) == (
         "WARN",
-        "it holds 2 instance(s), maxSize is 4: the others run On-Demand",
+        "it holds 2 instance(s), maxSize is 4: launches beyond it fail (EC2 does not fall back to On-Demand from a "
+        "reservation targeted by id)",
+    )
+
+
+def test_a_karpenter_odcr_smaller_than_max_size_warns_that_karpenter_runs_the_rest_on_demand():
+    karpenter = {**ODCR, "capacityProvider": "karpenter"}
+    result = check(
+        karpenter,
+        reservation(ReservationType="default", InstanceType="p4d.24xlarge", AvailabilityZone="us-east-2b"),
+    )
+    assert (result.status, result.reason) == (
+        "WARN",
+        "it holds 2 instance(s), maxSize is 4: Karpenter launches the others On-Demand (its NodePool allows "
+        "on-demand beside reserved)",
     )
 
 

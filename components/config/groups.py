@@ -275,6 +275,7 @@ class GpuNodeGroupSettings(_Model):
     # Multi-node groups (issue 32): config/multinode.py documents and checks them.
     efa: bool = multinode.EFA_FIELD
     placement: Literal["cluster"] | None = multinode.PLACEMENT_FIELD
+    placement_group: str | None = multinode.PLACEMENT_GROUP_FIELD
     availability_zone: Annotated[str | None, AfterValidator(multinode.availability_zone)] = (
         multinode.AVAILABILITY_ZONE_FIELD
     )

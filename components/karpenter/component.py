@@ -67,7 +67,8 @@ def declare_group_objects(
 ) -> GroupObjects:
     """``{name}-nodeclass``, ``{name}-nodepool`` and, where the group needs it, ``{name}-overlay``."""
     opts = pulumi.ResourceOptions(parent=parent, provider=target.provider, depends_on=list(target.depends_on))
-    placement_group = None
+    # An existing placement group (placementGroup) by its name; placement: cluster creates one.
+    placement_group = plan.settings.placement_group
     if plan.settings.placement == "cluster":
         # Karpenter resolves it by name (EC2NodeClass placementGroupSelector; its controller policy
         # allows ec2:DescribePlacementGroups and RunInstances on placement-group/*).

@@ -59,8 +59,11 @@ def capacity_types(settings: Any) -> list[str]:
     launches into the reservations its EC2NodeClass selects (``reserved``, Karpenter's
     ``reservedCapacity`` feature gate, on by default in 1.14.1: chart values.yaml
     settings.featureGates.reservedCapacity): a Capacity Block only there (nothing else is
-    launched), an On-Demand group there first and On-Demand when they are full (Karpenter
-    prefers reserved offerings, as EC2 falls back to On-Demand from a targeted reservation)."""
+    launched), an On-Demand group there first and On-Demand when they are full: Karpenter prefers
+    reserved offerings and, with ``on-demand`` allowed too, launches an On-Demand instance itself when
+    none is left (kubernetes-sigs/karpenter v1.14.0 capacity-type offerings). That fallback is
+    Karpenter's: EC2 never falls back from a reservation targeted by id (EC2 User Guide,
+    capacity-reservations-launch)."""
     if settings.capacity_type == "CAPACITY_BLOCK":
         return [RESERVED]
     if settings.capacity_reservation is not None:

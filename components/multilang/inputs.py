@@ -15,14 +15,14 @@ import pulumi
 
 
 class CapacityReservation(TypedDict, total=False):
-    """The launch template's Capacity Reservation target or preference (exactly one key)."""
+    """The launch template's Capacity Reservation target or preference (one key, or a resource group with `preference: capacity-reservations-only`)."""
 
     id: str
     """An On-Demand Capacity Reservation or Capacity Block to launch into (`cr-` and 17 hex digits). Type: string. Default: none."""
     resource_group_arn: str
     """A Capacity Reservation group (AWS Resource Groups ARN) to launch into. Type: string. Default: none."""
     preference: str
-    """EC2's preference without a target: `open` (any open reservation of matching attributes, else On-Demand), `none`, `capacity-reservations-only` (launch fails without a reservation). Type: `open` | `none` | `capacity-reservations-only`. Default: none."""
+    """EC2's preference: `open` (any open reservation of matching attributes, else On-Demand), `none`, `capacity-reservations-only` (the launch fails without reserved capacity; also beside `resourceGroupArn`, where it stops the group's fallback to On-Demand). Type: `open` | `none` | `capacity-reservations-only`. Default: none."""
 
 
 class Scaling(TypedDict):
@@ -140,8 +140,10 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See docs/multi-node.md. Type: bool. Default: `false`."""
     placement: str
     """`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Type: `cluster`. Default: none."""
+    placement_group: str
+    """The name of an existing EC2 placement group to launch the group's nodes into (an ODCR created in a cluster placement group is used only from it). Not with `placement` or `CAPACITY_BLOCK`. Needs `availabilityZone`. Type: string. Default: none."""
     availability_zone: str
-    """The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required with `placement: cluster` and `capacityType: CAPACITY_BLOCK`; with a reservation, the reservation's zone. Type: zone name. Default: every zone of the subnets."""
+    """The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required with `efa`, `placement`, `placementGroup`, `CAPACITY_BLOCK` and (managed node groups) `capacityReservation.id`: the reservation's zone. Type: zone name. Default: every zone of the subnets."""
     capacity_reservation: CapacityReservation
     """Launch into reserved capacity: `{id}` (an ODCR or Capacity Block), `{resourceGroupArn}` (a reservation group) or `{preference}`; exactly one. Not with `SPOT`. Karpenter groups: `id` only. Type: `{id | resourceGroupArn | preference}`. Default: none."""
     scaling: Scaling

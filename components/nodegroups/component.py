@@ -158,7 +158,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         """A multi-node group's own resources (``nodegroups.multinode``): with ``efa`` the EFA
         security group ``{name}-efa`` (self-referencing all-traffic rules) on every EFA interface
         beside the cluster security group, with ``placement: cluster`` the placement group
-        ``{name}-placement``; the subnets narrowed to ``availabilityZone``. Returns the node group's
+        ``{name}-placement`` (``placementGroup``: the existing one by name); the subnets narrowed to
+        ``availabilityZone``. Returns the node group's
         subnets and the ManagedNodeGroupSpec's multi-node fields."""
         s, opts = self.settings, pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "gpu-eks/node-group": s.name}
@@ -178,6 +179,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 f"{name}-placement", strategy=multinode.CLUSTER_STRATEGY, tags=tags, opts=opts
             )
             spec["placement_group_name"] = self.placement_group.name
+        elif s.placement_group is not None:
+            spec["placement_group_name"] = s.placement_group
         subnet_ids = args.subnet_ids
         if s.availability_zone is not None:
             subnet_ids = subnets_in_zone(self, args.subnet_ids, s.availability_zone, s.name)

@@ -77,6 +77,17 @@ def check_zone_offering(ec2: Any, group: GpuNodeGroupSettings) -> CheckResult:
     return CheckResult(check, PASS, f"{zone} offers {', '.join(group.instance_types)}", details)
 
 
+def _beyond(group: GpuNodeGroupSettings) -> str:
+    """What happens to a launch beyond a reservation targeted by id: EC2 never falls back to
+    On-Demand from one (EC2 User Guide, capacity-reservations-launch: an instance launches into a
+    reservation only with "sufficient available capacity"); a Karpenter group falls back itself."""
+    if group.capacity_type == CAPACITY_BLOCK:
+        return "launches beyond it fail (a Capacity Block has no On-Demand fallback)"
+    if group.capacity_provider == "karpenter":
+        return "Karpenter launches the others On-Demand (its NodePool allows on-demand beside reserved)"
+    return "launches beyond it fail (EC2 does not fall back to On-Demand from a reservation targeted by id)"
+
+
 def _iso(value: Any) -> str | None:
     return value.isoformat() if isinstance(value, dt.datetime) else None
 
@@ -124,8 +135,7 @@ def check_reservation(ec2: Any, group: GpuNodeGroupSettings, now: dt.datetime) -
         )
     total = found.get("TotalInstanceCount") or 0
     if total < group.scaling.max_size:
-        beyond = "are refused" if group.capacity_type == CAPACITY_BLOCK else "run On-Demand"
-        parts.append((WARN, f"it holds {total} instance(s), maxSize is {group.scaling.max_size}: the others {beyond}"))
+        parts.append((WARN, f"it holds {total} instance(s), maxSize is {group.scaling.max_size}: {_beyond(group)}"))
     block = kind == _BLOCK_TYPE
     if block != (group.capacity_type == CAPACITY_BLOCK):
         parts.append(
