@@ -110,26 +110,22 @@ def test_efa_accepted_where_every_type_has_it():
     assert group(instanceTypes=["g6.12xlarge", "g6.24xlarge"], efa=True, availabilityZone=ZONE).efa is True
 
 
-def test_efa_on_karpenter_counts_an_address_per_efa_interface():
-    from components.config.multinode import efa_addresses
+def test_efa_on_karpenter_takes_an_eni_from_the_cni_and_no_address():
+    from components.config.multinode import efa_enis_taken
 
     zero = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
-    karpenter = group(**P5, efa=True, capacityProvider="karpenter", scaling=zero)
-    # Karpenter's interfaces are all efa: 31 addresses beyond the primary's on a p5.48xlarge.
-    assert efa_addresses(karpenter) == 31
-    # A managed group's cards beyond the first are efa-only: no address.
-    assert efa_addresses(group(**P5, efa=True)) == 0
-    assert efa_addresses(group(**P5, capacityProvider="karpenter", scaling=zero)) == 0
-    spread = load_settings(
-        {"clusterName": "c", "gpuNodeGroups": [{"name": "g", **P5, "capacityProvider": "karpenter", "scaling": zero}]}
-    )
-    with_efa = load_settings(
-        {
-            "clusterName": "c",
-            "gpuNodeGroups": [{"name": "g", **P5, "efa": True, "capacityProvider": "karpenter", "scaling": zero}],
-        }
-    )
-    assert with_efa.nodes_need_addresses(True) - spread.nodes_need_addresses(True) == 2 * 31
+    karpenter = group(**P5, efa=True, capacityProvider="karpenter", scaling=zero, availabilityZone=ZONE)
+    # Its efa-only interfaces hold no address; the one on card 0 takes one of the CNI's two ENIs.
+    assert efa_enis_taken(karpenter) == 1
+    # A managed group's card 0 interface is efa (EFA and ENA in one): the CNI keeps its ENIs.
+    assert efa_enis_taken(group(**P5, efa=True, availabilityZone=ZONE)) == 0
+    assert efa_enis_taken(group(**P5, capacityProvider="karpenter", scaling=zero)) == 0
+    base = {"name": "g", **P5, "capacityProvider": "karpenter", "scaling": zero, "availabilityZone": ZONE}
+    without = load_settings({"clusterName": "c", "gpuNodeGroups": [base]})
+    with_efa = load_settings({"clusterName": "c", "gpuNodeGroups": [{**base, "efa": True}]})
+    # p5.48xlarge: 2 ENIs of 50 addresses, 100 a node; one ENI with EFA on card 0: 50. Two nodes.
+    assert (catalog.gpu_node_addresses("p5.48xlarge"), catalog.gpu_node_addresses("p5.48xlarge", 1)) == (100, 50)
+    assert without.nodes_need_addresses(True) - with_efa.nodes_need_addresses(True) == 2 * 50
 
 
 def test_cluster_placement_needs_a_zone():

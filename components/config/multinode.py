@@ -51,12 +51,14 @@ The rules, each with its source:
   window; the autoscaler brings them for pending pods).
 * Karpenter groups (1.14.1, ../shared/reference/karpenter/1.14.1/crds): ``capacityReservationSelectorTerms``
   select by ``id`` (or tags, owner, match criteria): no resource group and no bare preference;
-  ``placementGroupSelector`` (``name`` or ``id``) takes the group's placement group. ``efa``:
-  Karpenter itself puts one ``efa`` interface per EFA device (each with a subnet address) on a node
-  whose pending pods request vpc.amazonaws.com/efa, with the security groups the EC2NodeClass selects
-  (Karpenter v1.14.1 pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``,
-  pkg/providers/instance/instance.go ``getEFACountForInstance``); the library adds the group's EFA
-  security group to those and counts the addresses (``efa_addresses``).
+  ``placementGroupSelector`` (``name`` or ``id``) takes the group's placement group. ``efa``: the
+  EC2NodeClass's ``spec.networkInterfaces`` (``catalog.efa.karpenter_interfaces``: the primary
+  ``interface``, an ``efa-only`` interface per card), which Karpenter puts on every node of the group
+  with the security groups the EC2NodeClass selects (Karpenter v1.14.1
+  pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``); without them it
+  would attach an ``efa`` interface per card, each with a subnet address, and only to nodes whose
+  pending pods request vpc.amazonaws.com/efa. The library adds the group's EFA security group to the
+  selected ones; card 0's efa-only interface takes one of the VPC CNI's ENIs (``efa_enis_taken``).
 """
 
 from __future__ import annotations
@@ -402,11 +404,12 @@ def nccl_check_problems(settings: Any) -> list[KeyedProblem]:
     return problems
 
 
-def efa_addresses(group: Any) -> int:
-    """Subnet addresses an EFA node holds beyond its ENIs' (``config/addresses.py``): none on a
-    managed node group (its cards beyond the first get ``efa-only`` interfaces, which have no
-    address), one per card beyond the first on a Karpenter group (Karpenter's interfaces are all
-    ``efa``, each with its primary address: module docstring)."""
+def efa_enis_taken(group: Any) -> int:
+    """ENIs of the default card an EFA node's interfaces take from the VPC CNI (``config/addresses.py``,
+    the plan's max pods): none on a managed node group (card 0's interface is ``efa``, EFA and ENA in
+    one, the other cards' are ``efa-only``), one on a Karpenter group (its primary is an
+    ``interface``, and card 0's EFA an ``efa-only`` interface beside it: ``catalog.efa.
+    karpenter_interfaces``). ``efa-only`` interfaces hold no subnet address either way."""
     if not group.efa or group.capacity_provider != "karpenter":
         return 0
-    return max(efa_catalog.efa_devices(t) for t in group.instance_types) - 1
+    return efa_catalog.KARPENTER_CARD0_EFA_ONLY

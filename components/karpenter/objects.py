@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalog import efa as efa_catalog
 from ..nodegroups.managed import IMDS_HOP_LIMIT, ROOT_DEVICE
 from ..plan import device_plugin, userdata
 from ..plan.group import GroupPlan
@@ -134,9 +135,10 @@ def ec2_node_class(
     profile); ``discovery``: the ``karpenter.sh/discovery`` tag value of the subnets and security
     groups (the cluster's name); ``placement_group``: the name of a ``placement: cluster`` group's
     placement group (``placementGroupSelector``); ``security_groups``: an ``efa`` group's EFA
-    security group (an ``id`` term of ``securityGroupSelectorTerms``). Plain values or Pulumi Inputs. A group's
-    ``capacityReservation.id`` is its ``capacityReservationSelectorTerms`` (CRD: ``id`` alone in
-    its term).
+    security group (an ``id`` term of ``securityGroupSelectorTerms``). Plain values or Pulumi
+    Inputs. A group's ``capacityReservation.id`` is its ``capacityReservationSelectorTerms`` (CRD:
+    ``id`` alone in its term); an ``efa`` group's ``networkInterfaces`` come from the catalog
+    (``catalog.efa.karpenter_interfaces``).
 
     No labels or taints in ``userData``: Karpenter writes the nodeadm NodeConfig itself (cluster endpoint, CA and CIDR;
     ``--node-labels`` from the NodePool's labels; kubelet ``registerWithTaints`` from its taints
@@ -206,6 +208,13 @@ def ec2_node_class(
         spec["capacityReservationSelectorTerms"] = [{"id": reservation.id}]
     if placement_group is not None:
         spec["placementGroupSelector"] = {"name": placement_group}
+    if plan.efa_devices:
+        # Every EFA device on every node, as efa-only interfaces (no subnet address each), whatever
+        # the node's pods request (catalog.efa.karpenter_interfaces, issue 41).
+        spec["networkInterfaces"] = [
+            {"networkCardIndex": i.network_card_index, "deviceIndex": i.device_index, "interfaceType": i.interface_type}
+            for i in efa_catalog.karpenter_interfaces(plan.instance_types[0])
+        ]
     if tags:
         spec["tags"] = dict(tags)
     return {

@@ -231,8 +231,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
             depends_on=target.depends_on,
             tags={**target.tags, **args.tags, "gpu-eks/node-group": self.settings.name},
         )
-        # Karpenter puts an EFA interface per device on the nodes whose pods request vpc.amazonaws.com/efa,
-        # with the security groups the EC2NodeClass selects: the cluster's (discovery) and this one.
+        # Karpenter puts the EC2NodeClass's efa-only interfaces on every node of the group, with the
+        # security groups it selects: the cluster's (discovery) and this one.
         security_groups = []
         if self.settings.efa:
             cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))
