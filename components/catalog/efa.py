@@ -124,6 +124,17 @@ def karpenter_interfaces(instance_type: str) -> tuple[EfaInterface, ...]:
     )
 
 
+#: The 2 MiB huge pages of an EFA node: "Amazon EC2 instances with the EFA driver installed
+#: pre-allocate 5128 2MiB Huge Pages, which you can request as resources" (EKS User Guide, node-efa,
+#: awsdocs/amazon-eks-user-guide 4d52b4d). The EFA provider of libfabric backs its internal buffers
+#: with them unless ``FI_EFA_USE_HUGE_PAGE=0`` (libfabric fi_efa(7)); a pod without a huge-page
+#: request has a hugetlb limit of 0 in its cgroup, where touching such a page fails.
+HUGEPAGES_RESOURCE = "hugepages-2Mi"
+HUGEPAGES_2MI_PER_NODE = 5128
+#: What AWS's two-node NCCL test in the same guide requests per worker: ``hugepages-2Mi: 5120Mi``.
+HUGEPAGES_REQUEST = "5120Mi"
+
+
 #: The share of a type's network bandwidth a two-node NCCL all-reduce must reach as bus bandwidth
 #: (verification/nccl.py). nccl-tests' bus bandwidth is "the hardware bandwidth" the algorithm
 #: needs, comparable across rank counts (NVIDIA/nccl-tests doc/PERFORMANCE.md, "Bus bandwidth");

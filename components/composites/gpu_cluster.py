@@ -19,6 +19,7 @@ from ..autoscaler.component import ClusterAutoscaler
 from ..cluster.component import Cluster, ClusterArgs
 from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
 from ..config.settings import Settings
+from ..config.verification import verification_outputs
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import values as karpenter_values
 from ..karpenter.component import Karpenter, KarpenterArgs, KarpenterTarget
@@ -47,7 +48,7 @@ class GpuCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
-        s = args.settings
+        s = self._settings = args.settings
         # Tag values given as Outputs are checked by the tag rules when they resolve.
         tags = {"gpu-eks/cluster": s.cluster_name, **checked_setting_tags(s.tags)}
         uses_karpenter = any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups)
@@ -142,6 +143,8 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeGroups": group_outputs(self.gpu_node_groups),
             # Where the GPU metrics land (observability.enabled only).
             **({"observability": self.observability.outputs} if self.observability else {}),
+            # The groups no verification Job targets, or whose NCCL check pulumi up does not wait for.
+            **verification_outputs(self._settings),
         }
 
 

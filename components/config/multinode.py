@@ -365,45 +365,6 @@ def _capacity_block_problems(group: Any, types: list[str]) -> list[KeyedProblem]
     return problems
 
 
-def nccl_check_problems(settings: Any) -> list[KeyedProblem]:
-    """``verification.ncclAllReduce``: its image, the verification on, an exclusive EFA group to run
-    on, each such group able to hold two nodes (``settings``: a GpuCapacitySettings)."""
-    v = settings.verification
-    if not v.nccl_all_reduce:
-        return []
-    problems: list[KeyedProblem] = []
-    if v.nccl_image is None:
-        problems.append(
-            (("verification", "ncclImage"), None, "an image with PyTorch, NCCL, libfabric and aws-ofi-nccl")
-        )
-    if not settings.verify_time_slicing:
-        problems.append((("verifyTimeSlicing",), False, "true with verification.ncclAllReduce (its Jobs run there)"))
-    groups = [
-        (i, g)
-        for i, g in enumerate(settings.gpu_node_groups)
-        if g.efa and g.mig is None and g.mps is None and not g.time_slicing.shared
-    ]
-    if not groups:
-        problems.append(
-            (
-                ("verification", "ncclAllReduce"),
-                True,
-                "false, or a group with efa and exclusive GPUs (timeSlicing replicas 1): NCCL needs every GPU of "
-                "its node whole (a shared slot or a MIG slice is no NCCL device of its own)",
-            )
-        )
-    for i, g in groups:
-        if g.scaling.max_size < 2:
-            problems.append(
-                (
-                    ("gpuNodeGroups", i, "scaling", "maxSize"),
-                    g.scaling.max_size,
-                    "at least 2 with verification.ncclAllReduce: its all-reduce runs across two nodes",
-                )
-            )
-    return problems
-
-
 def efa_enis_taken(group: Any) -> int:
     """ENIs of the default card an EFA node's interfaces take from the VPC CNI (``config/addresses.py``,
     the plan's max pods): none on a managed node group (card 0's interface is ``efa``, EFA and ENA in

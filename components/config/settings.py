@@ -46,11 +46,12 @@ from .fields import (
 from .group_rules import gpu_groups_problems
 from .groups import GpuNodeGroupSettings
 from .instance_types import ami_release_problem
-from .multinode import efa_enis_taken, nccl_check_problems
+from .multinode import efa_enis_taken
 from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
 from .system_group import SystemNodeGroupSettings, system_service_pods
 from .teams import TeamSettings, settings_teams_problems
+from .verification import nccl_check_problems
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:

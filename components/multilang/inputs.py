@@ -213,6 +213,10 @@ class VerificationSettings(TypedDict, total=False):
     """Per exclusive `efa` group, a two-node NCCL all-reduce over EFA on `pulumi up` (it costs two nodes of the group for a few minutes): fails when NCCL falls back to sockets or its bus bandwidth is below half the network bandwidth of the type (p5: 200 GB/s, p4d: 25 GB/s). Needs `ncclImage`. See docs/multi-node.md. Type: bool. Default: `false`."""
     nccl_image: str
     """Image of the NCCL check: PyTorch with NCCL, libfabric and the aws-ofi-nccl plugin (e.g. an AWS Deep Learning Container for PyTorch training on EC2); the AMI has the EFA driver only. Type: image reference. Default: none."""
+    nccl_advisory: bool
+    """Declare the NCCL check without Pulumi's await (`pulumi.com/skipAwait`): it runs when its two nodes come and its verdict is in its log and Job status, but `pulumi up` does not wait for it. For groups on a reservation with fewer free instances than the check needs (preflight compares them). Type: bool. Default: `false`."""
+    capacity_blocks: str
+    """The verification Jobs of `CAPACITY_BLOCK` groups: `skip` (none: outside the block's window no node can launch, and `pulumi up` would wait for one until the Jobs' deadlines fail it; the stack outputs name the skipped groups) or `verify` (as any group, for an update made inside the window: preflight fails when the block is not active). Type: `skip` | `verify`. Default: `skip`."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 

@@ -306,6 +306,7 @@ def plan_group(group: GpuNodeGroupSettings, cloudwatch: bool = False, node_monit
                 node_resources(resources, efa_devices),
                 [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],
             )
+            | asg.hugepages_tags(efa_devices)
         ),
         boot=stage,
         mig_layout=_frozen(layout) if layout is not None else None,

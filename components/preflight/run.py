@@ -11,6 +11,7 @@ from botocore.exceptions import BotoCoreError
 
 from .. import catalog
 from ..config.settings import Settings
+from ..config.verification import instances_needed
 from .capacity import VCPU_QUOTA_CODE, check_instance_type, check_vcpu_quota, counts_against_g_quota
 from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones
 from .reservations import check_reservation, check_zone_offering
@@ -79,7 +80,7 @@ def run_checks(
             if group.availability_zone is not None:
                 results.append(check_zone_offering(ec2, group))
             if group.capacity_reservation is not None and group.capacity_reservation.id is not None:
-                results.append(check_reservation(ec2, group, now))
+                results.append(check_reservation(ec2, group, now, instances_needed(group, settings)))
     except BotoCoreError as err:
         raise access_error(err) from err
     except Exception as err:

@@ -21,7 +21,8 @@ What a render cannot show cannot be judged here either: values computed by the c
 that holds the unknown value, and the reason says so.
 
 Three modules: ``rules`` (the facts: ``Effect``, ``Rule``, ``RULES``), ``summary`` (two renders
--> ``Impact``: ``summarize``) and ``words`` (``text`` and ``markdown``). Their public names are
+-> ``Impact``: ``summarize``) and ``words`` (``text`` and ``markdown``); ``repair`` and
+``verification`` put a group's repair policy and what its verification proves into notes. Their public names are
 importable from here (``from components.review import impact``; ``impact.summarize``, ``impact.RULES``).
 """
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..urns import split_urn
 from ..values import UNKNOWN
-from . import repair
+from . import repair, verification
 from .rules import (
     LAUNCH_TEMPLATE_TYPE,
     NODE_GROUP_TYPE,
@@ -259,6 +259,7 @@ def summarize(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Imp
     notes = _notes(new_items, impacts)
     repair.collapse(impacts)
     notes += repair.notes(new_items, matched, _key)
+    notes += verification.notes(new.get("outputs"))
     # The project's own components (type ``<project>:...``) deploy nothing themselves: left out.
     project = str(new.get("project") or old.get("project") or "")
     own = {_ref(i) for i in [*new_items, *old_items.values()] if str(i["type"]).split(":", 1)[0] == project}
