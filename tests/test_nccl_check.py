@@ -78,7 +78,9 @@ def test_the_check_needs_two_nodes():
 
 def test_the_job_is_indexed_across_two_nodes_with_every_gpu_and_efa_device():
     p = plan()
-    name = nccl.nccl_name(p)
+    name = nccl.nccl_name(p, IMAGE)
+    # A new image or pod re-runs the check under a new name (a Job's pod template is immutable).
+    assert nccl.nccl_name(p, "example.com/pytorch:other") != name
     assert name.startswith("nccl-h100-") and len(name) == len("nccl-h100-") + 8
     job = nccl.nccl_job_spec(p, IMAGE, name)
     assert (job["completionMode"], job["completions"], job["parallelism"], job["backoffLimit"]) == ("Indexed", 2, 2, 4)

@@ -178,7 +178,7 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         if not plan.efa_devices or plan.sharing_mode != "exclusive" or plan.name not in self.warmup_jobs:
             return
         self.nccl_floors[plan.name] = nccl_bus_bandwidth_floor_gbytes(plan.instance_types[0])
-        job = nccl_name(plan)
+        job = nccl_name(plan, image)
         opts = pulumi.ResourceOptions(parent=self)
         metadata = k8s.meta.v1.ObjectMetaArgs(name=job, namespace=self.namespace.metadata.name)
         service = k8s.core.v1.Service(

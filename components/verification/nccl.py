@@ -115,10 +115,12 @@ dist.destroy_process_group()
 """
 
 
-def nccl_name(plan: GroupPlan) -> str:
-    """The Job's and Service's name: the group and a hash of the check (a changed check, type or
-    floor re-runs it), at most 63 characters (a Service name is a DNS label)."""
-    digest = hashlib.sha256(json.dumps(_facts(plan), sort_keys=True).encode()).hexdigest()[:8]
+def nccl_name(plan: GroupPlan, image: str) -> str:
+    """The Job's and Service's name: the group and a hash of the check (a changed type, floor,
+    image or pod re-runs it: a Job's pod template cannot change in place), at most 63 characters
+    (a Service name is a DNS label). The pod is hashed with a placeholder for its own name."""
+    pod = nccl_job_spec(plan, image, "<name>")
+    digest = hashlib.sha256(json.dumps({**_facts(plan), "job": pod}, sort_keys=True).encode()).hexdigest()[:8]
     return f"nccl-{plan.name}-{digest}"[:63]
 
 
