@@ -24,7 +24,7 @@ from .fields import (
 )
 from .instance_types import known_gpu_types, sharing_problem
 from .mig import Mig, mig_problems
-from .repair import Repair, karpenter_repair_problems
+from .repair import Repair, repair_problems
 from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 
 #: The root volume (gp3, launch template ``blockDeviceMappings``): at least the AMI's root snapshot,
@@ -432,7 +432,7 @@ class GpuNodeGroupSettings(_Model):
             problems += capacity_provider.karpenter_group_problems(
                 self.scaling.min_size, self.scaling.desired_size, self.labels, self.disk_size_gib
             )
-            problems += karpenter_repair_problems(self.repair)
+        problems += repair_problems(self.repair, self.capacity_provider)
         problems += multinode.multinode_problems(self)
         if problems:
             raise KeyedProblems(problems)

@@ -97,11 +97,11 @@ class RepairActions(TypedDict, total=False):
     """What EKS does to a node of a managed node group, per fault class of the node monitoring agent's `AcceleratedHardwareReady` reasons (`catalog.node_health.FAULTS`)."""
 
     reset_gpu: str
-    """Faults NVIDIA clears with a GPU reset (XIDs 46, 48, 62, 64, 74, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158; double-bit ECC; NVLink): a reboot resets every GPU of the node, minutes instead of a new instance's boot and image pulls. Type: `Reboot` | `Replace` | `NoAction`. Default: `Reboot`."""
+    """Faults NVIDIA clears with a GPU reset (XIDs 46, 48, 62, 74, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158; double-bit ECC; NVLink): a reboot resets every GPU of the node, minutes instead of a new instance's boot and image pulls. Type: `Reboot` | `Replace` | `NoAction`. Default: `Reboot`."""
     restart_instance: str
     """Faults cleared by restarting the instance (XID 151; Fabric Manager not running). Type: `Reboot` | `Replace` | `NoAction`. Default: `Reboot`."""
     hardware: str
-    """Broken hardware a reboot keeps (XIDs 54, 63, 79, 142; NVSwitch fabric failure; a GPU missing; a failed DCGM diagnostic): a new instance, on another host. Type: `Reboot` | `Replace` | `NoAction`. Default: `Replace`."""
+    """Broken hardware a reboot keeps (XIDs 54, 63, 64, 79, 142; NVSwitch fabric failure; a GPU missing; a failed DCGM diagnostic): a new instance, on another host. Type: `Reboot` | `Replace` | `NoAction`. Default: `Replace`."""
     monitoring: str
     """The agent lost its DCGM host engine (`DCGMError`): nothing says a GPU failed, and a fleet-wide cause (the `dcgm-server` pod not running) must reach a person, not reboot every node. Type: `Reboot` | `Replace` | `NoAction`. Default: `NoAction`."""
 
@@ -111,10 +111,12 @@ class RepairSettings(TypedDict, total=False):
 
     enabled: bool
     """Repair the group's unhealthy nodes (node conditions of the EKS node monitoring agent, which the library installs on clusters it creates, and `Ready`). Managed node group: `nodeRepairConfig`, an in-place update of the node group (no node is replaced by turning it on or off). Karpenter: the controller's one `nodeRepair` feature gate, so every Karpenter group must agree. See "Node health". Type: bool. Default: `true`."""
+    overrides: bool
+    """Managed node groups only: send one `nodeRepairConfigOverrides` entry per GPU fault (28: the reason, `waitMinutes`, the action of its class in `actions`). Off: `nodeRepairConfig` is `enabled` and the bounds alone, the form EKS documents without overrides, and EKS applies its own action per reason. See "Node health". Type: bool. Default: `false`."""
     actions: RepairActions
-    """Managed node groups only: the action per fault class (Karpenter always replaces)."""
+    """Managed node groups only, with `overrides: true`: the action per fault class (Karpenter always replaces)."""
     wait_minutes: int
-    """Managed node groups only: minutes a GPU fault stands before the node is repaired (`minRepairWaitTimeMins` of each override; Karpenter's is fixed at 10). Type: int ≥ 1. Default: `10` (EKS's own)."""
+    """Managed node groups only, with `overrides: true`: minutes a GPU fault stands before the node is repaired (`minRepairWaitTimeMins` of each override; EKS's own and Karpenter's is 10). Type: int ≥ 1. Default: `10` (EKS's own)."""
     max_unhealthy_percent: int
     """Managed node groups only: repair pauses while more than this share of the group is unhealthy (`maxUnhealthyNodeThresholdPercentage`). Not with `maxUnhealthyCount`. Type: int 1–100. Default: EKS's: paused above 20% once the group has more than 5 nodes."""
     max_unhealthy_count: int
