@@ -115,6 +115,7 @@ def test_an_active_capacity_block_reports_its_window():
         "available_instances": 2,
         "start": "2026-11-30T11:30:00+00:00",
         "end": "2026-12-14T11:30:00+00:00",
+        "placement_group_arn": None,
     }
 
 
@@ -315,3 +316,29 @@ def test_a_cluster_the_program_creates_or_groups_without_efa_only_are_not_checke
     with Stubber(eks) as stub:  # no call at all
         assert check_vpc_cni(eks, "c", [group(instanceTypes=["g6.xlarge"])]) is None
         stub.assert_no_pending_responses()
+
+
+# --- a reservation in a cluster placement group (issue 41) -------------------------------------------
+
+PG_ARN = "arn:aws:ec2:us-east-2:123456789012:placement-group/odcr-pg"
+
+
+def test_a_reservation_in_a_placement_group_needs_the_group_to_name_it():
+    in_pg = reservation(
+        ReservationType="default", InstanceType="p4d.24xlarge", AvailabilityZone="us-east-2b", TotalInstanceCount=4
+    )
+    in_pg["PlacementGroupArn"] = PG_ARN
+    result = check({**ODCR, "placementGroup": "odcr-pg"}, in_pg)
+    assert (result.status, result.details["placement_group_arn"]) == ("PASS", PG_ARN)
+    assert "it is in placement group odcr-pg, the group's placementGroup" in result.reason
+    for keys, have in (
+        ({}, "the group names none"),
+        ({"placement": "cluster"}, "placement: cluster creates another"),
+        ({"placementGroup": "other"}, "placementGroup is other"),
+    ):
+        result = check({**ODCR, **keys}, in_pg)
+        assert (result.status, result.reason) == (
+            "FAIL",
+            f"it was created in placement group odcr-pg: only instances launched into it use it, and {have} (set "
+            "placementGroup: odcr-pg)",
+        )

@@ -16,7 +16,8 @@ the Capacity Reservation or Capacity Block a group targets.
   launch-template-capacity-blocks: scale in "more than 30 minutes before the Capacity Block
   reservation end time"; EC2 terminates what still runs). With the group's verification Jobs
   (config/verification.py, issue 41): a verified Capacity Block that is not active FAILs, free
-  instances fewer than the Jobs need WARN.
+  instances fewer than the Jobs need WARN. A reservation created in a cluster placement group
+  (``PlacementGroupArn``) FAILs unless the group's ``placementGroup`` names that placement group.
 """
 
 from __future__ import annotations
@@ -90,6 +91,33 @@ def _beyond(group: GpuNodeGroupSettings) -> str:
     return "launches beyond it fail (EC2 does not fall back to On-Demand from a reservation targeted by id)"
 
 
+def _placement_parts(group: GpuNodeGroupSettings, found: dict[str, Any]) -> list[tuple[Status, str]]:
+    """A reservation created in a cluster placement group (``PlacementGroupArn``, botocore ``ec2``
+    CapacityReservation: "The Amazon Resource Name (ARN) of the cluster placement group in which the
+    Capacity Reservation was created") is used only by instances launched into that group (EC2 User
+    Guide, cr-cpg): the group's ``placementGroup`` must name it."""
+    arn = found.get("PlacementGroupArn")
+    if not arn:
+        return []
+    name = str(arn).rsplit("/", 1)[-1]
+    if group.placement_group == name:
+        return [(PASS, f"it is in placement group {name}, the group's placementGroup")]
+    have = (
+        f"placementGroup is {group.placement_group}"
+        if group.placement_group
+        else "placement: cluster creates another"
+        if group.placement
+        else "the group names none"
+    )
+    return [
+        (
+            FAIL,
+            f"it was created in placement group {name}: only instances launched into it use it, and {have} "
+            f"(set placementGroup: {name})",
+        )
+    ]
+
+
 def _verification_parts(group: GpuNodeGroupSettings, found: dict[str, Any], needed: int) -> list[tuple[Status, str]]:
     """Whether the verification Jobs ``pulumi up`` waits for can get their ``needed`` instances (issue
     41): a Capacity Block verified (``verification.capacityBlocks: verify``) must be active, else the
@@ -153,6 +181,7 @@ def check_reservation(ec2: Any, group: GpuNodeGroupSettings, now: dt.datetime, n
         "start": _iso(start),
         "end": _iso(end),
     }
+    details["placement_group_arn"] = found.get("PlacementGroupArn")
     parts: list[tuple[Status, str]] = []
     if state == _ACTIVE:
         parts.append((PASS, f"{reservation_id} is active"))
@@ -172,6 +201,7 @@ def check_reservation(ec2: Any, group: GpuNodeGroupSettings, now: dt.datetime, n
     total = found.get("TotalInstanceCount") or 0
     if total < group.scaling.max_size:
         parts.append((WARN, f"it holds {total} instance(s), maxSize is {group.scaling.max_size}: {_beyond(group)}"))
+    parts += _placement_parts(group, found)
     parts += _verification_parts(group, found, needed)
     block = kind == _BLOCK_TYPE
     if block != (group.capacity_type == CAPACITY_BLOCK):
