@@ -151,8 +151,8 @@ EFA_FIELD: Any = Field(
         "Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, "
         "g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on "
         "all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with "
-        "EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See "
-        "docs/multi-node.md.",
+        "EFA; needs `availabilityZone` (EFA traffic stays in one zone). Karpenter groups: `efa-only` interfaces "
+        "through the EC2NodeClass's `networkInterfaces`, on every node. See docs/multi-node.md.",
         type="bool",
         default="`false`",
     ),
@@ -161,7 +161,8 @@ PLACEMENT_FIELD: Any = Field(
     None,
     **doc(
         "`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low "
-        "latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`.",
+        "latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Not "
+        "with `CAPACITY_BLOCK` (a block's instances sit close together already).",
         type="`cluster`",
         default="none",
     ),
@@ -189,8 +190,10 @@ AVAILABILITY_ZONE_FIELD: Any = Field(
 CAPACITY_RESERVATION_FIELD: Any = Field(
     None,
     **doc(
-        "Launch into reserved capacity: `{id}` (an ODCR or Capacity Block), `{resourceGroupArn}` (a reservation "
-        "group) or `{preference}`; exactly one. Not with `SPOT`. Karpenter groups: `id` only.",
+        "Launch into reserved capacity: `{id}` (an ODCR or Capacity Block: no On-Demand fallback; a managed "
+        "group names its zone and one type), `{resourceGroupArn}` (a reservation group, falling back to "
+        "On-Demand unless `preference: capacity-reservations-only` is set beside it) or `{preference}`. Not "
+        "with `SPOT`. Karpenter groups: `id` only.",
         type="`{id | resourceGroupArn | preference}`",
         default="none",
     ),

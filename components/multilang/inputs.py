@@ -139,15 +139,15 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     capacity_type: str
     """EC2 capacity type. `CAPACITY_BLOCK`: an EC2 Capacity Block for ML (`capacityReservation.id`, one instance type, `availabilityZone`, `minSize`/`desiredSize` 0; see docs/multi-node.md). Type: `ON_DEMAND` | `SPOT` | `CAPACITY_BLOCK`. Default: `ON_DEMAND`."""
     efa: bool
-    """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See docs/multi-node.md. Type: bool. Default: `false`."""
+    """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA; needs `availabilityZone` (EFA traffic stays in one zone). Karpenter groups: `efa-only` interfaces through the EC2NodeClass's `networkInterfaces`, on every node. See docs/multi-node.md. Type: bool. Default: `false`."""
     placement: str
-    """`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Type: `cluster`. Default: none."""
+    """`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Not with `CAPACITY_BLOCK` (a block's instances sit close together already). Type: `cluster`. Default: none."""
     placement_group: str
     """The name of an existing EC2 placement group to launch the group's nodes into (an ODCR created in a cluster placement group is used only from it). Not with `placement` or `CAPACITY_BLOCK`. Needs `availabilityZone`. Type: string. Default: none."""
     availability_zone: str
     """The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required with `efa`, `placement`, `placementGroup`, `CAPACITY_BLOCK` and (managed node groups) `capacityReservation.id`: the reservation's zone. Type: zone name. Default: every zone of the subnets."""
     capacity_reservation: CapacityReservation
-    """Launch into reserved capacity: `{id}` (an ODCR or Capacity Block), `{resourceGroupArn}` (a reservation group) or `{preference}`; exactly one. Not with `SPOT`. Karpenter groups: `id` only. Type: `{id | resourceGroupArn | preference}`. Default: none."""
+    """Launch into reserved capacity: `{id}` (an ODCR or Capacity Block: no On-Demand fallback; a managed group names its zone and one type), `{resourceGroupArn}` (a reservation group, falling back to On-Demand unless `preference: capacity-reservations-only` is set beside it) or `{preference}`. Not with `SPOT`. Karpenter groups: `id` only. Type: `{id | resourceGroupArn | preference}`. Default: none."""
     scaling: Scaling
     """EKS scaling config. `minSize: 0` scales from zero (see "Cluster Autoscaler and scale from zero"). `desiredSize` applies at creation only (then the autoscaler owns it). Type: `{minSize, desiredSize, maxSize}`. Default: `{1, 1, 2}`."""
     disk_size_gi_b: int
