@@ -293,3 +293,23 @@ def test_a_peer_that_never_comes_fails_after_the_rendezvous_time(tmp_path):
     assert out.returncode == 1
     assert out.stdout.splitlines()[-1] == "nccl-check: nccl-x-0.nccl-x did not resolve"
     assert not (tmp_path / "args").exists()  # torchrun never ran
+
+
+@pytest.mark.parametrize(
+    "provider",
+    [{}, {"capacityProvider": "karpenter", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2}}],
+    ids=["managed", "karpenter"],
+)
+def test_the_job_service_and_policy_validate_against_the_kubernetes_schemas(provider):
+    """podFailurePolicy, hugepages and the rest through Kubernetes 1.35's OpenAPI schemas (strict)."""
+    import kubernetes_validate
+
+    p = plan(**provider)
+    name = nccl.nccl_name(p, IMAGE)
+    for api_version, kind, spec in (
+        ("batch/v1", "Job", nccl.nccl_job_spec(p, IMAGE, name)),
+        ("v1", "Service", nccl.nccl_service_spec(name)),
+        ("networking.k8s.io/v1", "NetworkPolicy", nccl.nccl_network_policy_spec(name)),
+    ):
+        obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": "v"}, "spec": spec}
+        kubernetes_validate.validate(obj, "1.35.0", strict=True)
