@@ -12,7 +12,8 @@ v25.3.1-v26.7.0):
   ``internal/plugin/server.go`` "there is no way to recover from the Unhealthy state").
 
 Node repair (``plan.repair.RepairPolicy.action``): a reboot resets every GPU and restarts the
-plugin, a replacement brings a new instance: either way the node advertises every slot again.
+plugin, a replacement brings a new instance, EKS's own action without overrides is one of the two:
+either way the node advertises every slot again.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class GpuNode:
         if self.condition_reason is None:
             return "none"
         action = self.plan.repair.action(self.condition_reason)
-        if action in ("Reboot", "Replace"):
+        # EKS's own action (no overrides) is a reboot or a replacement: either way every slot again.
+        if action in ("Reboot", "Replace", nh.EKS_DEFAULT_ACTION):
             self.boot()
         return action

@@ -113,6 +113,19 @@ GROUPS: dict[str, dict[str, Any]] = {
         "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
         "taints": [{"key": "efa", "effect": "NoSchedule"}],
         "efa": True,
+        "availabilityZone": "us-west-2a",
+        "timeSlicing": {"replicas": 1},
+    },
+    # Managed, exclusive H100s with EFA on an EC2 Capacity Block (issue 41): nodes only inside the
+    # block's window, so no verification Job targets it by default.
+    "managed-block-h100": {
+        "name": "m-blk-h100",
+        "instanceTypes": ["p5.48xlarge"],
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservation": {"id": "cr-0a1b2c3d4e5f60718"},
+        "availabilityZone": "us-west-2b",
+        "efa": True,
+        "scaling": ZERO,
         "timeSlicing": {"replicas": 1},
     },
     # Karpenter, exclusive H100s in an On-Demand Capacity Reservation (the reservedCapacity gate).
@@ -145,9 +158,27 @@ CLUSTERS: dict[str, tuple[str, ...]] = {
     "mig-beside-others": ("managed-exclusive-l4-mixed", "managed-mig-a100", "managed-timesliced-a10g-mixed"),
     # Nothing shared anywhere: whole GPUs, one per pod, on both providers.
     "all-exclusive": ("managed-exclusive-a10g", "karpenter-exclusive-t4"),
-    # Multi-node groups (issue 32) beside a plain one: EFA on one managed group only, a reservation
-    # on the Karpenter group only.
-    "multinode-beside-plain": ("managed-exclusive-a10g", "managed-efa-a100", "karpenter-reserved-h100"),
+    # Multi-node groups (issues 32, 41) beside a plain one: EFA on two managed groups, one of them on
+    # a Capacity Block, an ODCR on the Karpenter group.
+    "multinode-beside-plain": (
+        "managed-exclusive-a10g",
+        "managed-efa-a100",
+        "managed-block-h100",
+        "karpenter-reserved-h100",
+    ),
+}
+
+#: Groups a cluster cannot have, each refused with its key (tests/test_cross_group.py): an EFA group
+#: left to spread over every zone of its subnets (issue 41: EFA traffic stays in one zone).
+REFUSED: dict[str, tuple[dict[str, Any], str]] = {
+    "multi-zone-efa": (
+        {**GROUPS["managed-efa-a100"], "availabilityZone": None},
+        "gpu-eks:gpuNodeGroups[1].availabilityZone",
+    ),
+    "multi-zone-efa-karpenter": (
+        {**GROUPS["karpenter-reserved-h100"], "efa": True},
+        "gpu-eks:gpuNodeGroups[1].availabilityZone",
+    ),
 }
 
 

@@ -97,50 +97,11 @@ CHART_CONTROL_PLANE = {
 
 
 #: Every GPU node group's nodeRepairConfig at the default repair settings, as the EKS API takes it
-#: (the fake cloud gives numbers back as floats): one override per fixed-name Fatal reason of
-#: AcceleratedHardwareReady (aws/eks-node-monitoring-agent v1.7.0 pkg/reasons/reasons.yaml and
-#: WellKnownXidCodes): Reboot where a GPU reset or an instance restart clears it, Replace for
-#: hardware, NoAction when the agent lost its DCGM host engine.
-REPAIR_ACTIONS = {
-    "NvidiaDoubleBitError": "Reboot",
-    "NvidiaNVLinkError": "Reboot",
-    "FabricManagerNotRunning": "Reboot",
-    "NvidiaFabricError": "Replace",
-    "NvidiaDeviceCountMismatch": "Replace",
-    "DCGMDiagnosticFailure": "Replace",
-    "DCGMError": "NoAction",
-    "NvidiaXID46Error": "Reboot",
-    "NvidiaXID48Error": "Reboot",
-    "NvidiaXID54Error": "Replace",
-    "NvidiaXID62Error": "Reboot",
-    "NvidiaXID63Error": "Replace",
-    "NvidiaXID64Error": "Reboot",
-    "NvidiaXID74Error": "Reboot",
-    "NvidiaXID79Error": "Replace",
-    "NvidiaXID95Error": "Reboot",
-    "NvidiaXID109Error": "Reboot",
-    "NvidiaXID110Error": "Reboot",
-    "NvidiaXID119Error": "Reboot",
-    "NvidiaXID120Error": "Reboot",
-    "NvidiaXID136Error": "Reboot",
-    "NvidiaXID140Error": "Reboot",
-    "NvidiaXID142Error": "Replace",
-    "NvidiaXID143Error": "Reboot",
-    "NvidiaXID151Error": "Reboot",
-    "NvidiaXID155Error": "Reboot",
-    "NvidiaXID156Error": "Reboot",
-    "NvidiaXID158Error": "Reboot",
-}
-DEFAULT_REPAIR = {
-    "enabled": True,
-    "maxParallelNodesRepairedCount": 1.0,
-    "nodeRepairConfigOverrides": [
-        {
-            "minRepairWaitTimeMins": 10.0,
-            "nodeMonitoringCondition": "AcceleratedHardwareReady",
-            "nodeUnhealthyReason": reason,
-            "repairAction": action,
-        }
-        for reason, action in REPAIR_ACTIONS.items()
-    ],
-}
+#: (the fake cloud gives numbers back as floats): enabled and the bounds alone, without
+#: nodeRepairConfigOverrides (issue 41: EKS's own action per reason; config/repair.py says why).
+DEFAULT_REPAIR = {"enabled": True, "maxParallelNodesRepairedCount": 1.0}
+#: The words of that policy in each group's stack outputs (``repairPolicy``).
+DEFAULT_REPAIR_POLICY = (
+    "repair by eks nodeRepairConfig with EKS's own actions (reboot or replace per reason, after 10m; none on "
+    "DCGMDiagnosticFailure, DCGMError); paused above 20% unhealthy once more than 5 nodes"
+)

@@ -24,7 +24,9 @@ import pytest
 
 from components.config import group_rules
 from components.config.addons import AlertThresholds
+from components.config.errors import ConfigError
 from components.config.group_rules import gpu_groups_problems
+from components.config.loading import load_settings
 from components.config.teams import (
     _team_plans,
     oversubscribed_quotas,
@@ -43,7 +45,7 @@ from components.plan import placement
 from components.plan.group import GroupPlan, plan_groups
 from components.teams import policy
 from components.teams import verification as team_check
-from tests.mixed_clusters import CLUSTERS, plans_of, settings_of, teams_of
+from tests.mixed_clusters import CLUSTERS, GROUPS, REFUSED, plans_of, settings_of, teams_of
 from tests.support import ROOT
 
 Plans = tuple[GroupPlan, ...]
@@ -224,7 +226,7 @@ def check_efa_plans(cluster: str) -> None:
     # Per group: chosen iff its nodes have EFA devices.
     for p in plans:
         assert (p.name in chosen) == (p.efa_devices > 0), p.name
-    assert chosen == ["m-efa-a100"] if cluster == "multinode-beside-plain" else chosen == []
+    assert chosen == ["m-efa-a100", "m-blk-h100"] if cluster == "multinode-beside-plain" else chosen == []
 
 
 def check_efa_plugin_values(cluster: str) -> None:
@@ -641,3 +643,20 @@ def test_the_mixed_clusters_differ_in_what_the_decisions_read():
 def test_each_decision_over_the_mixed_clusters(decision: str):
     for cluster in CLUSTERS:
         DECISIONS[decision](cluster)
+
+
+@pytest.mark.parametrize("attempt", sorted(REFUSED))
+def test_a_multi_zone_efa_group_is_refused_beside_the_others(attempt: str):
+    """An EFA group without availabilityZone (its nodes would spread over every zone of its
+    subnets, and EFA traffic does not cross zones) is refused with its key, beside a plain group."""
+    group, key = REFUSED[attempt]
+    with pytest.raises(ConfigError) as info:
+        load_settings(
+            {
+                "clusterName": attempt,
+                "gpuNodeGroups": [GROUPS["managed-exclusive-a10g"], {k: v for k, v in group.items() if v is not None}],
+                "autoscaler": {"enabled": False},
+            }
+        )
+    assert [(p.key, p.received) for p in info.value.problems] == [(key, None)]
+    assert "EFA traffic stays in one Availability Zone" in info.value.problems[0].expected

@@ -11,6 +11,7 @@ import pytest
 from components.config.loading import load_settings
 from components.efa import chart, values
 from components.plan.group import plan_group, plan_groups
+from components.review.fakecloud import FAKE_REGION
 from tests.test_examples import example
 
 
@@ -18,7 +19,13 @@ def plans(*groups: dict[str, Any]) -> Any:
     return plan_groups(load_settings({"clusterName": "c", "gpuNodeGroups": list(groups)}).gpu_node_groups)
 
 
-P4D = {"name": "train", "instanceTypes": ["p4d.24xlarge"], "timeSlicing": {"replicas": 1}, "efa": True}
+P4D = {
+    "name": "train",
+    "instanceTypes": ["p4d.24xlarge"],
+    "timeSlicing": {"replicas": 1},
+    "efa": True,
+    "availabilityZone": "us-west-2a",
+}
 
 
 def test_values_pin_the_plugin_to_the_efa_groups_and_their_taints():
@@ -72,6 +79,48 @@ def test_the_example_declares_the_plugin_for_its_efa_groups():
         "keys": ["gpu-eks.io/node-group"],
         "values": ["h100-block", "a100-odcr", "h100-karpenter"],
     }
+    # The image from the Region of the AWS provider (aws:getRegion; the simulation answers us-west-2).
+    assert FAKE_REGION == "us-west-2"
+    assert release["values"]["image"] == {
+        "repository": "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"
+    }
+
+
+@pytest.mark.parametrize(
+    ("region", "repository"),
+    [
+        ("us-west-2", "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"),
+        ("eu-south-2", "455263428931.dkr.ecr.eu-south-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"),
+        ("us-gov-west-1", "013241004608.dkr.ecr.us-gov-west-1.amazonaws.com/eks/aws-efa-k8s-device-plugin"),
+        ("cn-north-1", "918309763551.dkr.ecr.cn-north-1.amazonaws.com.cn/eks/aws-efa-k8s-device-plugin"),
+    ],
+)
+def test_the_image_is_each_regions_eks_registry(region, repository):
+    """EKS User Guide, add-ons-images (awsdocs/amazon-eks-user-guide 4d52b4d): one registry per Region."""
+    assert chart.image_repository(region) == repository
+
+
+def test_the_region_is_the_aws_providers(monkeypatch):
+    """A cluster in another Region (the AWS provider's aws:getRegion answer) gets its registry."""
+    import yaml
+
+    from components.config import stackfile
+    from components.review import fakecloud
+    from tests.support import ROOT
+    from tooling.simulation import program_from_file, run_program
+
+    monkeypatch.setattr(fakecloud, "FAKE_REGION", "eu-south-2")
+    config = yaml.safe_load((ROOT / "examples" / "Pulumi.multinode.yaml").read_text())["config"]
+    sim = run_program(
+        program_from_file(ROOT / "__main__.py"),
+        stackfile.cli_config({**config, "gpu-eks:verifyTimeSlicing": False, "gpu-eks:verification": {}}),
+        project=stackfile.project_name(ROOT),
+        stack="multinode",
+    )
+    release = sim.one("kubernetes:helm.sh/v3:Release", "gpu-eks-efa-release").inputs
+    assert release["values"]["image"] == {
+        "repository": "455263428931.dkr.ecr.eu-south-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"
+    }
 
 
 def test_no_plugin_without_an_efa_group():
@@ -82,7 +131,12 @@ def test_no_plugin_without_an_efa_group():
 def test_an_efa_node_needs_nothing_in_its_user_data():
     """The AL2023 NVIDIA AMI installs the EFA driver and keeps efa-nv-peermem (chart.py): the
     library's user data of an EFA group is the same group's without EFA."""
-    base = {"name": "g", "instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}}
+    base = {
+        "name": "g",
+        "instanceTypes": ["p5.48xlarge"],
+        "timeSlicing": {"replicas": 1},
+        "availabilityZone": "us-west-2a",
+    }
     with_efa = plan_group(
         load_settings({"clusterName": "c", "gpuNodeGroups": [{**base, "efa": True}]}).gpu_node_groups[0]
     )

@@ -24,12 +24,15 @@ def test_a_time_sliced_t4_that_falls_off_the_bus_keeps_three_dead_slots_until_re
     node.xid(0, 79)
     # One device per GPU is marked: 3 slots stay advertised on a GPU that no longer works.
     assert (node.advertised, node.working, node.condition_reason) == (3, 0, "NvidiaXID79Error")
-    assert node.repair() == "Replace"
+    # Without overrides EKS reboots or replaces it as it decides (issue 41: the default form).
+    assert node.repair() == "eksDefault"
     assert (node.advertised, node.working, node.condition_reason) == (4, 4, None)
 
 
 def test_one_of_four_shared_gpus_with_a_double_bit_error_is_rebooted_back():
-    node = GpuNode(plan(name="big", instanceTypes=["g4dn.12xlarge"], timeSlicing={"replicas": 4}))
+    node = GpuNode(
+        plan(name="big", instanceTypes=["g4dn.12xlarge"], timeSlicing={"replicas": 4}, repair={"overrides": True})
+    )
     assert (node.advertised, node.working) == (16, 16)
     node.xid(2, 48)
     assert (node.advertised, node.working) == (15, 12)
@@ -38,7 +41,9 @@ def test_one_of_four_shared_gpus_with_a_double_bit_error_is_rebooted_back():
 
 
 def test_exclusive_gpus_lose_exactly_the_failed_one():
-    node = GpuNode(plan(name="x", instanceTypes=["g4dn.12xlarge"], timeSlicing={"replicas": 1}))
+    node = GpuNode(
+        plan(name="x", instanceTypes=["g4dn.12xlarge"], timeSlicing={"replicas": 1}, repair={"overrides": True})
+    )
     node.xid(1, 79)
     assert (node.advertised, node.working) == (3, 3)
     assert node.repair() == "Replace"
@@ -78,3 +83,14 @@ def test_repair_off_leaves_the_node_as_it_is():
     node = GpuNode(plan(name="t4", timeSlicing={"replicas": 4}, repair={"enabled": False}))
     node.xid(0, 79)
     assert (node.repair(), node.advertised, node.working) == ("alertOnly", 3, 0)
+
+
+def test_a_row_remap_failure_replaces_the_node_a_reboot_would_keep_it_on():
+    """XID 64: the row remap could not be recorded, so a reset brings the bad row back (issue 41)."""
+    node = GpuNode(
+        plan(name="x", instanceTypes=["g4dn.12xlarge"], timeSlicing={"replicas": 1}, repair={"overrides": True})
+    )
+    node.xid(3, 64)
+    assert (node.advertised, node.condition_reason) == (3, "NvidiaXID64Error")
+    assert node.repair() == "Replace"
+    assert node.advertised == 4

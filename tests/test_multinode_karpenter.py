@@ -21,8 +21,12 @@ P5 = {"instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}}
 
 
 def plan(**group: Any):
+    # An EFA group names its one zone (config/multinode.py, issue 41).
+    zone = {"availabilityZone": "us-east-2c"} if group.get("efa") else {}
     return plan_group(
-        GpuNodeGroupSettings.model_validate({"name": "h100", "capacityProvider": "karpenter", "scaling": ZERO, **group})
+        GpuNodeGroupSettings.model_validate(
+            {"name": "h100", "capacityProvider": "karpenter", "scaling": ZERO, **zone, **group}
+        )
     )
 
 
@@ -67,6 +71,57 @@ def test_an_efa_group_selects_its_efa_security_group_beside_the_discovery_tag():
         {"tags": {"karpenter.sh/discovery": "c"}},
         {"id": "sg-0123456789abcdef0"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "cards"),
+    [("p5.48xlarge", 32), ("p4d.24xlarge", 4), ("g6e.24xlarge", 2), ("g6.12xlarge", 1)],
+)
+def test_an_efa_group_has_its_efa_only_interfaces_on_every_node(instance_type, cards):
+    """Issue 41: spec.networkInterfaces, the primary an interface at 0/0 and an efa-only interface per
+    card (card 0 beside the primary, device 1 everywhere): every EFA device, no subnet address each."""
+    p = plan(instanceTypes=[instance_type], timeSlicing={"replicas": 1}, efa=True)
+    interfaces = objects.ec2_node_class(p, role="r", discovery="c")["spec"]["networkInterfaces"]
+    assert interfaces[0] == {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
+    assert interfaces[1:] == [
+        {"networkCardIndex": card, "deviceIndex": 1, "interfaceType": "efa-only"} for card in range(cards)
+    ]
+    # Karpenter advertises one vpc.amazonaws.com/efa per efa-only interface (instancetype/types.go efas).
+    assert sum(1 for i in interfaces if i["interfaceType"] == "efa-only") == p.efa_devices == cards
+    assert "networkInterfaces" not in objects.ec2_node_class(plan(**P5), role="r", discovery="c")["spec"]
+
+
+def test_the_interfaces_fit_each_cards_interfaces_as_ec2_describes_them():
+    """Karpenter drops an instance type whose card has fewer interfaces than a device index asks for
+    (instancetype/compatibility/compatibility.go networkInterfaceCheck, v1.14.1): against moto's
+    DescribeInstanceTypes data (botocore 1.44.5 / moto 5.2.5)."""
+    import gzip
+    import importlib.resources
+    import json
+
+    data = importlib.resources.files("moto.ec2") / "resources" / "instance_types.json.gz"
+    types = json.loads(gzip.decompress(data.read_bytes()))
+    from components.catalog import efa
+
+    for name in efa.EFA_TYPES:
+        cards = {
+            c["NetworkCardIndex"]: c["MaximumNetworkInterfaces"] for c in types[name]["NetworkInfo"]["NetworkCards"]
+        }
+        for i in efa.karpenter_interfaces(name):
+            assert i.device_index < cards[i.network_card_index], (name, i)
+        efa_only = sum(1 for i in efa.karpenter_interfaces(name) if i.interface_type == "efa-only")
+        assert efa_only <= types[name]["NetworkInfo"]["EfaInfo"]["MaximumEfaInterfaces"], name
+
+
+def test_a_karpenter_efa_node_runs_fewer_pods_where_card_0_gives_an_eni_to_efa():
+    """The efa-only interface on card 0 takes one of the VPC CNI's ENIs (Karpenter's ENILimitedPods):
+    p5.48xlarge (2 ENIs of 50) runs 51 pods instead of 100; kubelet's maxPods says so."""
+    with_efa = plan(**P5, efa=True)
+    assert (with_efa.max_pods, plan(**P5).max_pods) == (51, 100)
+    spec = objects.ec2_node_class(with_efa, role="r", discovery="c")["spec"]
+    assert spec["kubelet"] == {"maxPods": 51}
+    # p4d.24xlarge: 14 ENIs left of 15, far above EKS's cap of 250 pods.
+    assert plan(instanceTypes=["p4d.24xlarge"], timeSlicing={"replicas": 1}, efa=True).max_pods == 250
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,7 @@ def test_capacity_block_launch_template(sim):
     assert lt["capacityReservationSpecification"] == {
         "capacityReservationTarget": {"capacityReservationId": "cr-0a1b2c3d4e5f60718"}
     }
-    assert lt["placement"] == {"groupName": "gpu-eks-h100-block-placement-0000000"}
+    assert "placement" not in lt  # a Capacity Block needs no placement group (config/multinode.py)
     interfaces = lt["networkInterfaces"]
     assert len(interfaces) == 32
     assert interfaces[0] == {
@@ -92,7 +92,6 @@ def test_odcr_group(sim):
         ["subnet-0a00000000000000b"],
     )
     assert sorted(r.name for r in sim.by_type("aws:ec2/placementGroup:PlacementGroup")) == [
-        "gpu-eks-h100-block-placement",
         "gpu-eks-h100-karpenter-placement",
     ]
 
@@ -111,7 +110,7 @@ def test_efa_security_group_refers_to_itself(sim):
 
 
 def test_placement_group_is_cluster(sim):
-    assert sim.named("gpu-eks-h100-block-placement").inputs["strategy"] == "cluster"
+    assert sim.named("gpu-eks-h100-karpenter-placement").inputs["strategy"] == "cluster"
 
 
 def test_asg_tags_carry_efa(sim):
@@ -156,9 +155,23 @@ GROUPS = {
         "instanceTypes": ["p4d.24xlarge"],
         "timeSlicing": {"replicas": 1},
         "efa": True,
+        "availabilityZone": "us-east-1a",
         "capacityReservation": {"resourceGroupArn": "arn:aws:resource-groups:us-east-1:123456789012:group/odcrs"},
     },
-    "preference": {"instanceTypes": ["g6.12xlarge"], "efa": True, "capacityReservation": {"preference": "open"}},
+    "group-only": {
+        "instanceTypes": ["p4d.24xlarge"],
+        "timeSlicing": {"replicas": 1},
+        "capacityReservation": {
+            "resourceGroupArn": "arn:aws:resource-groups:us-east-1:123456789012:group/odcrs",
+            "preference": "capacity-reservations-only",
+        },
+    },
+    "preference": {
+        "instanceTypes": ["g6.12xlarge"],
+        "efa": True,
+        "availabilityZone": "us-east-1b",
+        "capacityReservation": {"preference": "open"},
+    },
 }
 
 
@@ -198,6 +211,18 @@ def test_moto_accepts_the_launch_template_and_security_group():
     assert stored["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
     assert stored["CapacityReservationSpecification"] == {
         "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"}
+    }
+    # A reservation group with capacity-reservations-only: preference and target together (issue 41).
+    only = {
+        "CapacityReservationSpecification": multinode.capacity_reservation_specification(_group(**GROUPS["group-only"]))
+    }
+    ec2.create_launch_template(LaunchTemplateName="group-only-lt", LaunchTemplateData=only)
+    got = ec2.describe_launch_template_versions(LaunchTemplateName="group-only-lt")["LaunchTemplateVersions"][0]
+    assert got["LaunchTemplateData"]["CapacityReservationSpecification"] == {
+        "CapacityReservationPreference": "capacity-reservations-only",
+        "CapacityReservationTarget": {
+            "CapacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:123456789012:group/odcrs"
+        },
     }
     (group,) = ec2.describe_security_groups(GroupIds=[sg])["SecurityGroups"]
     assert [p["UserIdGroupPairs"][0]["GroupId"] for p in group["IpPermissions"]] == [sg]

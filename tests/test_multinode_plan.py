@@ -19,7 +19,9 @@ def settings(group: dict[str, Any], **extra: Any) -> Any:
 
 
 def plan(**group: Any) -> Any:
-    return plan_group(settings(group).gpu_node_groups[0])
+    # An EFA group names its one zone (config/multinode.py, issue 41).
+    zone = {"availabilityZone": "us-west-2a"} if group.get("efa") else {}
+    return plan_group(settings({**zone, **group}).gpu_node_groups[0])
 
 
 def resource_tags(p: Any) -> dict[str, str]:
@@ -64,7 +66,13 @@ def test_efa_devices_per_family():
 
 def _teams(quota: dict[str, int], efa: bool) -> Any:
     groups = [
-        {"name": "train", "instanceTypes": ["p4d.24xlarge"], "timeSlicing": {"replicas": 1}, "efa": efa},
+        {
+            "name": "train",
+            "instanceTypes": ["p4d.24xlarge"],
+            "timeSlicing": {"replicas": 1},
+            "efa": efa,
+            "availabilityZone": "us-west-2a",
+        },
         {"name": "infer", "instanceTypes": ["g6.xlarge"]},
     ]
     return load_settings(
@@ -115,12 +123,33 @@ def test_the_cold_start_model_says_a_capacity_block_runs_only_in_its_window():
     assert "  capacity: only inside the Capacity Block's window" in render_text((p,), 10, "t")
 
 
+ARN = "arn:aws:resource-groups:us-west-2:123456789012:group/odcrs"
+
+
 @pytest.mark.parametrize(
     ("group", "note"),
     [
         (
-            {"capacityReservation": {"id": CR}},
-            "into the Capacity Reservation while it has a free instance, else On-Demand (EC2's fallback)",
+            {"capacityReservation": {"id": CR}, "availabilityZone": "us-west-2a"},
+            "only into the Capacity Reservation while it has a free instance: else the launch fails (EC2 does not "
+            "fall back to On-Demand from a reservation targeted by id) and the pod stays pending",
+        ),
+        (
+            {
+                "capacityReservation": {"id": CR},
+                "capacityProvider": "karpenter",
+                "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+            },
+            "into the Capacity Reservation while it has a free instance, else On-Demand (Karpenter's own fallback: EC2 "
+            "never falls back from a reservation targeted by id)",
+        ),
+        (
+            {"capacityReservation": {"resourceGroupArn": ARN}},
+            "into a reservation of the group while one has a free instance, else On-Demand (EC2's fallback)",
+        ),
+        (
+            {"capacityReservation": {"resourceGroupArn": ARN, "preference": "capacity-reservations-only"}},
+            "only into a reservation of the group while one has a free instance: else the launch fails",
         ),
         (
             {"capacityReservation": {"preference": "capacity-reservations-only"}},

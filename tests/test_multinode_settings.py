@@ -17,6 +17,7 @@ from components.config.loading import load_settings
 
 CR = "cr-0123456789abcdef0"
 P5 = {"instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}}
+ZONE = "us-west-2a"
 
 
 def _moto_instance_types() -> dict[str, Any]:
@@ -98,7 +99,7 @@ def test_defaults_are_off():
 
 
 def test_efa_refused_on_a_type_without_it():
-    assert problems(instanceTypes=["g5.xlarge", "g5.2xlarge"], efa=True) == [
+    assert problems(instanceTypes=["g5.xlarge", "g5.2xlarge"], efa=True, availabilityZone=ZONE) == [
         "gpu-eks:gpuNodeGroups[0].efa: received true; expected false, or instance types with EFA: g5.xlarge, "
         "g5.2xlarge have none (EC2 DescribeInstanceTypes NetworkInfo.EfaSupported false, botocore 1.44.5 / "
         "moto 5.2.5; components/catalog/efa.py)"
@@ -106,29 +107,25 @@ def test_efa_refused_on_a_type_without_it():
 
 
 def test_efa_accepted_where_every_type_has_it():
-    assert group(instanceTypes=["g6.12xlarge", "g6.24xlarge"], efa=True).efa is True
+    assert group(instanceTypes=["g6.12xlarge", "g6.24xlarge"], efa=True, availabilityZone=ZONE).efa is True
 
 
-def test_efa_on_karpenter_counts_an_address_per_efa_interface():
-    from components.config.multinode import efa_addresses
+def test_efa_on_karpenter_takes_an_eni_from_the_cni_and_no_address():
+    from components.config.multinode import efa_enis_taken
 
     zero = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
-    karpenter = group(**P5, efa=True, capacityProvider="karpenter", scaling=zero)
-    # Karpenter's interfaces are all efa: 31 addresses beyond the primary's on a p5.48xlarge.
-    assert efa_addresses(karpenter) == 31
-    # A managed group's cards beyond the first are efa-only: no address.
-    assert efa_addresses(group(**P5, efa=True)) == 0
-    assert efa_addresses(group(**P5, capacityProvider="karpenter", scaling=zero)) == 0
-    spread = load_settings(
-        {"clusterName": "c", "gpuNodeGroups": [{"name": "g", **P5, "capacityProvider": "karpenter", "scaling": zero}]}
-    )
-    with_efa = load_settings(
-        {
-            "clusterName": "c",
-            "gpuNodeGroups": [{"name": "g", **P5, "efa": True, "capacityProvider": "karpenter", "scaling": zero}],
-        }
-    )
-    assert with_efa.nodes_need_addresses(True) - spread.nodes_need_addresses(True) == 2 * 31
+    karpenter = group(**P5, efa=True, capacityProvider="karpenter", scaling=zero, availabilityZone=ZONE)
+    # Its efa-only interfaces hold no address; the one on card 0 takes one of the CNI's two ENIs.
+    assert efa_enis_taken(karpenter) == 1
+    # A managed group's card 0 interface is efa (EFA and ENA in one): the CNI keeps its ENIs.
+    assert efa_enis_taken(group(**P5, efa=True, availabilityZone=ZONE)) == 0
+    assert efa_enis_taken(group(**P5, capacityProvider="karpenter", scaling=zero)) == 0
+    base = {"name": "g", **P5, "capacityProvider": "karpenter", "scaling": zero, "availabilityZone": ZONE}
+    without = load_settings({"clusterName": "c", "gpuNodeGroups": [base]})
+    with_efa = load_settings({"clusterName": "c", "gpuNodeGroups": [{**base, "efa": True}]})
+    # p5.48xlarge: 2 ENIs of 50 addresses, 100 a node; one ENI with EFA on card 0: 50. Two nodes.
+    assert (catalog.gpu_node_addresses("p5.48xlarge"), catalog.gpu_node_addresses("p5.48xlarge", 1)) == (100, 50)
+    assert without.nodes_need_addresses(True) - with_efa.nodes_need_addresses(True) == 2 * 50
 
 
 def test_cluster_placement_needs_a_zone():
@@ -181,11 +178,11 @@ def test_reservation_forms_checked(reservation, expected):
     ],
 )
 def test_each_reservation_form_accepted(reservation):
-    assert group(**P5, capacityReservation=reservation).capacity_reservation is not None
+    assert group(**P5, capacityReservation=reservation, availabilityZone=ZONE).capacity_reservation is not None
 
 
 def test_reservation_refused_with_spot():
-    (problem,) = problems(capacityType="SPOT", capacityReservation={"id": CR})
+    (problem,) = problems(capacityType="SPOT", capacityReservation={"id": CR}, availabilityZone=ZONE)
     assert problem.startswith(
         'gpu-eks:gpuNodeGroups[0].capacityReservation: received {"id": "cr-0123456789abcdef0"}; expected no key '
         "with capacityType SPOT"
@@ -216,7 +213,10 @@ def test_capacity_block_takes_one_instance_type():
 
 
 def test_efa_types_of_a_group_have_the_same_devices():
-    assert problems(instanceTypes=["p5e.48xlarge", "p5en.48xlarge"], timeSlicing={"replicas": 1}, efa=True) == [
+    found = problems(
+        instanceTypes=["p5e.48xlarge", "p5en.48xlarge"], timeSlicing={"replicas": 1}, efa=True, availabilityZone=ZONE
+    )
+    assert found == [
         'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["p5e.48xlarge", "p5en.48xlarge"]; expected types with '
         "the same number of EFA devices with efa (p5e.48xlarge: 32, p5en.48xlarge: 16): the group's one launch "
         "template lists each node's EFA interfaces"
@@ -268,3 +268,92 @@ def test_a_zoned_group_holds_all_its_addresses_in_one_subnet():
     # p4d.24xlarge holds 300 addresses a node (catalog.gpu_node_addresses): 4 nodes in one of 2
     # subnets hold 2 x 300 when spread, 4 x 300 when the group is in one zone.
     assert zoned.nodes_need_addresses(True, subnets=2) - spread.nodes_need_addresses(True, subnets=2) == 600
+
+
+# --- issue 41: one zone for EFA, targeted reservations, placement ---------------------------------
+
+ZERO = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+KARPENTER = {"capacityProvider": "karpenter", "scaling": ZERO}
+
+
+@pytest.mark.parametrize("provider", [{}, KARPENTER], ids=["managed", "karpenter"])
+def test_an_efa_group_needs_its_one_zone(provider):
+    assert problems(**P5, **provider, efa=True) == [
+        "gpu-eks:gpuNodeGroups[0].availabilityZone: received null; expected a zone name with efa (EFA traffic "
+        "stays in one Availability Zone: EKS User Guide, node-efa)"
+    ]
+    assert group(**P5, **provider, efa=True, availabilityZone=ZONE).availability_zone == ZONE
+
+
+def test_a_managed_group_targeting_a_reservation_by_id_names_its_zone_and_one_type():
+    found = problems(instanceTypes=["g6.12xlarge", "g6.24xlarge"], capacityReservation={"id": CR})
+    assert found == [
+        "gpu-eks:gpuNodeGroups[0].availabilityZone: received null; expected a zone name with capacityReservation.id "
+        "(the reservation's zone: EKS would also launch into subnets of other zones, where every launch fails; EC2 "
+        "User Guide, capacity-reservations-launch: no fallback to On-Demand)",
+        'gpu-eks:gpuNodeGroups[0].instanceTypes: received ["g6.12xlarge", "g6.24xlarge"]; expected the '
+        "reservation's one instance type with capacityReservation.id: a launch into a targeted reservation succeeds "
+        "only with its attributes, instance type included (EC2 User Guide, capacity-reservations-launch: no fallback "
+        "to On-Demand)",
+    ]
+
+
+def test_a_karpenter_group_targeting_a_reservation_by_id_needs_no_zone():
+    # Karpenter launches a reserved offering in the reservation's own zone (its offerings are per zone).
+    assert group(**P5, **KARPENTER, capacityReservation={"id": CR}).availability_zone is None
+
+
+@pytest.mark.parametrize(
+    "reservation",
+    [{"resourceGroupArn": "arn:aws:resource-groups:us-west-2:123456789012:group/g"}, {"preference": "open"}],
+)
+def test_a_group_target_or_a_preference_needs_no_zone(reservation):
+    assert group(**P5, capacityReservation=reservation).availability_zone is None
+
+
+def test_a_resource_group_with_capacity_reservations_only_is_accepted_and_so_launched():
+    from components.nodegroups import multinode as lt
+
+    arn = "arn:aws:resource-groups:us-west-2:123456789012:group/odcrs"
+    g = group(**P5, capacityReservation={"resourceGroupArn": arn, "preference": "capacity-reservations-only"})
+    assert lt.capacity_reservation_specification(g) == {
+        "CapacityReservationPreference": "capacity-reservations-only",
+        "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": arn},
+    }
+    (problem,) = problems(**P5, capacityReservation={"resourceGroupArn": arn, "preference": "open"})
+    assert "or resourceGroupArn with preference capacity-reservations-only" in problem
+
+
+def test_placement_refused_on_a_capacity_block():
+    block = {
+        **P5,
+        "capacityType": "CAPACITY_BLOCK",
+        "availabilityZone": ZONE,
+        "capacityReservation": {"id": CR},
+        "scaling": ZERO,
+    }
+    assert [p.split("; expected ")[0] for p in problems(**block, placement="cluster")] == [
+        'gpu-eks:gpuNodeGroups[0].placement: received "cluster"'
+    ]
+    (problem,) = problems(**block, placementGroup="training")
+    assert problem.startswith(
+        'gpu-eks:gpuNodeGroups[0].placementGroup: received "training"; expected no placementGroup with capacityType '
+        "CAPACITY_BLOCK: instances of a Capacity Block are placed close together in an EC2 UltraCluster already"
+    )
+
+
+def test_an_existing_placement_group_by_name():
+    g = group(**P5, placementGroup="odcr-pg", availabilityZone=ZONE)
+    assert g.placement_group == "odcr-pg"
+    assert problems(**P5, placementGroup="odcr-pg") == [
+        "gpu-eks:gpuNodeGroups[0].availabilityZone: received null; expected a zone name with placementGroup (the "
+        "placement group's zone)"
+    ]
+    assert problems(**P5, placementGroup="pg", placement="cluster", availabilityZone=ZONE) == [
+        'gpu-eks:gpuNodeGroups[0].placementGroup: received "pg"; expected no placementGroup with placement: cluster '
+        "(which creates the group's own)"
+    ]
+    assert problems(**P5, placementGroup="é", availabilityZone=ZONE) == [
+        'gpu-eks:gpuNodeGroups[0].placementGroup: received "\\u00e9"; expected a placement group name: 1 to 255 ASCII '
+        "characters"
+    ]

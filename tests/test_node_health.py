@@ -25,15 +25,16 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 #: dcgm_policies.go WellKnownXidCodes at v1.7.0 (c399089), as the agent writes it.
 AGENT_WELL_KNOWN_XIDS = [46, 48, 54, 62, 63, 64, 74, 79, 95, 109, 110, 119, 120, 136, 140, 142, 143, 151, 155, 156, 158]
 
-#: Every reason, what the defaults do on a managed node group and on a Karpenter group.
-#: "alertOnly": no repair (NoAction, or a Warning the agent only reports as an event).
+#: Every reason, what the default actions do on a managed node group with ``repair.overrides: true``
+#: and on a Karpenter group. "alertOnly": no repair (NoAction, or a Warning the agent only reports as
+#: an event). XID 64 (a row remap that could not be recorded) replaces (issue 41).
 DEFAULT_ACTIONS: dict[str, tuple[str, str]] = {
     "NvidiaXID46Error": ("Reboot", "Replace"),
     "NvidiaXID48Error": ("Reboot", "Replace"),
     "NvidiaXID54Error": ("Replace", "Replace"),
     "NvidiaXID62Error": ("Reboot", "Replace"),
     "NvidiaXID63Error": ("Replace", "Replace"),
-    "NvidiaXID64Error": ("Reboot", "Replace"),
+    "NvidiaXID64Error": ("Replace", "Replace"),
     "NvidiaXID74Error": ("Reboot", "Replace"),
     "NvidiaXID79Error": ("Replace", "Replace"),
     "NvidiaXID95Error": ("Reboot", "Replace"),
@@ -80,6 +81,7 @@ CONFIG = {
             "instanceTypes": ["g4dn.12xlarge"],
             "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 8},
             "repair": {
+                "overrides": True,
                 "actions": {"resetGpu": "Replace", "monitoring": "Reboot"},
                 "waitMinutes": 5,
                 "maxUnhealthyPercent": 25,
@@ -148,12 +150,25 @@ def test_every_fatal_reason_with_a_fixed_name_has_a_fault_class():
 
 
 @pytest.mark.parametrize("reason", list(DEFAULT_ACTIONS))
-def test_each_fault_at_the_defaults_per_capacity_provider(reason):
+def test_each_fault_at_the_default_actions_per_capacity_provider(reason):
     managed, karpenter = settings(
-        {"name": "m"},
+        {"name": "m", "repair": {"overrides": True}},
         {"name": "k", "capacityProvider": "karpenter", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2}},
     ).plans
     assert (managed.repair.action(reason), karpenter.repair.action(reason)) == DEFAULT_ACTIONS[reason]
+
+
+@pytest.mark.parametrize("reason", list(DEFAULT_ACTIONS))
+def test_without_overrides_eks_acts_on_each_fault_its_own_way(reason):
+    """The default form (issue 41): EKS reboots or replaces per reason, and repairs nothing on the two
+    reasons its table says None for (EKS User Guide, node-health-nma)."""
+    (managed,) = settings({"name": "m"}).plans
+    expected = (
+        "alertOnly"
+        if DEFAULT_ACTIONS[reason][0] == "alertOnly" or reason in ("DCGMError", "DCGMDiagnosticFailure")
+        else "eksDefault"
+    )
+    assert managed.repair.action(reason) == expected
 
 
 def test_repair_off_only_alerts():
@@ -168,6 +183,7 @@ def test_a_tuned_groups_policy_in_words_and_in_the_eks_api():
         {
             "name": "m",
             "repair": {
+                "overrides": True,
                 "actions": {"hardware": "Reboot"},
                 "waitMinutes": 3,
                 "maxUnhealthyCount": 2,
@@ -194,8 +210,13 @@ def test_a_tuned_groups_policy_in_words_and_in_the_eks_api():
     [
         {},
         {"enabled": False},
-        {"maxUnhealthyPercent": 100, "maxParallelCount": 7, "waitMinutes": 1},
-        {"maxUnhealthyCount": 1, "maxParallelPercent": 1, "actions": {"resetGpu": "NoAction", "hardware": "Reboot"}},
+        {"maxUnhealthyPercent": 100, "maxParallelCount": 7, "waitMinutes": 1, "overrides": True},
+        {
+            "maxUnhealthyCount": 1,
+            "maxParallelPercent": 1,
+            "overrides": True,
+            "actions": {"resetGpu": "NoAction", "hardware": "Reboot"},
+        },
     ],
 )
 def test_the_node_repair_config_is_valid_in_botocores_eks_model(repair):
@@ -221,16 +242,22 @@ def test_the_enum_of_actions_is_the_eks_apis():
 # --- Through the declared objects -------------------------------------------------------------------
 
 
-def test_a_managed_group_declares_the_action_of_every_fixed_reason(sim):
-    declared = declared_actions(sim, "gpu-eks-t4")
-    expected = {r: ("NoAction" if m == "alertOnly" else m) for r, (m, _) in DEFAULT_ACTIONS.items()}
-    assert declared == {r: a for r, a in expected.items() if r in declared}
-    assert len(declared) == 28
-    config = sim.one(NG, "gpu-eks-t4").inputs["nodeRepairConfig"]
-    assert {k: v for k, v in config.items() if k != "nodeRepairConfigOverrides"} == {
+def test_a_managed_group_sends_enabled_and_its_bounds_alone_by_default(sim):
+    # Issue 41: the form EKS documents without overrides; EKS applies its own action per reason.
+    assert sim.one(NG, "gpu-eks-t4").inputs["nodeRepairConfig"] == {
         "enabled": True,
         "maxParallelNodesRepairedCount": 1.0,
     }
+
+
+def test_a_managed_group_with_overrides_declares_the_action_of_every_fixed_reason():
+    (p,) = settings({"name": "m", "repair": {"overrides": True}}).plans
+    config = p.repair.node_repair_config()
+    declared = {o["nodeUnhealthyReason"]: o["repairAction"] for o in config["nodeRepairConfigOverrides"]}
+    expected = {r: ("NoAction" if m == "alertOnly" else m) for r, (m, _) in DEFAULT_ACTIONS.items()}
+    assert declared == {r: a for r, a in expected.items() if r in declared}
+    assert len(declared) == 28
+    assert declared["NvidiaXID64Error"] == "Replace"
 
 
 def test_a_tuned_managed_group_declares_its_own_actions_wait_and_bounds(sim):
@@ -262,8 +289,8 @@ def test_the_system_node_group_has_no_repair(sim):
 def test_the_outputs_name_each_groups_repair_policy(sim):
     policies = {g: out["repairPolicy"] for g, out in sim.outputs["gpuNodeGroups"].items()}
     assert policies == {
-        "t4": "repair by eks nodeRepairConfig after 10m (resetGpu Reboot, restartInstance Reboot, hardware Replace, "
-        "monitoring NoAction); paused above 20% unhealthy once more than 5 nodes",
+        "t4": "repair by eks nodeRepairConfig with EKS's own actions (reboot or replace per reason, after 10m; none "
+        "on DCGMDiagnosticFailure, DCGMError); paused above 20% unhealthy once more than 5 nodes",
         "tuned": "repair by eks nodeRepairConfig after 5m (resetGpu Replace, restartInstance Reboot, hardware Replace, "
         "monitoring Reboot); paused above 25% unhealthy",
         "l4": "repair by karpenter nodeRepair after 10m (resetGpu Replace, restartInstance Replace, hardware Replace, "
@@ -444,9 +471,9 @@ def test_the_impact_summary_names_a_groups_new_repair_policy_and_replaces_nothin
     (ng,) = summary.resources
     assert (ng.action, ng.changed, summary.node_rolls) == ("update", ["nodeRepairConfig"], [])
     assert summary.notes == [
-        "node group gpu-eks-t4: repair on after 10m (resetGpu Reboot, restartInstance Reboot, hardware Replace, "
-        "monitoring NoAction); paused above 2 unhealthy; at most 1 at once (was: repair off); nodeRepairConfig is "
-        "updated in place (EKS UpdateNodegroupConfig): no node is replaced by this change"
+        "node group gpu-eks-t4: repair on (EKS's default actions); paused above 2 unhealthy; at most 1 at once (was: "
+        "repair off); nodeRepairConfig is updated in place (EKS UpdateNodegroupConfig): no node is replaced by this "
+        "change"
     ]
 
 
@@ -542,3 +569,53 @@ def test_the_docs_table_of_actions_is_what_the_defaults_do():
         if len(cells) == 4 and cells[0].strip("`") in nh.FAULT_CLASSES:
             rows[cells[0].strip("`")] = (cells[2], cells[3])
     assert rows == {c: (words[managed.repair.actions[c]], words[karpenter.repair.actions[c]]) for c in nh.FAULT_CLASSES}
+
+
+# --- Issue 41: the default form, and the per-fault overrides behind a setting --------------------------
+
+
+def test_actions_or_a_wait_without_overrides_are_refused_with_their_keys():
+    assert problems({"name": "m", "repair": {"actions": {"hardware": "Reboot"}, "waitMinutes": 3}}) == [
+        'gpu-eks:gpuNodeGroups[0].repair.actions: received {"hardware": "Reboot"}; expected no actions without '
+        "overrides: true: it is a value of the nodeRepairConfigOverrides, which are sent only with overrides (without "
+        "them EKS applies its own action per reason)",
+        "gpu-eks:gpuNodeGroups[0].repair.waitMinutes: received 3; expected no waitMinutes without overrides: true: it "
+        "is a value of the nodeRepairConfigOverrides, which are sent only with overrides (without them EKS applies its "
+        "own action per reason)",
+    ]
+
+
+def test_overrides_are_refused_on_a_karpenter_group():
+    (line,) = problems(
+        {
+            "name": "k",
+            "capacityProvider": "karpenter",
+            "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+            "repair": {"overrides": True},
+        }
+    )
+    assert line.startswith(
+        "gpu-eks:gpuNodeGroups[0].repair.overrides: received true; expected no overrides on a Karpenter group: "
+        "Karpenter takes no per-reason overrides"
+    )
+
+
+def test_the_default_form_is_the_eks_models_and_names_no_action():
+    (p,) = settings({"name": "m", "repair": {"maxUnhealthyPercent": 30}}).plans
+    assert p.repair.node_repair_config() == {
+        "enabled": True,
+        "maxUnhealthyNodeThresholdPercentage": 30,
+        "maxParallelNodesRepairedCount": 1,
+    }
+    assert p.repair.summary() == {
+        "enabled": True,
+        "by": "eks nodeRepairConfig",
+        "actions": "eksDefault",
+        "pausedAbove": "30% unhealthy",
+        "atOnce": "1",
+    }
+    model = botocore.session.get_session().get_service_model("eks")
+    shape = model.shape_for("NodeRepairConfig")
+    # Every member optional: enabled and the bounds alone are a whole NodeRepairConfig.
+    assert shape.required_members == []
+    assert set(p.repair.node_repair_config()) < set(shape.members)

@@ -34,7 +34,7 @@ def five_groups():
                 {
                     "name": "counted",
                     "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 4},
-                    "repair": {"maxUnhealthyCount": 1, "waitMinutes": 5},
+                    "repair": {"maxUnhealthyCount": 1, "waitMinutes": 5, "overrides": True},
                 },
                 {
                     "name": "kp",

@@ -53,6 +53,7 @@ from components.config.settings import Settings
 from components.config.sharing import Mps
 from components.config.system_group import SystemNodeGroupSettings
 from components.config.teams import TeamSettings
+from tests.promised import DEFAULT_REPAIR_POLICY
 from tests.support import ROOT, reference_path, run_python, simulate
 from tooling.simulation import run_program
 
@@ -440,8 +441,7 @@ def test_construct_returns_the_stack_outputs(constructed_dev):
             "sharedSlotsAtMaxSize": 4,
             "sharingMode": "timeSlicing",
             "memoryPerSlotGiB": 3.75,
-            "repairPolicy": "repair by eks nodeRepairConfig after 10m (resetGpu Reboot, restartInstance Reboot, "
-            "hardware Replace, monitoring NoAction); paused above 20% unhealthy once more than 5 nodes",
+            "repairPolicy": DEFAULT_REPAIR_POLICY,
             "autoscalingGroupName": "eks-gpu-eks-t4-00000000-0000-0000-0000-000000000000",
         }
     }

@@ -1,4 +1,4 @@
-"""Issue 32: preflight of multi-node groups (components/preflight/reservations.py), read-only.
+"""Issues 32, 41: preflight of multi-node groups (components/preflight/reservations.py, efa.py), read-only.
 
 The zone offering runs under moto (its DescribeInstanceTypeOfferings data). moto 5.2.5 implements
 no Capacity Reservation API, so the reservation check runs against botocore's Stubber, which
@@ -15,6 +15,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from components.config.loading import load_settings
+from components.preflight.efa import check_vpc_cni, efa_only_groups
 from components.preflight.reservations import check_reservation, check_zone_offering
 from components.preflight.run import run_checks
 from tests.preflight_fixtures import client, cluster_version, seed_eks_amis
@@ -114,6 +115,7 @@ def test_an_active_capacity_block_reports_its_window():
         "available_instances": 2,
         "start": "2026-11-30T11:30:00+00:00",
         "end": "2026-12-14T11:30:00+00:00",
+        "placement_group_arn": None,
     }
 
 
@@ -143,14 +145,29 @@ def test_an_expired_reservation_wrong_type_and_zone_fail_together():
     )
 
 
-def test_an_odcr_smaller_than_max_size_warns_that_the_rest_run_on_demand():
+def test_an_odcr_smaller_than_max_size_warns_that_launches_beyond_it_fail():
+    # EC2 never falls back to On-Demand from a reservation targeted by id (issue 41).
     result = check(
         ODCR,
         reservation(ReservationType="default", InstanceType="p4d.24xlarge", AvailabilityZone="us-east-2b"),
     )
     assert (result.status, result.reason) == (
         "WARN",
-        "it holds 2 instance(s), maxSize is 4: the others run On-Demand",
+        "it holds 2 instance(s), maxSize is 4: launches beyond it fail (EC2 does not fall back to On-Demand from a "
+        "reservation targeted by id)",
+    )
+
+
+def test_a_karpenter_odcr_smaller_than_max_size_warns_that_karpenter_runs_the_rest_on_demand():
+    karpenter = {**ODCR, "capacityProvider": "karpenter"}
+    result = check(
+        karpenter,
+        reservation(ReservationType="default", InstanceType="p4d.24xlarge", AvailabilityZone="us-east-2b"),
+    )
+    assert (result.status, result.reason) == (
+        "WARN",
+        "it holds 2 instance(s), maxSize is 4: Karpenter launches the others On-Demand (its NodePool allows "
+        "on-demand beside reserved)",
     )
 
 
@@ -219,3 +236,109 @@ def test_run_checks_reads_the_zone_and_the_reservation() -> None:
     assert results["capacity-reservation:g"].details["end"] == "2026-12-14T11:30:00+00:00"
     # A Capacity Block has no vCPU quota code: no quota check (and no quota call) for it.
     assert not [c for c in results if c.startswith("vcpu-quota")]
+
+
+# --- the VPC CNI of an existing cluster with efa-only interfaces (issue 41) ---------------------------
+
+
+P4D_EFA = {
+    "instanceTypes": ["p4d.24xlarge"],
+    "timeSlicing": {"replicas": 1},
+    "efa": True,
+    "availabilityZone": "us-east-2b",
+}
+
+
+def eks_stub(addon: dict[str, Any] | None, cluster: bool = True) -> tuple[Any, Stubber]:
+    eks = boto3.client("eks", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    stub = Stubber(eks)
+    if not cluster:
+        stub.add_client_error("describe_cluster", "ResourceNotFoundException", expected_params={"name": "c"})
+        return eks, stub
+    stub.add_response("describe_cluster", {"cluster": {"name": "c"}}, {"name": "c"})
+    if addon is None:
+        stub.add_client_error(
+            "describe_addon", "ResourceNotFoundException", expected_params={"clusterName": "c", "addonName": "vpc-cni"}
+        )
+    else:
+        stub.add_response("describe_addon", {"addon": addon}, {"clusterName": "c", "addonName": "vpc-cni"})
+    return eks, stub
+
+
+def vpc_cni(addon: dict[str, Any] | None, *groups: dict[str, Any], cluster: bool = True) -> Any:
+    eks, stub = eks_stub(addon, cluster)
+    settings = [group(**g) for g in (groups or (P4D_EFA,))]
+    with stub:
+        result = check_vpc_cni(eks, "c", settings)
+        stub.assert_no_pending_responses()
+    return result
+
+
+def test_which_groups_have_efa_only_interfaces():
+    zero = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+    assert efa_only_groups([group(**P4D_EFA)]) == ["g"]
+    # One card: its one interface is efa on a managed group, no efa-only.
+    single = {"instanceTypes": ["g6.12xlarge"], "efa": True, "availabilityZone": "us-east-2b"}
+    assert efa_only_groups([group(**single)]) == []
+    # A Karpenter group's card 0 EFA is an efa-only interface beside the primary.
+    assert efa_only_groups([group(**single, capacityProvider="karpenter", scaling=zero)]) == ["g"]
+    assert efa_only_groups([group(instanceTypes=["p4d.24xlarge"], timeSlicing={"replicas": 1})]) == []
+
+
+def test_an_old_vpc_cni_fails():
+    result = vpc_cni({"addonName": "vpc-cni", "addonVersion": "v1.18.3-eksbuild.3"})
+    assert (result.check, result.status, result.reason) == (
+        "vpc-cni",
+        "FAIL",
+        "vpc-cni v1.18.3-eksbuild.3 on c: the efa-only interfaces of g need v1.18.5 or later (EKS User Guide, "
+        "node-efa); update the add-on first",
+    )
+
+
+@pytest.mark.parametrize("version", ["v1.18.5-eksbuild.1", "v1.20.4-eksbuild.2"])
+def test_a_vpc_cni_from_1_18_5_passes(version):
+    result = vpc_cni({"addonName": "vpc-cni", "addonVersion": version})
+    assert (result.status, result.reason) == ("PASS", f"vpc-cni {version} takes efa-only interfaces (g)")
+
+
+def test_a_self_managed_vpc_cni_warns_what_to_check():
+    result = vpc_cni(None)
+    assert (result.status, result.reason) == (
+        "WARN",
+        "c has no vpc-cni add-on (a self-managed VPC CNI?): the aws-node image must be v1.18.5 or later for the "
+        "efa-only interfaces of g",
+    )
+
+
+def test_a_cluster_the_program_creates_or_groups_without_efa_only_are_not_checked():
+    assert vpc_cni(None, cluster=False) is None
+    eks = boto3.client("eks", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    with Stubber(eks) as stub:  # no call at all
+        assert check_vpc_cni(eks, "c", [group(instanceTypes=["g6.xlarge"])]) is None
+        stub.assert_no_pending_responses()
+
+
+# --- a reservation in a cluster placement group (issue 41) -------------------------------------------
+
+PG_ARN = "arn:aws:ec2:us-east-2:123456789012:placement-group/odcr-pg"
+
+
+def test_a_reservation_in_a_placement_group_needs_the_group_to_name_it():
+    in_pg = reservation(
+        ReservationType="default", InstanceType="p4d.24xlarge", AvailabilityZone="us-east-2b", TotalInstanceCount=4
+    )
+    in_pg["PlacementGroupArn"] = PG_ARN
+    result = check({**ODCR, "placementGroup": "odcr-pg"}, in_pg)
+    assert (result.status, result.details["placement_group_arn"]) == ("PASS", PG_ARN)
+    assert "it is in placement group odcr-pg, the group's placementGroup" in result.reason
+    for keys, have in (
+        ({}, "the group names none"),
+        ({"placement": "cluster"}, "placement: cluster creates another"),
+        ({"placementGroup": "other"}, "placementGroup is other"),
+    ):
+        result = check({**ODCR, **keys}, in_pg)
+        assert (result.status, result.reason) == (
+            "FAIL",
+            f"it was created in placement group odcr-pg: only instances launched into it use it, and {have} (set "
+            "placementGroup: odcr-pg)",
+        )

@@ -12,6 +12,7 @@ from tests.promised import (
     ACCELERATOR,
     CLUSTER_NAME,
     DEDICATED_TOLERATION,
+    DEFAULT_REPAIR_POLICY,
     GPU_GROUPS,
     GPU_TAINT_TOLERATION,
     PROFILE,
@@ -379,8 +380,7 @@ def test_stack_outputs_per_gpu_node_group(run: tuple[str, Simulation]):
             "sharingMode": SHARING[name][g][0],
             "memoryPerSlotGiB": SHARING[name][g][1],
             # Every group of these stacks repairs at the defaults (tests/test_node_health.py).
-            "repairPolicy": "repair by eks nodeRepairConfig after 10m (resetGpu Reboot, restartInstance Reboot, "
-            "hardware Replace, monitoring NoAction); paused above 20% unhealthy once more than 5 nodes",
+            "repairPolicy": DEFAULT_REPAIR_POLICY,
             # The fake cloud's name of the ASG EKS creates for the node group.
             "autoscalingGroupName": f"eks-gpu-eks-{g}-00000000-0000-0000-0000-000000000000",
         }

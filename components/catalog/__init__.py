@@ -18,6 +18,7 @@ from .enis import (
     MIN_NODE_ADDRESSES,
     SYSTEM_ENIS,
     gpu_node_addresses,
+    gpu_node_max_pods,
     system_node_addresses,
 )
 from .instances import (
@@ -73,6 +74,7 @@ __all__ = [
     "GpuInstanceType",
     "daemonset_pods",
     "gpu_node_addresses",
+    "gpu_node_max_pods",
     "interchangeable",
     "managed_max_pods_cap",
     "node_daemonset_pods",

@@ -99,6 +99,42 @@ def efa_interfaces(instance_type: str) -> tuple[EfaInterface, ...]:
     )
 
 
+#: Karpenter's EC2NodeClass ``spec.networkInterfaces`` interface types (Karpenter 1.14.1 CRD
+#: karpenter.k8s.aws_ec2nodeclasses.yaml: enum ``interface``, ``efa-only``).
+INTERFACE = "interface"
+#: The ENIs of card 0 (the VPC CNI's: it attaches pod ENIs on the default card only) an efa-only
+#: interface there takes from the CNI: "EFA-only interfaces consume an ENI and don't support IP
+#: networking" (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go
+#: ``ENILimitedPods``, which counts the NodeClass's efa-only interfaces on card 0).
+KARPENTER_CARD0_EFA_ONLY = 1
+
+
+def karpenter_interfaces(instance_type: str) -> tuple[EfaInterface, ...]:
+    """An EFA node's ``spec.networkInterfaces`` in a Karpenter group (issue 41): the primary
+    ``interface`` at card 0 device 0 (the CRD's rule: "networkInterfaces must include a primary
+    interface with interfaceType='interface'"), then one ``efa-only`` interface per card, device 1
+    (card 0 beside the primary, as Karpenter's own example, website/content/en/docs/concepts/
+    nodeclasses.md "spec.networkInterfaces" at v1.14.1; the other cards at device 1 as EC2's layout
+    above). The EFA count Karpenter then advertises is the number of efa-only interfaces
+    (instancetype/types.go ``efas``): every device of the type, as the managed layout. efa-only
+    interfaces have no IP address, so they take no subnet address."""
+    return (
+        EfaInterface(0, 0, INTERFACE),
+        *(EfaInterface(card, 1, EFA_ONLY) for card in range(efa_devices(instance_type))),
+    )
+
+
+#: The 2 MiB huge pages of an EFA node: "Amazon EC2 instances with the EFA driver installed
+#: pre-allocate 5128 2MiB Huge Pages, which you can request as resources" (EKS User Guide, node-efa,
+#: awsdocs/amazon-eks-user-guide 4d52b4d). The EFA provider of libfabric backs its internal buffers
+#: with them unless ``FI_EFA_USE_HUGE_PAGE=0`` (libfabric fi_efa(7)); a pod without a huge-page
+#: request has a hugetlb limit of 0 in its cgroup, where touching such a page fails.
+HUGEPAGES_RESOURCE = "hugepages-2Mi"
+HUGEPAGES_2MI_PER_NODE = 5128
+#: What AWS's two-node NCCL test in the same guide requests per worker: ``hugepages-2Mi: 5120Mi``.
+HUGEPAGES_REQUEST = "5120Mi"
+
+
 #: The share of a type's network bandwidth a two-node NCCL all-reduce must reach as bus bandwidth
 #: (verification/nccl.py). nccl-tests' bus bandwidth is "the hardware bandwidth" the algorithm
 #: needs, comparable across rank counts (NVIDIA/nccl-tests doc/PERFORMANCE.md, "Bus bandwidth");

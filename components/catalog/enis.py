@@ -112,18 +112,33 @@ MIN_NODE_ADDRESSES = 4
 MAX_NODE_ADDRESSES = 128
 
 
-def gpu_node_addresses(instance_type: str) -> int:
+def gpu_node_addresses(instance_type: str, enis_taken: int = 0) -> int:
     """Subnet addresses a full GPU node of ``instance_type`` holds: the ENIs ipamd attaches until
     its datastore holds max pods addresses, all of each (g4dn.xlarge 3 x 10 = 30; g5.4xlarge, max
-    pods capped at 110, ceil(110 / 29) = 4 of its 8 ENIs, 4 x 30 = 120). A type added to
-    ``instances`` without its row here counts at its max pods (a little less);
+    pods capped at 110, ceil(110 / 29) = 4 of its 8 ENIs, 4 x 30 = 120). ``enis_taken``: ENIs of
+    the default card the node's launch layout takes from the VPC CNI (a Karpenter EFA node's
+    efa-only interface on card 0: ``efa.KARPENTER_CARD0_EFA_ONLY``), which hold no address. A type
+    added to ``instances`` without its row here counts at its max pods (a little less);
     tests/test_settings_rules.py fails until the row is added."""
     layout = GPU_ENIS.get(instance_type)
-    max_pods = GPU_INSTANCE_TYPES[instance_type].max_pods
+    max_pods = gpu_node_max_pods(instance_type, enis_taken)
     if layout is None:
         return max_pods
     enis, per_eni = layout
-    return min(enis, ceil(max_pods / (per_eni - 1))) * per_eni
+    return min(enis - enis_taken, ceil(max_pods / (per_eni - 1))) * per_eni
+
+
+def gpu_node_max_pods(instance_type: str, enis_taken: int = 0) -> int:
+    """The kubelet's max pods of a GPU node (``GpuInstanceType.max_pods``), lower where the node's
+    layout takes ``enis_taken`` ENIs from the VPC CNI: its ENI number without them, (ENIs -
+    taken) x (addresses per ENI - 1) + 2, as Karpenter counts it (instancetype/types.go
+    ``ENILimitedPods``, v1.14.1); p5.48xlarge with an efa-only interface on card 0: 1 x 49 + 2 = 51."""
+    max_pods = GPU_INSTANCE_TYPES[instance_type].max_pods
+    layout = GPU_ENIS.get(instance_type)
+    if not enis_taken or layout is None:
+        return max_pods
+    enis, per_eni = layout
+    return min(max_pods, (enis - enis_taken) * (per_eni - 1) + 2)
 
 
 def system_node_addresses(instance_type: str, pods: int) -> int | None:

@@ -106,6 +106,15 @@ WELL_KNOWN_XIDS: dict[int, str] = {
 }
 
 
+#: Where the library's class differs from NVIDIA's bucket in the agent's table (issue 41). XID 64
+#: "indicates a failure in recording a row-remapping entry to the InfoROM" (NVIDIA GPU Memory Error
+#: Management, "User Visible Statistics"); a row remap takes effect only at a GPU reset and lasts
+#: only through that InfoROM entry ("The process of row-remapping requires a GPU reset to take effect
+#: and will remain persistent throughout the life of the GPU", "Row Remapping"): a reboot brings the
+#: faulty row back, so the GPU's memory is broken hardware, replaced (another host) as XID 63 is.
+_XID_CLASS = {64: HARDWARE}
+
+
 @dataclass(frozen=True)
 class Fault:
     """One reason the agent gives AcceleratedHardwareReady=False (a Fatal reason of AGENT
@@ -131,7 +140,7 @@ FAULTS: tuple[Fault, ...] = (
     Fault("NvidiaDeviceCountMismatch", HARDWARE, "fewer GPUs than the instance type has (dcgm_devices.go)"),
     Fault("DCGMDiagnosticFailure", HARDWARE, "a DCGM active diagnostic failed (off unless DCGM_DIAG_LEVEL > 0)"),
     Fault("DCGMError", MONITORING, "the agent cannot reach its DCGM host engine (dcgm_reconcile.go)"),
-    *(Fault(xid_reason(x), _BUCKET_CLASS[b], f"XID {x} ({b})") for x, b in WELL_KNOWN_XIDS.items()),
+    *(Fault(xid_reason(x), _XID_CLASS.get(x, _BUCKET_CLASS[b]), f"XID {x} ({b})") for x, b in WELL_KNOWN_XIDS.items()),
 )
 FAULTS_BY_REASON = {f.reason: f for f in FAULTS}
 
@@ -155,6 +164,13 @@ EVENT_ONLY_REASONS = (
 # ---------------------------------------------------------------------------------------------
 # Node auto repair
 # ---------------------------------------------------------------------------------------------
+
+#: EKS's own action where a managed node group sends no overrides (``repair.overrides: false``): EKS
+#: reboots or replaces the node per reason ("AcceleratedHardwareReady ... Repair after 10m ... Replace
+#: or Reboot", EKS User Guide, node-repair), except where its table of the agent's reasons says
+#: "None" (EKS User Guide, node-health-nma, AcceleratedHardware: DCGMDiagnosticFailure, DCGMError).
+EKS_DEFAULT_ACTION = "eksDefault"
+EKS_NO_ACTION_REASONS = ("DCGMDiagnosticFailure", "DCGMError")
 
 #: EKS_API ``RepairAction`` enum.
 REPAIR_ACTIONS = ("Replace", "Reboot", "NoAction")

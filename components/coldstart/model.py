@@ -28,6 +28,7 @@ from ..config.coldstart import (
     cold_start_problems,
     soci_store_on_root_volume,
 )
+from ..config.multinode import ONLY_RESERVATIONS
 from ..plan.group import GroupPlan
 
 ASSUMPTION = "ASSUMPTION"
@@ -215,10 +216,15 @@ def pull_seconds(
 
 
 def capacity_note(plan: GroupPlan) -> str:
-    """When a reserved group's cold start can happen (issue 32): a Capacity Block's nodes exist only
-    inside its window (EC2 Auto Scaling User Guide, launch-template-capacity-blocks: launches into
-    it before its start fail, and EC2 terminates what still runs at its end); an ODCR is used while
-    it has a free instance. The figures above assume capacity is there."""
+    """When a reserved group's cold start can happen (issues 32, 41): a Capacity Block's nodes exist
+    only inside its window (EC2 Auto Scaling User Guide, launch-template-capacity-blocks: launches into
+    it before its start fail, and EC2 terminates what still runs at its end). A reservation targeted
+    by id never falls back to On-Demand (EC2 User Guide, capacity-reservations-launch: an instance
+    launches into a reservation only with its attributes, free capacity and the reservation active),
+    so a managed group's launch beyond it fails; a Karpenter group falls back itself (its NodePool
+    allows ``on-demand`` beside ``reserved``: karpenter/objects.py). A reservation group falls back
+    unless the preference is ``capacity-reservations-only`` (EC2 User Guide, create-cr-group). The
+    figures above assume capacity is there."""
     settings = plan.settings
     if settings.capacity_type == "CAPACITY_BLOCK":
         return (
@@ -229,12 +235,24 @@ def capacity_note(plan: GroupPlan) -> str:
     reservation = settings.capacity_reservation
     if reservation is None:
         return ""
-    if reservation.preference == "capacity-reservations-only":
+    only = reservation.preference == ONLY_RESERVATIONS
+    if reservation.id is not None:
+        if settings.capacity_provider == KARPENTER:
+            return (
+                "into the Capacity Reservation while it has a free instance, else On-Demand (Karpenter's own "
+                "fallback: EC2 never falls back from a reservation targeted by id)"
+            )
+        return (
+            "only into the Capacity Reservation while it has a free instance: else the launch fails (EC2 does not "
+            "fall back to On-Demand from a reservation targeted by id) and the pod stays pending"
+        )
+    if reservation.resource_group_arn is not None:
+        if only:
+            return "only into a reservation of the group while one has a free instance: else the launch fails"
+        return "into a reservation of the group while one has a free instance, else On-Demand (EC2's fallback)"
+    if only:
         return "only while an open Capacity Reservation has a free instance: else the launch fails"
-    if reservation.preference is not None:
-        return ""
-    fallback = "reserved, then On-Demand" if settings.capacity_provider == KARPENTER else "On-Demand (EC2's fallback)"
-    return f"into the Capacity Reservation while it has a free instance, else {fallback}"
+    return ""
 
 
 def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None = None) -> ColdStartModel:

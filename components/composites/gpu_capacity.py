@@ -24,6 +24,7 @@ from ..config.fields import (
 )
 from ..config.loading import load_capacity_settings
 from ..config.settings import GpuCapacitySettings
+from ..config.verification import verification_outputs
 from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import objects as karpenter_objects
@@ -158,6 +159,7 @@ class GpuCapacity(pulumi.ComponentResource):
                 "nodeRoleArn": self.node_role_arn,
                 "gpuNodeGroups": group_outputs(all_groups),
                 **({"observability": self.observability.outputs} if self.observability else {}),
+                **verification_outputs(s),
             }
         )
 

@@ -19,6 +19,7 @@ from ..autoscaler.component import ClusterAutoscaler
 from ..cluster.component import Cluster, ClusterArgs
 from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
 from ..config.settings import Settings
+from ..config.verification import verification_outputs
 from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import values as karpenter_values
@@ -48,7 +49,7 @@ class GpuCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
-        s = args.settings
+        s = self._settings = args.settings
         # Legal but risky settings, as Pulumi warnings on this component (GpuCapacity does the same):
         # a consumer's `pulumi up` shows them under it, `gpu-eks-review render` in its header.
         for warning in settings_warnings(s):
@@ -147,6 +148,8 @@ class GpuCluster(pulumi.ComponentResource):
             "gpuNodeGroups": group_outputs(self.gpu_node_groups),
             # Where the GPU metrics land (observability.enabled only).
             **({"observability": self.observability.outputs} if self.observability else {}),
+            # The groups no verification Job targets, or whose NCCL check pulumi up does not wait for.
+            **verification_outputs(self._settings),
         }
 
 

@@ -272,6 +272,27 @@ class VerificationSettings(_Model):
             default="none",
         ),
     )
+    nccl_advisory: bool = Field(
+        False,
+        **doc(
+            "Declare the NCCL check without Pulumi's await (`pulumi.com/skipAwait`): it runs when its two nodes "
+            "come and its verdict is in its log and Job status, but `pulumi up` does not wait for it. For groups "
+            "on a reservation with fewer free instances than the check needs (preflight compares them).",
+            type="bool",
+            default="`false`",
+        ),
+    )
+    capacity_blocks: Literal["skip", "verify"] = Field(
+        "skip",
+        **doc(
+            "The verification Jobs of `CAPACITY_BLOCK` groups: `skip` (none: outside the block's window no node "
+            "can launch, and `pulumi up` would wait for one until the Jobs' deadlines fail it; the stack outputs "
+            "name the skipped groups) or `verify` (as any group, for an update made inside the window: preflight "
+            "fails when the block is not active).",
+            type="`skip` | `verify`",
+            default="`skip`",
+        ),
+    )
     namespace: OwnNamespace = Field(
         "gpu-timeslicing-check",
         **doc(

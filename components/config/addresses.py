@@ -33,10 +33,11 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def gpu_group_addresses(instance_types: Sequence[str], nodes: int, subnets: int = 1, extra_per_node: int = 0) -> int:
+def gpu_group_addresses(instance_types: Sequence[str], nodes: int, subnets: int = 1, enis_taken: int = 0) -> int:
     """Addresses ``nodes`` full GPU nodes of the group hold, in one of ``subnets`` subnets;
-    ``extra_per_node``: addresses a node holds beyond its ENIs' (EFA interfaces: config/multinode.py)."""
-    return _ceil_div(nodes, subnets) * (max(catalog.gpu_node_addresses(t) for t in instance_types) + extra_per_node)
+    ``enis_taken``: ENIs the node's EFA layout takes from the VPC CNI (config/multinode.py
+    ``efa_enis_taken``): they hold no address, and the node's max pods are lower."""
+    return _ceil_div(nodes, subnets) * max(catalog.gpu_node_addresses(t, enis_taken) for t in instance_types)
 
 
 def system_group_addresses(

@@ -23,7 +23,7 @@ from .fields import (
 )
 from .instance_types import known_gpu_types, sharing_problem
 from .mig import Mig, mig_problems
-from .repair import Repair, karpenter_repair_problems
+from .repair import Repair, repair_problems
 from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 from .taints import DEFAULT_GPU_TAINT, Taint, group_taints
 
@@ -220,6 +220,7 @@ class GpuNodeGroupSettings(_Model):
     # Multi-node groups (issue 32): config/multinode.py documents and checks them.
     efa: bool = multinode.EFA_FIELD
     placement: Literal["cluster"] | None = multinode.PLACEMENT_FIELD
+    placement_group: str | None = multinode.PLACEMENT_GROUP_FIELD
     availability_zone: Annotated[str | None, AfterValidator(multinode.availability_zone)] = (
         multinode.AVAILABILITY_ZONE_FIELD
     )
@@ -377,7 +378,7 @@ class GpuNodeGroupSettings(_Model):
             problems += capacity_provider.karpenter_group_problems(
                 self.scaling.min_size, self.scaling.desired_size, self.labels, self.disk_size_gib
             )
-            problems += karpenter_repair_problems(self.repair)
+        problems += repair_problems(self.repair, self.capacity_provider)
         problems += multinode.multinode_problems(self)
         if problems:
             raise KeyedProblems(problems)

@@ -11,10 +11,32 @@ The rules, each with its source:
   a logical grouping of instances within a single Availability Zone"), so the group names its one
   ``availabilityZone`` and its subnets are narrowed to it.
 * ``capacityReservation``: the launch template's ``CapacityReservationSpecification`` (botocore
-  ``ec2`` 2016-11-15 LaunchTemplateCapacityReservationSpecificationRequest: a preference *or* a
-  target, the target a reservation id *or* a resource group ARN: exactly one of the three here).
-  Capacity Reservations hold On-Demand capacity only (EC2 User Guide, capacity-reservations
-  "Capacity Reservations ... for On-Demand Instances"): not with ``SPOT``.
+  ``ec2`` 2016-11-15 LaunchTemplateCapacityReservationSpecificationRequest: a preference or a
+  target, the target a reservation id *or* a resource group ARN). One of the three, or a resource
+  group with ``preference: capacity-reservations-only``: "You can only specify
+  CapacityReservationPreference and CapacityReservationTarget if the CapacityReservationPreference
+  is capacity-reservations-only" (EC2 API Reference, CapacityReservationSpecification), the one way
+  to stop a group target's fallback (EC2 User Guide, create-cr-group: "If the group does not have a
+  Capacity Reservation with matching attributes and available capacity, the instances run using
+  On-Demand capacity"). A reservation targeted by id never falls back: a launch succeeds only into
+  a reservation with "matching attributes (instance type, platform, Availability Zone, and
+  tenancy)", "sufficient available capacity" and "in the active state" (EC2 User Guide,
+  capacity-reservations-launch). So a managed group with ``capacityReservation.id`` names its
+  ``availabilityZone`` (else EKS spreads launches over subnets of other zones, where each fails)
+  and one instance type (the reservation's). Capacity Reservations hold On-Demand capacity only
+  (EC2 User Guide, capacity-reservations "Capacity Reservations ... for On-Demand Instances"): not
+  with ``SPOT``.
+* ``efa``: one ``availabilityZone``: EFA traffic does not cross zones ("EFA-only interfaces ...
+  limiting communication to interfaces within the same Availability Zone", EKS User Guide, node-efa
+  at awsdocs/amazon-eks-user-guide 4d52b4d), so a group spread over two zones fails its
+  all-reduce at run time. Managed and Karpenter groups alike.
+* ``placementGroup``: an existing placement group by name (an ODCR created in a cluster placement
+  group is used only by instances launched into that group, EC2 User Guide, cr-cpg; preflight
+  compares the reservation's ``PlacementGroupArn``), in one zone like ``placement: cluster``. Not
+  both. Neither with ``CAPACITY_BLOCK``: "Instances that run inside a Capacity Block are
+  automatically placed close together inside Amazon EC2 UltraClusters" (EC2 User Guide,
+  ec2-capacity-blocks), so a placement group adds nothing but one more attribute a launch into the
+  block must match.
 * ``capacityType: CAPACITY_BLOCK`` (botocore ``eks`` 2017-11-01 ``CapacityTypes`` enum: ON_DEMAND,
   SPOT, CAPACITY_BLOCK). EKS User Guide, capacity-blocks-mng ("Create a managed node group with
   Capacity Blocks for ML"): only with a custom launch template (ours), whose
@@ -29,12 +51,14 @@ The rules, each with its source:
   window; the autoscaler brings them for pending pods).
 * Karpenter groups (1.14.1, ../shared/reference/karpenter/1.14.1/crds): ``capacityReservationSelectorTerms``
   select by ``id`` (or tags, owner, match criteria): no resource group and no bare preference;
-  ``placementGroupSelector`` (``name`` or ``id``) takes the group's placement group. ``efa``:
-  Karpenter itself puts one ``efa`` interface per EFA device (each with a subnet address) on a node
-  whose pending pods request vpc.amazonaws.com/efa, with the security groups the EC2NodeClass selects
-  (Karpenter v1.14.1 pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``,
-  pkg/providers/instance/instance.go ``getEFACountForInstance``); the library adds the group's EFA
-  security group to those and counts the addresses (``efa_addresses``).
+  ``placementGroupSelector`` (``name`` or ``id``) takes the group's placement group. ``efa``: the
+  EC2NodeClass's ``spec.networkInterfaces`` (``catalog.efa.karpenter_interfaces``: the primary
+  ``interface``, an ``efa-only`` interface per card), which Karpenter puts on every node of the group
+  with the security groups the EC2NodeClass selects (Karpenter v1.14.1
+  pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``); without them it
+  would attach an ``efa`` interface per card, each with a subnet address, and only to nodes whose
+  pending pods request vpc.amazonaws.com/efa. The library adds the group's EFA security group to the
+  selected ones; card 0's efa-only interface takes one of the VPC CNI's ENIs (``efa_enis_taken``).
 """
 
 from __future__ import annotations
@@ -49,6 +73,8 @@ from .errors import KeyedProblem
 from .fields import _Model, doc
 
 CAPACITY_BLOCK = "CAPACITY_BLOCK"
+#: The preference that launches only into reserved capacity (no On-Demand fallback).
+ONLY_RESERVATIONS = "capacity-reservations-only"
 #: EC2 Capacity Reservation ids (``cr-`` and 17 hex digits: EC2 API reference, "Resource IDs";
 #: Karpenter's CRD: ``^cr-[0-9a-z]+$``).
 _RESERVATION_ID = re.compile(r"cr-[0-9a-f]{17}", re.ASCII)
@@ -59,7 +85,8 @@ _ZONE = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+([a-z-]*\d*)?[a-z]", re.ASCII)
 
 
 class CapacityReservation(_Model):
-    """The launch template's Capacity Reservation target or preference (exactly one key)."""
+    """The launch template's Capacity Reservation target or preference (one key, or a resource
+    group with ``preference: capacity-reservations-only``)."""
 
     model_config = ConfigDict(title="CapacityReservation")
 
@@ -78,8 +105,9 @@ class CapacityReservation(_Model):
     preference: Literal["open", "none", "capacity-reservations-only"] | None = Field(
         None,
         **doc(
-            "EC2's preference without a target: `open` (any open reservation of matching attributes, else "
-            "On-Demand), `none`, `capacity-reservations-only` (launch fails without a reservation).",
+            "EC2's preference: `open` (any open reservation of matching attributes, else On-Demand), `none`, "
+            "`capacity-reservations-only` (the launch fails without reserved capacity; also beside "
+            "`resourceGroupArn`, where it stops the group's fallback to On-Demand).",
             type="`open` | `none` | `capacity-reservations-only`",
             default="none",
         ),
@@ -104,11 +132,14 @@ class CapacityReservation(_Model):
     @model_validator(mode="after")
     def _exactly_one(self) -> CapacityReservation:
         given = [k for k in ("id", "resource_group_arn", "preference") if getattr(self, k) is not None]
+        if given == ["resource_group_arn", "preference"] and self.preference == ONLY_RESERVATIONS:
+            return self
         if len(given) != 1:
             raise ValueError(
-                "exactly one of id, resourceGroupArn, preference: EC2's CapacityReservationSpecification takes a "
-                "preference or a target, and a target is one reservation or one group (botocore ec2 "
-                "LaunchTemplateCapacityReservationSpecificationRequest, CapacityReservationTarget)"
+                "exactly one of id, resourceGroupArn, preference, or resourceGroupArn with preference "
+                "capacity-reservations-only: EC2's CapacityReservationSpecification takes a preference or a target, "
+                "a target is one reservation or one group, and both only with capacity-reservations-only (EC2 API "
+                "Reference, CapacityReservationSpecification)"
             )
         return self
 
@@ -120,8 +151,8 @@ EFA_FIELD: Any = Field(
         "Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, "
         "g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on "
         "all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with "
-        "EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See "
-        "docs/multi-node.md.",
+        "EFA; needs `availabilityZone` (EFA traffic stays in one zone). Karpenter groups: `efa-only` interfaces "
+        "through the EC2NodeClass's `networkInterfaces`, on every node. See docs/multi-node.md.",
         type="bool",
         default="`false`",
     ),
@@ -130,8 +161,19 @@ PLACEMENT_FIELD: Any = Field(
     None,
     **doc(
         "`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low "
-        "latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`.",
+        "latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Not "
+        "with `CAPACITY_BLOCK` (a block's instances sit close together already).",
         type="`cluster`",
+        default="none",
+    ),
+)
+PLACEMENT_GROUP_FIELD: Any = Field(
+    None,
+    **doc(
+        "The name of an existing EC2 placement group to launch the group's nodes into (an ODCR created in a "
+        "cluster placement group is used only from it). Not with `placement` or `CAPACITY_BLOCK`. Needs "
+        "`availabilityZone`.",
+        type="string",
         default="none",
     ),
 )
@@ -139,7 +181,8 @@ AVAILABILITY_ZONE_FIELD: Any = Field(
     None,
     **doc(
         "The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required "
-        "with `placement: cluster` and `capacityType: CAPACITY_BLOCK`; with a reservation, the reservation's zone.",
+        "with `efa`, `placement`, `placementGroup`, `CAPACITY_BLOCK` and (managed node groups) "
+        "`capacityReservation.id`: the reservation's zone.",
         type="zone name",
         default="every zone of the subnets",
     ),
@@ -147,8 +190,10 @@ AVAILABILITY_ZONE_FIELD: Any = Field(
 CAPACITY_RESERVATION_FIELD: Any = Field(
     None,
     **doc(
-        "Launch into reserved capacity: `{id}` (an ODCR or Capacity Block), `{resourceGroupArn}` (a reservation "
-        "group) or `{preference}`; exactly one. Not with `SPOT`. Karpenter groups: `id` only.",
+        "Launch into reserved capacity: `{id}` (an ODCR or Capacity Block: no On-Demand fallback; a managed "
+        "group names its zone and one type), `{resourceGroupArn}` (a reservation group, falling back to "
+        "On-Demand unless `preference: capacity-reservations-only` is set beside it) or `{preference}`. Not "
+        "with `SPOT`. Karpenter groups: `id` only.",
         type="`{id | resourceGroupArn | preference}`",
         default="none",
     ),
@@ -176,6 +221,7 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
     types = list(group.instance_types)
     karpenter = group.capacity_provider == "karpenter"
     reservation = group.capacity_reservation
+    by_id = reservation is not None and reservation.id is not None
     if group.efa:
         without = [t for t in types if t not in efa_catalog.EFA_TYPES]
         if without:
@@ -197,13 +243,20 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
                     "lists each node's EFA interfaces",
                 )
             )
-    needs_zone = []
-    if group.placement == "cluster":
-        needs_zone.append("placement: cluster (a cluster placement group lives in one Availability Zone)")
-    if group.capacity_type == CAPACITY_BLOCK:
-        needs_zone.append("capacityType CAPACITY_BLOCK (a Capacity Block is in one Availability Zone)")
-    if needs_zone and group.availability_zone is None:
-        problems.append((("availabilityZone",), None, f"a zone name with {' and '.join(needs_zone)}"))
+    if group.availability_zone is None:
+        needs_zone = [why for key, why in _ZONED if key(group)]
+        if needs_zone:
+            problems.append((("availabilityZone",), None, f"a zone name with {' and '.join(needs_zone)}"))
+    problems += _placement_problems(group)
+    if by_id and not karpenter and group.capacity_type != CAPACITY_BLOCK and len(types) != 1:
+        problems.append(
+            (
+                ("instanceTypes",),
+                types,
+                "the reservation's one instance type with capacityReservation.id: a launch into a targeted "
+                f"reservation succeeds only with its attributes, instance type included ({_ODCR_SOURCE})",
+            )
+        )
     if reservation is not None and group.capacity_type == "SPOT":
         problems.append(
             (
@@ -229,6 +282,56 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
 
 
 _CB_SOURCE = "EKS User Guide, capacity-blocks-mng; EC2 Auto Scaling User Guide, launch-template-capacity-blocks"
+_ODCR_SOURCE = "EC2 User Guide, capacity-reservations-launch: no fallback to On-Demand"
+#: Why a group needs ``availabilityZone``: (applies to the group, the reason in the message).
+_ZONED: tuple[tuple[Any, str], ...] = (
+    (lambda g: g.efa, "efa (EFA traffic stays in one Availability Zone: EKS User Guide, node-efa)"),
+    (
+        lambda g: g.placement == "cluster",
+        "placement: cluster (a cluster placement group lives in one Availability Zone)",
+    ),
+    (lambda g: g.placement_group is not None, "placementGroup (the placement group's zone)"),
+    (
+        lambda g: g.capacity_type == CAPACITY_BLOCK,
+        "capacityType CAPACITY_BLOCK (a Capacity Block is in one Availability Zone)",
+    ),
+    (
+        lambda g: (
+            g.capacity_provider != "karpenter"
+            and g.capacity_reservation is not None
+            and g.capacity_reservation.id is not None
+        ),
+        "capacityReservation.id (the reservation's zone: EKS would also launch into subnets of other zones, where "
+        f"every launch fails; {_ODCR_SOURCE})",
+    ),
+)
+#: EC2 CreatePlacementGroup ``GroupName``: "Up to 255 ASCII characters" (EC2 API Reference).
+_PLACEMENT_GROUP_NAME = re.compile(r"[\x20-\x7e]{1,255}", re.ASCII)
+
+
+def _placement_problems(group: Any) -> list[KeyedProblem]:
+    """``placement`` and ``placementGroup``: one of them, a valid name, neither with a Capacity Block."""
+    problems: list[KeyedProblem] = []
+    name = group.placement_group
+    if name is not None and not _PLACEMENT_GROUP_NAME.fullmatch(name):
+        problems.append((("placementGroup",), name, "a placement group name: 1 to 255 ASCII characters"))
+    if name is not None and group.placement is not None:
+        problems.append(
+            (("placementGroup",), name, "no placementGroup with placement: cluster (which creates the group's own)")
+        )
+    if group.capacity_type == CAPACITY_BLOCK:
+        for key, value in (("placement", group.placement), ("placementGroup", name)):
+            if value is not None:
+                problems.append(
+                    (
+                        (key,),
+                        value,
+                        f"no {key} with capacityType CAPACITY_BLOCK: instances of a Capacity Block are placed close "
+                        "together in an EC2 UltraCluster already (EC2 User Guide, ec2-capacity-blocks: a placement "
+                        "group adds nothing but one more attribute each launch into the block must match)",
+                    )
+                )
+    return problems
 
 
 def _capacity_block_problems(group: Any, types: list[str]) -> list[KeyedProblem]:
@@ -265,50 +368,12 @@ def _capacity_block_problems(group: Any, types: list[str]) -> list[KeyedProblem]
     return problems
 
 
-def nccl_check_problems(settings: Any) -> list[KeyedProblem]:
-    """``verification.ncclAllReduce``: its image, the verification on, an exclusive EFA group to run
-    on, each such group able to hold two nodes (``settings``: a GpuCapacitySettings)."""
-    v = settings.verification
-    if not v.nccl_all_reduce:
-        return []
-    problems: list[KeyedProblem] = []
-    if v.nccl_image is None:
-        problems.append(
-            (("verification", "ncclImage"), None, "an image with PyTorch, NCCL, libfabric and aws-ofi-nccl")
-        )
-    if not settings.verify_time_slicing:
-        problems.append((("verifyTimeSlicing",), False, "true with verification.ncclAllReduce (its Jobs run there)"))
-    groups = [
-        (i, g)
-        for i, g in enumerate(settings.gpu_node_groups)
-        if g.efa and g.mig is None and g.mps is None and not g.time_slicing.shared
-    ]
-    if not groups:
-        problems.append(
-            (
-                ("verification", "ncclAllReduce"),
-                True,
-                "false, or a group with efa and exclusive GPUs (timeSlicing replicas 1): NCCL needs every GPU of "
-                "its node whole (a shared slot or a MIG slice is no NCCL device of its own)",
-            )
-        )
-    for i, g in groups:
-        if g.scaling.max_size < 2:
-            problems.append(
-                (
-                    ("gpuNodeGroups", i, "scaling", "maxSize"),
-                    g.scaling.max_size,
-                    "at least 2 with verification.ncclAllReduce: its all-reduce runs across two nodes",
-                )
-            )
-    return problems
-
-
-def efa_addresses(group: Any) -> int:
-    """Subnet addresses an EFA node holds beyond its ENIs' (``config/addresses.py``): none on a
-    managed node group (its cards beyond the first get ``efa-only`` interfaces, which have no
-    address), one per card beyond the first on a Karpenter group (Karpenter's interfaces are all
-    ``efa``, each with its primary address: module docstring)."""
+def efa_enis_taken(group: Any) -> int:
+    """ENIs of the default card an EFA node's interfaces take from the VPC CNI (``config/addresses.py``,
+    the plan's max pods): none on a managed node group (card 0's interface is ``efa``, EFA and ENA in
+    one, the other cards' are ``efa-only``), one on a Karpenter group (its primary is an
+    ``interface``, and card 0's EFA an ``efa-only`` interface beside it: ``catalog.efa.
+    karpenter_interfaces``). ``efa-only`` interfaces hold no subnet address either way."""
     if not group.efa or group.capacity_provider != "karpenter":
         return 0
-    return max(efa_catalog.efa_devices(t) for t in group.instance_types) - 1
+    return efa_catalog.KARPENTER_CARD0_EFA_ONLY

@@ -2,6 +2,12 @@
 EKS API's model (botocore 1.44.5 ``eks`` 2017-11-01: ``NodeRepairConfig``,
 ``NodeRepairConfigOverrides``, ``RepairAction``), and what a Karpenter group cannot express.
 
+The default ``nodeRepairConfig`` is ``enabled`` and the bounds alone (issue 41): every member of
+the model's ``NodeRepairConfig`` is optional, and it is the form the EKS User Guide's node-repair
+page enables repair with; the per-reason overrides ("If you use this, you must specify all the
+values", EKS API Reference, NodeRepairConfigOverrides) were never sent to a real EKS endpoint by
+this project. ``overrides: true`` sends them, one per fault of ``catalog.node_health.FAULTS``.
+
 The fault classes and what each one means: ``catalog.node_health``. The plan (``plan.group``)
 turns these settings into the node group's ``nodeRepairConfig`` or Karpenter's ``nodeRepair`` gate.
 """
@@ -54,7 +60,7 @@ class RepairActions(_Model):
     reset_gpu: RepairAction = Field(
         "Reboot",
         **doc(
-            "Faults NVIDIA clears with a GPU reset (XIDs 46, 48, 62, 64, 74, 95, 109, 110, 119, 120, 136, 140, 143, "
+            "Faults NVIDIA clears with a GPU reset (XIDs 46, 48, 62, 74, 95, 109, 110, 119, 120, 136, 140, 143, "
             "155, 156, 158; double-bit ECC; NVLink): a reboot resets every GPU of the node, minutes instead of a new "
             "instance's boot and image pulls.",
             type="`Reboot` | `Replace` | `NoAction`",
@@ -72,8 +78,8 @@ class RepairActions(_Model):
     hardware: RepairAction = Field(
         "Replace",
         **doc(
-            "Broken hardware a reboot keeps (XIDs 54, 63, 79, 142; NVSwitch fabric failure; a GPU missing; a failed "
-            "DCGM diagnostic): a new instance, on another host.",
+            "Broken hardware a reboot keeps (XIDs 54, 63, 64, 79, 142; NVSwitch fabric failure; a GPU missing; a "
+            "failed DCGM diagnostic): a new instance, on another host.",
             type="`Reboot` | `Replace` | `NoAction`",
             default="`Replace`",
         ),
@@ -114,15 +120,28 @@ class Repair(_Model):
             default="`true`",
         ),
     )
+    overrides: bool = Field(
+        False,
+        **doc(
+            "Managed node groups only: send one `nodeRepairConfigOverrides` entry per GPU fault (28: the reason, "
+            "`waitMinutes`, the action of its class in `actions`). Off: `nodeRepairConfig` is `enabled` and the "
+            "bounds alone, the form EKS documents without overrides, and EKS applies its own action per reason. "
+            'See "Node health".',
+            type="bool",
+            default="`false`",
+        ),
+    )
     actions: RepairActions = Field(
         RepairActions(),
-        **doc("Managed node groups only: the action per fault class (Karpenter always replaces)."),
+        **doc(
+            "Managed node groups only, with `overrides: true`: the action per fault class (Karpenter always replaces)."
+        ),
     )
     wait_minutes: NonZero = Field(
         nh.DEFAULT_WAIT_MINUTES,
         **doc(
-            "Managed node groups only: minutes a GPU fault stands before the node is repaired "
-            "(`minRepairWaitTimeMins` of each override; Karpenter's is fixed at 10).",
+            "Managed node groups only, with `overrides: true`: minutes a GPU fault stands before the node is "
+            "repaired (`minRepairWaitTimeMins` of each override; EKS's own and Karpenter's is 10).",
             type="int ≥ 1",
             default="`10` (EKS's own)",
         ),
@@ -202,6 +221,8 @@ _KARPENTER_PARALLEL = (
 #: What Karpenter 1.14.1's repair cannot express, per key in the settings' order (the source of each:
 #: catalog.node_health).
 _KARPENTER_FIXED = {
+    "overrides": "Karpenter takes no per-reason overrides: it replaces on every AcceleratedHardwareReady=False "
+    "(RepairPolicies)",
     "actions": "Karpenter replaces the node on every AcceleratedHardwareReady=False, whatever the reason: no reboot, "
     "no per-fault action (aws/karpenter-provider-aws v1.14.1 cloudprovider.go RepairPolicies; EKS user guide, "
     "node-repair: only managed node groups support Reboot)",
@@ -211,6 +232,26 @@ _KARPENTER_FIXED = {
     "maxParallelPercent": _KARPENTER_PARALLEL,
     "maxParallelCount": _KARPENTER_PARALLEL,
 }
+
+
+def repair_problems(repair: Repair, provider: str) -> list[KeyedProblem]:
+    """What a group's repair keys cannot do with its capacity provider: Karpenter's fixed repair
+    (``karpenter_repair_problems``); on a managed node group, ``actions`` and ``waitMinutes``
+    without ``overrides`` (they are the overrides' values: a setting that would do nothing)."""
+    if provider == "karpenter":
+        return karpenter_repair_problems(repair)
+    if repair.overrides:
+        return []
+    return [
+        (
+            ("repair", _camel(key)),
+            _dump(getattr(repair, key)),
+            f"no {_camel(key)} without overrides: true: it is a value of the nodeRepairConfigOverrides, which are "
+            "sent only with overrides (without them EKS applies its own action per reason)",
+        )
+        for key in ("actions", "wait_minutes")
+        if key in repair.model_fields_set
+    ]
 
 
 def karpenter_repair_problems(repair: Repair) -> list[KeyedProblem]:

@@ -46,11 +46,12 @@ from .fields import (
 from .group_rules import gpu_groups_problems
 from .groups import GpuNodeGroupSettings
 from .instance_types import ami_release_problem
-from .multinode import efa_addresses, nccl_check_problems
+from .multinode import efa_enis_taken
 from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from .sharing import allocation_policy_problems
 from .system_group import SystemNodeGroupSettings, system_service_pods
 from .teams import TeamSettings, settings_teams_problems
+from .verification import nccl_check_problems
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -419,7 +420,7 @@ class Settings(GpuCapacitySettings):
         # A group in one availabilityZone (issue 32) puts all its nodes in that zone's subnet.
         gpu = sum(
             gpu_group_addresses(
-                g.instance_types, nodes_held(g, at_max), 1 if g.availability_zone else subnets, efa_addresses(g)
+                g.instance_types, nodes_held(g, at_max), 1 if g.availability_zone else subnets, efa_enis_taken(g)
             )
             for g in self.gpu_node_groups
         )

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_aws as aws
 
 from ..helm import helm_release
 from ..plan.group import GroupPlan
@@ -29,7 +30,12 @@ class EfaDevicePlugin(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EfaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-eks:efa:EfaDevicePlugin", name, None, opts)
-        self.values = values.efa_plugin_values(args.plans)
+        # The image from the cluster's Region's EKS registry, not the chart's us-west-2 (chart.py).
+        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+        self.values = {
+            **values.efa_plugin_values(args.plans),
+            "image": {"repository": region.apply(chart.image_repository)},
+        }
         self.release = helm_release(
             f"{name}-release",
             release_name=chart.RELEASE_NAME,

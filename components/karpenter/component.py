@@ -70,7 +70,8 @@ def declare_group_objects(
     the EC2NodeClass and the NodePool (what launches nodes) also after ``wait_for``."""
     opts = pulumi.ResourceOptions(parent=parent, provider=target.provider, depends_on=list(target.depends_on))
     launching = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=wait_for))
-    placement_group = None
+    # An existing placement group (placementGroup) by its name; placement: cluster creates one.
+    placement_group = plan.settings.placement_group
     if plan.settings.placement == "cluster":
         # Karpenter resolves it by name (EC2NodeClass placementGroupSelector; its controller policy
         # allows ec2:DescribePlacementGroups and RunInstances on placement-group/*).

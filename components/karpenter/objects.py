@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalog import efa as efa_catalog
 from ..nodegroups.managed import IMDS_HOP_LIMIT, ROOT_DEVICE
 from ..plan import device_plugin, userdata
 from ..plan.group import GroupPlan
@@ -59,8 +60,11 @@ def capacity_types(settings: Any) -> list[str]:
     launches into the reservations its EC2NodeClass selects (``reserved``, Karpenter's
     ``reservedCapacity`` feature gate, on by default in 1.14.1: chart values.yaml
     settings.featureGates.reservedCapacity): a Capacity Block only there (nothing else is
-    launched), an On-Demand group there first and On-Demand when they are full (Karpenter
-    prefers reserved offerings, as EC2 falls back to On-Demand from a targeted reservation)."""
+    launched), an On-Demand group there first and On-Demand when they are full: Karpenter prefers
+    reserved offerings and, with ``on-demand`` allowed too, launches an On-Demand instance itself when
+    none is left (kubernetes-sigs/karpenter v1.14.0 capacity-type offerings). That fallback is
+    Karpenter's: EC2 never falls back from a reservation targeted by id (EC2 User Guide,
+    capacity-reservations-launch)."""
     if settings.capacity_type == "CAPACITY_BLOCK":
         return [RESERVED]
     if settings.capacity_reservation is not None:
@@ -131,9 +135,10 @@ def ec2_node_class(
     profile); ``discovery``: the ``karpenter.sh/discovery`` tag value of the subnets and security
     groups (the cluster's name); ``placement_group``: the name of a ``placement: cluster`` group's
     placement group (``placementGroupSelector``); ``security_groups``: an ``efa`` group's EFA
-    security group (an ``id`` term of ``securityGroupSelectorTerms``). Plain values or Pulumi Inputs. A group's
-    ``capacityReservation.id`` is its ``capacityReservationSelectorTerms`` (CRD: ``id`` alone in
-    its term).
+    security group (an ``id`` term of ``securityGroupSelectorTerms``). Plain values or Pulumi
+    Inputs. A group's ``capacityReservation.id`` is its ``capacityReservationSelectorTerms`` (CRD:
+    ``id`` alone in its term); an ``efa`` group's ``networkInterfaces`` come from the catalog
+    (``catalog.efa.karpenter_interfaces``).
 
     No labels or taints in ``userData``: Karpenter writes the nodeadm NodeConfig itself (cluster endpoint, CA and CIDR;
     ``--node-labels`` from the NodePool's labels; kubelet ``registerWithTaints`` from its taints
@@ -209,6 +214,13 @@ def ec2_node_class(
         spec["capacityReservationSelectorTerms"] = [{"id": reservation.id}]
     if placement_group is not None:
         spec["placementGroupSelector"] = {"name": placement_group}
+    if plan.efa_devices:
+        # Every EFA device on every node, as efa-only interfaces (no subnet address each), whatever
+        # the node's pods request (catalog.efa.karpenter_interfaces, issue 41).
+        spec["networkInterfaces"] = [
+            {"networkCardIndex": i.network_card_index, "deviceIndex": i.device_index, "interfaceType": i.interface_type}
+            for i in efa_catalog.karpenter_interfaces(plan.instance_types[0])
+        ]
     if tags:
         spec["tags"] = dict(tags)
     return {

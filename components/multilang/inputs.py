@@ -15,14 +15,14 @@ import pulumi
 
 
 class CapacityReservation(TypedDict, total=False):
-    """The launch template's Capacity Reservation target or preference (exactly one key)."""
+    """The launch template's Capacity Reservation target or preference (one key, or a resource group with `preference: capacity-reservations-only`)."""
 
     id: str
     """An On-Demand Capacity Reservation or Capacity Block to launch into (`cr-` and 17 hex digits). Type: string. Default: none."""
     resource_group_arn: str
     """A Capacity Reservation group (AWS Resource Groups ARN) to launch into. Type: string. Default: none."""
     preference: str
-    """EC2's preference without a target: `open` (any open reservation of matching attributes, else On-Demand), `none`, `capacity-reservations-only` (launch fails without a reservation). Type: `open` | `none` | `capacity-reservations-only`. Default: none."""
+    """EC2's preference: `open` (any open reservation of matching attributes, else On-Demand), `none`, `capacity-reservations-only` (the launch fails without reserved capacity; also beside `resourceGroupArn`, where it stops the group's fallback to On-Demand). Type: `open` | `none` | `capacity-reservations-only`. Default: none."""
 
 
 class Scaling(TypedDict):
@@ -97,11 +97,11 @@ class RepairActions(TypedDict, total=False):
     """What EKS does to a node of a managed node group, per fault class of the node monitoring agent's `AcceleratedHardwareReady` reasons (`catalog.node_health.FAULTS`)."""
 
     reset_gpu: str
-    """Faults NVIDIA clears with a GPU reset (XIDs 46, 48, 62, 64, 74, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158; double-bit ECC; NVLink): a reboot resets every GPU of the node, minutes instead of a new instance's boot and image pulls. Type: `Reboot` | `Replace` | `NoAction`. Default: `Reboot`."""
+    """Faults NVIDIA clears with a GPU reset (XIDs 46, 48, 62, 74, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158; double-bit ECC; NVLink): a reboot resets every GPU of the node, minutes instead of a new instance's boot and image pulls. Type: `Reboot` | `Replace` | `NoAction`. Default: `Reboot`."""
     restart_instance: str
     """Faults cleared by restarting the instance (XID 151; Fabric Manager not running). Type: `Reboot` | `Replace` | `NoAction`. Default: `Reboot`."""
     hardware: str
-    """Broken hardware a reboot keeps (XIDs 54, 63, 79, 142; NVSwitch fabric failure; a GPU missing; a failed DCGM diagnostic): a new instance, on another host. Type: `Reboot` | `Replace` | `NoAction`. Default: `Replace`."""
+    """Broken hardware a reboot keeps (XIDs 54, 63, 64, 79, 142; NVSwitch fabric failure; a GPU missing; a failed DCGM diagnostic): a new instance, on another host. Type: `Reboot` | `Replace` | `NoAction`. Default: `Replace`."""
     monitoring: str
     """The agent lost its DCGM host engine (`DCGMError`): nothing says a GPU failed, and a fleet-wide cause (the `dcgm-server` pod not running) must reach a person, not reboot every node. Type: `Reboot` | `Replace` | `NoAction`. Default: `NoAction`."""
 
@@ -111,10 +111,12 @@ class RepairSettings(TypedDict, total=False):
 
     enabled: bool
     """Repair the group's unhealthy nodes (node conditions of the EKS node monitoring agent, which the library installs on clusters it creates, and `Ready`). Managed node group: `nodeRepairConfig`, an in-place update of the node group (no node is replaced by turning it on or off). Karpenter: the controller's one `nodeRepair` feature gate, so every Karpenter group must agree. See "Node health". Type: bool. Default: `true`."""
+    overrides: bool
+    """Managed node groups only: send one `nodeRepairConfigOverrides` entry per GPU fault (28: the reason, `waitMinutes`, the action of its class in `actions`). Off: `nodeRepairConfig` is `enabled` and the bounds alone, the form EKS documents without overrides, and EKS applies its own action per reason. See "Node health". Type: bool. Default: `false`."""
     actions: RepairActions
-    """Managed node groups only: the action per fault class (Karpenter always replaces)."""
+    """Managed node groups only, with `overrides: true`: the action per fault class (Karpenter always replaces)."""
     wait_minutes: int
-    """Managed node groups only: minutes a GPU fault stands before the node is repaired (`minRepairWaitTimeMins` of each override; Karpenter's is fixed at 10). Type: int ≥ 1. Default: `10` (EKS's own)."""
+    """Managed node groups only, with `overrides: true`: minutes a GPU fault stands before the node is repaired (`minRepairWaitTimeMins` of each override; EKS's own and Karpenter's is 10). Type: int ≥ 1. Default: `10` (EKS's own)."""
     max_unhealthy_percent: int
     """Managed node groups only: repair pauses while more than this share of the group is unhealthy (`maxUnhealthyNodeThresholdPercentage`). Not with `maxUnhealthyCount`. Type: int 1–100. Default: EKS's: paused above 20% once the group has more than 5 nodes."""
     max_unhealthy_count: int
@@ -137,13 +139,15 @@ class GpuNodeGroupSettings(TypedDict, total=False):
     capacity_type: str
     """EC2 capacity type. `CAPACITY_BLOCK`: an EC2 Capacity Block for ML (`capacityReservation.id`, one instance type, `availabilityZone`, `minSize`/`desiredSize` 0; see docs/multi-node.md). Type: `ON_DEMAND` | `SPOT` | `CAPACITY_BLOCK`. Default: `ON_DEMAND`."""
     efa: bool
-    """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA. Karpenter groups: Karpenter attaches the devices to nodes whose pods request them. See docs/multi-node.md. Type: bool. Default: `false`."""
+    """Give each node every EFA device its type has (p5.48xlarge: 32, p5en.48xlarge: 16, p4d/p4de: 4, g6e.48xlarge: 4; other EFA types 1), a security group that lets the group's nodes reach each other on all traffic, and the AWS EFA device plugin, so pods request `vpc.amazonaws.com/efa`. Only on types with EFA; needs `availabilityZone` (EFA traffic stays in one zone). Karpenter groups: `efa-only` interfaces through the EC2NodeClass's `networkInterfaces`, on every node. See docs/multi-node.md. Type: bool. Default: `false`."""
     placement: str
-    """`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Type: `cluster`. Default: none."""
+    """`cluster`: launch the group's nodes into an EC2 cluster placement group (one Availability Zone, low latency between nodes; launches may fail with insufficient capacity). Needs `availabilityZone`. Not with `CAPACITY_BLOCK` (a block's instances sit close together already). Type: `cluster`. Default: none."""
+    placement_group: str
+    """The name of an existing EC2 placement group to launch the group's nodes into (an ODCR created in a cluster placement group is used only from it). Not with `placement` or `CAPACITY_BLOCK`. Needs `availabilityZone`. Type: string. Default: none."""
     availability_zone: str
-    """The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required with `placement: cluster` and `capacityType: CAPACITY_BLOCK`; with a reservation, the reservation's zone. Type: zone name. Default: every zone of the subnets."""
+    """The one Availability Zone of the group's nodes: its subnets are narrowed to those in this zone. Required with `efa`, `placement`, `placementGroup`, `CAPACITY_BLOCK` and (managed node groups) `capacityReservation.id`: the reservation's zone. Type: zone name. Default: every zone of the subnets."""
     capacity_reservation: CapacityReservation
-    """Launch into reserved capacity: `{id}` (an ODCR or Capacity Block), `{resourceGroupArn}` (a reservation group) or `{preference}`; exactly one. Not with `SPOT`. Karpenter groups: `id` only. Type: `{id | resourceGroupArn | preference}`. Default: none."""
+    """Launch into reserved capacity: `{id}` (an ODCR or Capacity Block: no On-Demand fallback; a managed group names its zone and one type), `{resourceGroupArn}` (a reservation group, falling back to On-Demand unless `preference: capacity-reservations-only` is set beside it) or `{preference}`. Not with `SPOT`. Karpenter groups: `id` only. Type: `{id | resourceGroupArn | preference}`. Default: none."""
     scaling: Scaling
     """EKS scaling config. `minSize: 0` scales from zero (see "Cluster Autoscaler and scale from zero"). `desiredSize` applies at creation only (then the autoscaler owns it). Type: `{minSize, desiredSize, maxSize}`. Default: `{1, 1, 2}`."""
     disk_size_gi_b: int
@@ -213,6 +217,10 @@ class VerificationSettings(TypedDict, total=False):
     """Per exclusive `efa` group, a two-node NCCL all-reduce over EFA on `pulumi up` (it costs two nodes of the group for a few minutes): fails when NCCL falls back to sockets or its bus bandwidth is below half the network bandwidth of the type (p5: 200 GB/s, p4d: 25 GB/s). Needs `ncclImage`. See docs/multi-node.md. Type: bool. Default: `false`."""
     nccl_image: str
     """Image of the NCCL check: PyTorch with NCCL, libfabric and the aws-ofi-nccl plugin (e.g. an AWS Deep Learning Container for PyTorch training on EC2); the AMI has the EFA driver only. Type: image reference. Default: none."""
+    nccl_advisory: bool
+    """Declare the NCCL check without Pulumi's await (`pulumi.com/skipAwait`): it runs when its two nodes come and its verdict is in its log and Job status, but `pulumi up` does not wait for it. For groups on a reservation with fewer free instances than the check needs (preflight compares them). Type: bool. Default: `false`."""
+    capacity_blocks: str
+    """The verification Jobs of `CAPACITY_BLOCK` groups: `skip` (none: outside the block's window no node can launch, and `pulumi up` would wait for one until the Jobs' deadlines fail it; the stack outputs name the skipped groups) or `verify` (as any group, for an update made inside the window: preflight fails when the block is not active). Type: `skip` | `verify`. Default: `skip`."""
     namespace: str
     """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
 

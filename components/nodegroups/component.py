@@ -168,7 +168,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         """A multi-node group's own resources (``nodegroups.multinode``): with ``efa`` the EFA
         security group ``{name}-efa`` (self-referencing all-traffic rules) on every EFA interface
         beside the cluster security group, with ``placement: cluster`` the placement group
-        ``{name}-placement``; the subnets narrowed to ``availabilityZone``. Returns the node group's
+        ``{name}-placement`` (``placementGroup``: the existing one by name); the subnets narrowed to
+        ``availabilityZone``. Returns the node group's
         subnets and the ManagedNodeGroupSpec's multi-node fields."""
         s, opts = self.settings, pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "gpu-eks/node-group": s.name}
@@ -188,6 +189,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 f"{name}-placement", strategy=multinode.CLUSTER_STRATEGY, tags=tags, opts=opts
             )
             spec["placement_group_name"] = self.placement_group.name
+        elif s.placement_group is not None:
+            spec["placement_group_name"] = s.placement_group
         subnet_ids = args.subnet_ids
         if s.availability_zone is not None:
             subnet_ids = subnets_in_zone(self, args.subnet_ids, s.availability_zone, s.name)
@@ -238,8 +241,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
             depends_on=target.depends_on,
             tags={**target.tags, **args.tags, "gpu-eks/node-group": self.settings.name},
         )
-        # Karpenter puts an EFA interface per device on the nodes whose pods request vpc.amazonaws.com/efa,
-        # with the security groups the EC2NodeClass selects: the cluster's (discovery) and this one.
+        # Karpenter puts the EC2NodeClass's efa-only interfaces on every node of the group, with the
+        # security groups it selects: the cluster's (discovery) and this one.
         security_groups = []
         if self.settings.efa:
             cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))

@@ -14,9 +14,10 @@ Pure: no Pulumi; ``managed.py`` turns the fragments into the launch template's a
   with a subnet (launch-templates, "Amazon EC2 launch template configuration basics") and picks the
   subnet from the node group's.
 * ``Placement.GroupName``: the group's cluster placement group (EC2 User Guide,
-  placement-strategies "cluster").
+  placement-strategies "cluster"), or the existing one ``placementGroup`` names.
 * ``CapacityReservationSpecification``: ``{CapacityReservationTarget: {CapacityReservationId |
-  CapacityReservationResourceGroupArn}}`` or ``{CapacityReservationPreference}``.
+  CapacityReservationResourceGroupArn}}`` (the group with ``CapacityReservationPreference:
+  capacity-reservations-only`` where set) or ``{CapacityReservationPreference}``.
 * ``InstanceMarketOptions: {MarketType: capacity-block}`` and ``InstanceType`` for a Capacity Block
   (EKS User Guide, capacity-blocks-mng: the launch template names the block's instance type, so the
   node group names none: EKS refuses ``instanceTypes`` beside a launch template's ``InstanceType``,
@@ -65,7 +66,9 @@ def capacity_reservation_specification(group: Any) -> dict[str, Any] | None:
     if reservation.id is not None:
         return {"CapacityReservationTarget": {"CapacityReservationId": reservation.id}}
     if reservation.resource_group_arn is not None:
-        return {"CapacityReservationTarget": {"CapacityReservationResourceGroupArn": reservation.resource_group_arn}}
+        target = {"CapacityReservationTarget": {"CapacityReservationResourceGroupArn": reservation.resource_group_arn}}
+        # With capacity-reservations-only beside it: no On-Demand fallback from the group (config/multinode.py).
+        return {"CapacityReservationPreference": reservation.preference, **target} if reservation.preference else target
     return {"CapacityReservationPreference": reservation.preference}
 
 
@@ -96,6 +99,7 @@ def is_multinode(group: Any) -> bool:
     return bool(
         group.efa
         or group.placement
+        or group.placement_group
         or group.availability_zone
         or group.capacity_reservation is not None
         or group.capacity_type == CAPACITY_BLOCK

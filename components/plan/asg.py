@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .. import catalog
-from ..catalog import labels
+from ..catalog import efa, labels
 from ..config.groups import Taint
 from .device_plugin import GPU_RESOURCE
 
@@ -120,6 +120,15 @@ def node_template_tags(
     if labels.ACCELERATOR_LABEL not in node_labels:
         tags.update(BUSY_NODE_PROTECTION)
     return {**tags, **smallest_size_tags(instances)}
+
+
+def hugepages_tags(efa_devices: int) -> dict[str, str]:
+    """An EFA group's template node offers its 2 MiB huge pages (``catalog.efa``), as its nodes do:
+    from zero CA would otherwise find no node for a pod that requests them (the NCCL check's, AWS's
+    NCCL test's), since its template carries no resource the tags do not name."""
+    if not efa_devices:
+        return {}
+    return {RESOURCES_TAG_PREFIX + efa.HUGEPAGES_RESOURCE: f"{efa.HUGEPAGES_2MI_PER_NODE * 2}Mi"}
 
 
 def asg_tags(node_template: Mapping[str, str], cluster_name: str) -> dict[str, str]:

@@ -31,7 +31,7 @@ from .. import catalog
 from ..catalog import efa as efa_catalog
 from ..catalog import labels
 from ..catalog import mig as mig_catalog
-from ..config import capacity_provider
+from ..config import capacity_provider, multinode
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.isolation import ENFORCED, ISOLATIONS
@@ -278,6 +278,7 @@ def plan_group(
     }
     taints = tuple(group.taints)
     efa_devices = efa_catalog.efa_devices(group.instance_types[0]) if group.efa else 0
+    enis_taken = multinode.efa_enis_taken(group)
     mig_gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
     stage = boot.boot_stage(
         instance.gpus,
@@ -297,9 +298,11 @@ def plan_group(
         resource_name=resource_name,
         slots_per_node=slots_per_node,
         slots_at_max_size=slots_per_node * group.scaling.max_size,
-        max_pods=min(catalog.GPU_INSTANCE_TYPES[t].max_pods for t in group.instance_types),
+        max_pods=min(catalog.gpu_node_max_pods(t, enis_taken) for t in group.instance_types),
         usable_pod_slots=min(
             catalog.usable_pod_slots(t, isinstance(sharing, Mps), cloudwatch, node_monitoring)
+            # A Karpenter EFA node's efa-only interface on card 0 takes pods' ENI (config/multinode.py).
+            - (catalog.GPU_INSTANCE_TYPES[t].max_pods - catalog.gpu_node_max_pods(t, enis_taken))
             for t in group.instance_types
         ),
         node_labels=_frozen(node_labels),
@@ -316,6 +319,7 @@ def plan_group(
                 node_resources(resources, efa_devices),
                 [catalog.GPU_INSTANCE_TYPES[t] for t in group.instance_types],
             )
+            | asg.hugepages_tags(efa_devices)
         ),
         boot=stage,
         mig_layout=_frozen(layout) if layout is not None else None,

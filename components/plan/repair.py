@@ -38,20 +38,28 @@ class RepairPolicy:
     unhealthy_bound: tuple[str, int] | None
     #: (``percent`` | ``count``, n) repaired at once; None on Karpenter (no limit).
     parallel: tuple[str, int] | None
+    #: A managed group's ``repair.overrides``: one ``nodeRepairConfigOverrides`` entry per fault;
+    #: without them EKS applies its own action per reason (``nh.EKS_DEFAULT_ACTION``).
+    overrides: bool = False
 
     def action(self, reason: str) -> str:
         """What repair does to a node whose AcceleratedHardwareReady is False with ``reason``:
-        ``Reboot``, ``Replace`` or ``alertOnly`` (off, ``NoAction``, or an event-only reason)."""
+        ``Reboot``, ``Replace``, ``eksDefault`` (no overrides: EKS reboots or replaces as it decides
+        per reason) or ``alertOnly`` (off, ``NoAction``, an event-only reason, or one EKS repairs
+        no node for)."""
         fault = nh.FAULTS_BY_REASON.get(reason)
         if not self.enabled or fault is None:
             return ALERT_ONLY
+        if self.provider != KARPENTER and not self.overrides:
+            return ALERT_ONLY if reason in nh.EKS_NO_ACTION_REASONS else nh.EKS_DEFAULT_ACTION
         action = self.actions[fault.fault_class]
         return ALERT_ONLY if action == "NoAction" else action
 
     def node_repair_config(self) -> dict[str, Any]:
         """The node group's ``nodeRepairConfig`` in the EKS API's names (botocore ``eks``
-        NodeRepairConfig): one override per fault with a fixed reason, so every GPU fault's action
-        is declared rather than left to EKS's default."""
+        NodeRepairConfig): ``enabled`` and the bounds, and with ``overrides`` one override per fault
+        with a fixed reason, so every GPU fault's action is declared rather than left to EKS's
+        default (config/repair.py says why that is not the default)."""
         if not self.enabled:
             return {"enabled": False}
         config: dict[str, Any] = {"enabled": True}
@@ -61,6 +69,8 @@ class RepairPolicy:
         if self.parallel is not None:
             kind, n = self.parallel
             config["maxParallelNodesRepaired" + ("Percentage" if kind == "percent" else "Count")] = n
+        if not self.overrides:
+            return config
         config["nodeRepairConfigOverrides"] = [
             {
                 "nodeMonitoringCondition": nh.ACCELERATED_HARDWARE_READY,
@@ -76,16 +86,20 @@ class RepairPolicy:
         """The policy as the stack outputs and the change-impact summary name it."""
         if not self.enabled:
             return {"enabled": False, "by": self.by}
-        out: dict[str, Any] = {
-            "enabled": True,
-            "by": self.by,
-            "waitMinutes": self.wait_minutes,
-            "actions": dict(self.actions),
-            "pausedAbove": self.bound_words,
-        }
+        out: dict[str, Any] = {"enabled": True, "by": self.by}
+        if self.eks_actions:
+            out["actions"] = nh.EKS_DEFAULT_ACTION
+        else:
+            out |= {"waitMinutes": self.wait_minutes, "actions": dict(self.actions)}
+        out["pausedAbove"] = self.bound_words
         if self.parallel is not None:
             out["atOnce"] = f"{self.parallel[1]}{'%' if self.parallel[0] == 'percent' else ''}"
         return out
+
+    @property
+    def eks_actions(self) -> bool:
+        """A managed group without overrides: EKS's own action per reason."""
+        return self.provider != KARPENTER and not self.overrides
 
     @property
     def by(self) -> str:
@@ -107,6 +121,12 @@ class RepairPolicy:
         """One line: how the group's nodes are repaired."""
         if not self.enabled:
             return "repair off"
+        if self.eks_actions:
+            return (
+                f"repair by {self.by} with EKS's own actions (reboot or replace per reason, after "
+                f"{nh.DEFAULT_WAIT_MINUTES}m; none on {', '.join(nh.EKS_NO_ACTION_REASONS)}); paused above "
+                f"{self.bound_words}"
+            )
         acts = ", ".join(f"{c} {a}" for c, a in self.actions.items())
         return f"repair by {self.by} after {self.wait_minutes}m ({acts}); paused above {self.bound_words}"
 
@@ -144,4 +164,5 @@ def repair_policy(group: GpuNodeGroupSettings) -> RepairPolicy:
         actions=MappingProxyType({c: r.actions.of(c) for c in nh.FAULT_CLASSES}),
         unhealthy_bound=bound,
         parallel=parallel,
+        overrides=r.overrides,
     )

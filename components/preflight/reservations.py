@@ -14,7 +14,10 @@ the Capacity Reservation or Capacity Block a group targets.
   only with ``capacityType: CAPACITY_BLOCK`` and the other way round; a Capacity Block that ends
   within ``CAPACITY_BLOCK_END_WARNING`` is a WARN (EC2 Auto Scaling User Guide,
   launch-template-capacity-blocks: scale in "more than 30 minutes before the Capacity Block
-  reservation end time"; EC2 terminates what still runs).
+  reservation end time"; EC2 terminates what still runs). With the group's verification Jobs
+  (config/verification.py, issue 41): a verified Capacity Block that is not active FAILs, free
+  instances fewer than the Jobs need WARN. A reservation created in a cluster placement group
+  (``PlacementGroupArn``) FAILs unless the group's ``placementGroup`` names that placement group.
 """
 
 from __future__ import annotations
@@ -77,12 +80,84 @@ def check_zone_offering(ec2: Any, group: GpuNodeGroupSettings) -> CheckResult:
     return CheckResult(check, PASS, f"{zone} offers {', '.join(group.instance_types)}", details)
 
 
+def _beyond(group: GpuNodeGroupSettings) -> str:
+    """What happens to a launch beyond a reservation targeted by id: EC2 never falls back to
+    On-Demand from one (EC2 User Guide, capacity-reservations-launch: an instance launches into a
+    reservation only with "sufficient available capacity"); a Karpenter group falls back itself."""
+    if group.capacity_type == CAPACITY_BLOCK:
+        return "launches beyond it fail (a Capacity Block has no On-Demand fallback)"
+    if group.capacity_provider == "karpenter":
+        return "Karpenter launches the others On-Demand (its NodePool allows on-demand beside reserved)"
+    return "launches beyond it fail (EC2 does not fall back to On-Demand from a reservation targeted by id)"
+
+
+def _placement_parts(group: GpuNodeGroupSettings, found: dict[str, Any]) -> list[tuple[Status, str]]:
+    """A reservation created in a cluster placement group (``PlacementGroupArn``, botocore ``ec2``
+    CapacityReservation: "The Amazon Resource Name (ARN) of the cluster placement group in which the
+    Capacity Reservation was created") is used only by instances launched into that group (EC2 User
+    Guide, cr-cpg): the group's ``placementGroup`` must name it."""
+    arn = found.get("PlacementGroupArn")
+    if not arn:
+        return []
+    name = str(arn).rsplit("/", 1)[-1]
+    if group.placement_group == name:
+        return [(PASS, f"it is in placement group {name}, the group's placementGroup")]
+    have = (
+        f"placementGroup is {group.placement_group}"
+        if group.placement_group
+        else "placement: cluster creates another"
+        if group.placement
+        else "the group names none"
+    )
+    return [
+        (
+            FAIL,
+            f"it was created in placement group {name}: only instances launched into it use it, and {have} "
+            f"(set placementGroup: {name})",
+        )
+    ]
+
+
+def _verification_parts(group: GpuNodeGroupSettings, found: dict[str, Any], needed: int) -> list[tuple[Status, str]]:
+    """Whether the verification Jobs ``pulumi up`` waits for can get their ``needed`` instances (issue
+    41): a Capacity Block verified (``verification.capacityBlocks: verify``) must be active, else the
+    update waits for nodes that cannot launch and fails (FAIL); a reservation with fewer free
+    instances than the Jobs need, where no On-Demand fallback exists (a managed group by id, a block),
+    holds the update until the Jobs' deadlines unless instances free up meanwhile (WARN)."""
+    if not needed:
+        return []
+    state = found.get("State", "")
+    if group.capacity_type == CAPACITY_BLOCK and state != _ACTIVE:
+        return [
+            (
+                FAIL,
+                f"verification.capacityBlocks is verify but the block is {state}: pulumi up would wait for {needed} "
+                "node(s) of the group that cannot launch before it is active (set skip, or deploy inside the window)",
+            )
+        ]
+    free = found.get("AvailableInstanceCount")
+    if group.capacity_provider == "karpenter" and group.capacity_type != CAPACITY_BLOCK:
+        return []  # Karpenter launches On-Demand when the reservation is full
+    if isinstance(free, int) and free < needed:
+        return [
+            (
+                WARN,
+                f"the verification Jobs need {needed} free instance(s) of it at once (the NCCL check two), it has "
+                f"{free}: pulumi up waits for them until the Jobs' deadlines (verification.ncclAdvisory: true "
+                "declares the NCCL check without the wait)",
+            )
+        ]
+    return []
+
+
 def _iso(value: Any) -> str | None:
     return value.isoformat() if isinstance(value, dt.datetime) else None
 
 
-def check_reservation(ec2: Any, group: GpuNodeGroupSettings, now: dt.datetime) -> CheckResult:
-    """The reservation ``group`` targets by id: state, type, zone, count, window (module docstring)."""
+def check_reservation(ec2: Any, group: GpuNodeGroupSettings, now: dt.datetime, needed: int = 0) -> CheckResult:
+    """The reservation ``group`` targets by id: state, type, zone, count, window (module docstring);
+    ``needed``: the group's instances the verification Jobs of ``pulumi up`` launch at once
+    (config/verification.py ``instances_needed``), against its free instances."""
     reservation_id = group.capacity_reservation.id if group.capacity_reservation else None
     check = f"capacity-reservation:{group.name}"
     try:
@@ -106,6 +181,7 @@ def check_reservation(ec2: Any, group: GpuNodeGroupSettings, now: dt.datetime) -
         "start": _iso(start),
         "end": _iso(end),
     }
+    details["placement_group_arn"] = found.get("PlacementGroupArn")
     parts: list[tuple[Status, str]] = []
     if state == _ACTIVE:
         parts.append((PASS, f"{reservation_id} is active"))
@@ -124,8 +200,9 @@ def check_reservation(ec2: Any, group: GpuNodeGroupSettings, now: dt.datetime) -
         )
     total = found.get("TotalInstanceCount") or 0
     if total < group.scaling.max_size:
-        beyond = "are refused" if group.capacity_type == CAPACITY_BLOCK else "run On-Demand"
-        parts.append((WARN, f"it holds {total} instance(s), maxSize is {group.scaling.max_size}: the others {beyond}"))
+        parts.append((WARN, f"it holds {total} instance(s), maxSize is {group.scaling.max_size}: {_beyond(group)}"))
+    parts += _placement_parts(group, found)
+    parts += _verification_parts(group, found, needed)
     block = kind == _BLOCK_TYPE
     if block != (group.capacity_type == CAPACITY_BLOCK):
         parts.append(

@@ -11,8 +11,10 @@ from botocore.exceptions import BotoCoreError
 
 from .. import catalog
 from ..config.settings import Settings
+from ..config.verification import instances_needed
 from .capacity import VCPU_QUOTA_CODE, check_instance_type, check_vcpu_quota, counts_against_g_quota
 from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones
+from .efa import check_vpc_cni
 from .reservations import check_reservation, check_zone_offering
 from .results import CheckResult, PreflightFailed, access_error, failed, is_unparseable_reply
 
@@ -73,13 +75,17 @@ def run_checks(
         capacity_types = sorted({g.capacity_type for g in g_groups} & set(VCPU_QUOTA_CODE))
         for capacity_type in capacity_types:
             results.append(check_vcpu_quota(quotas, ec2, capacity_type, settings.gpu_node_groups))
+        # EFA groups on an existing cluster (issue 41): its VPC CNI takes efa-only interfaces.
+        vpc_cni = check_vpc_cni(eks, settings.cluster_name, settings.gpu_node_groups)
+        if vpc_cni is not None:
+            results.append(vpc_cni)
         # Multi-node groups (issue 32): the zone offers the type, the reservation's state and window.
         now = now or dt.datetime.now(dt.UTC)
         for group in settings.gpu_node_groups:
             if group.availability_zone is not None:
                 results.append(check_zone_offering(ec2, group))
             if group.capacity_reservation is not None and group.capacity_reservation.id is not None:
-                results.append(check_reservation(ec2, group, now))
+                results.append(check_reservation(ec2, group, now, instances_needed(group, settings)))
     except BotoCoreError as err:
         raise access_error(err) from err
     except Exception as err:

@@ -1,5 +1,6 @@
 """TimeSlicingVerification: the namespace and, per GPU node group, the Jobs of ``jobs.py`` (two; three
-for an exclusive group)."""
+for an exclusive group); none for a group whose nodes cannot launch by design (a Capacity Block:
+config/verification.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog.efa import nccl_bus_bandwidth_floor_gbytes
+from ..config import verification as verification_rules
 from ..config.addons import VerificationSettings
 from ..config.isolation import ISOLATIONS, NOT_ENFORCED
 from ..nodegroups.component import GpuNodeGroup
@@ -82,7 +84,14 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         self.mig_jobs: dict[str, list[k8s.batch.v1.Job]] = {}
         #: Per group the isolation Job (jobs.isolation_job_spec), after its warm-up.
         self.isolation_jobs: dict[str, k8s.batch.v1.Job] = {}
+        #: Per group whose Jobs cannot run by design, why none targets it (config/verification.py).
+        self.skipped: dict[str, str] = {}
         for plan in (g.plan for g in args.gpu_node_groups):
+            skipped = verification_rules.skipped_reason(plan.settings, args.settings)
+            if skipped is not None:
+                self.skipped[plan.name] = skipped
+                pulumi.log.info(f"GPU node group {plan.name!r}: not verified: {skipped}", resource=self)
+                continue
             # Karpenter launches a group's first node for the warm-up Jobs' pending pods.
             launched = args.autoscaling or plan.settings.capacity_provider == "karpenter"
             if plan.settings.scaling.desired_size < 1 and not launched:
@@ -149,6 +158,8 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         self.nccl_jobs: dict[str, k8s.batch.v1.Job] = {}
         #: Their bus bandwidth floors in GB/s (catalog.efa).
         self.nccl_floors: dict[str, float] = {}
+        # verification.ncclAdvisory: pulumi up does not wait for the NCCL Jobs (config/verification.py).
+        self._nccl_advisory = args.settings.nccl_advisory
         if args.settings.nccl_all_reduce and args.settings.nccl_image:
             for group in args.gpu_node_groups:
                 self._declare_nccl(name, group.plan, args.settings.nccl_image)
@@ -165,6 +176,8 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                     if self.nccl_jobs
                     else {}
                 ),
+                # Only where a group's Jobs cannot run by design (issue 41).
+                **({"skipped": dict(self.skipped)} if self.skipped else {}),
             }
         )
 
@@ -174,7 +187,7 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         if not plan.efa_devices or plan.sharing_mode != "exclusive" or plan.name not in self.warmup_jobs:
             return
         self.nccl_floors[plan.name] = nccl_bus_bandwidth_floor_gbytes(plan.instance_types[0])
-        job = nccl_name(plan)
+        job = nccl_name(plan, image)
         opts = pulumi.ResourceOptions(parent=self)
         metadata = k8s.meta.v1.ObjectMetaArgs(name=job, namespace=self.namespace.metadata.name)
         service = k8s.core.v1.Service(
@@ -185,18 +198,24 @@ class TimeSlicingVerification(pulumi.ComponentResource):
         )
         spec = nccl_job_spec(plan, image, job)
         after = [service, policy, *([self.warmup_jobs[plan.name]] if plan.name in self.warmup_jobs else [])]
+        metadata = _job_metadata(job, self.namespace, spec, skip_await=self._nccl_advisory)
         self.nccl_jobs[plan.name] = k8s.batch.v1.Job(
             f"{name}-{plan.name}-nccl",
-            metadata=_job_metadata(job, self.namespace, spec),
+            metadata=metadata,
             spec=spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=after),
         )
 
 
-def _job_metadata(name: str, namespace: k8s.core.v1.Namespace, spec: dict[str, Any]) -> k8s.meta.v1.ObjectMetaArgs:
+def _job_metadata(
+    name: str, namespace: k8s.core.v1.Namespace, spec: dict[str, Any], skip_await: bool = False
+) -> k8s.meta.v1.ObjectMetaArgs:
     timeout = spec["activeDeadlineSeconds"] + AWAIT_MARGIN_SECONDS
-    return k8s.meta.v1.ObjectMetaArgs(
-        name=name,
-        namespace=namespace.metadata.name,
-        annotations={"pulumi.com/timeoutSeconds": str(timeout)},
-    )
+    annotations = {"pulumi.com/timeoutSeconds": str(timeout)}
+    if skip_await:
+        annotations[SKIP_AWAIT_ANNOTATION] = "true"
+    return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace.metadata.name, annotations=annotations)
+
+
+#: pulumi-kubernetes creates a resource with this annotation and does not wait for it (PR #417).
+SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"

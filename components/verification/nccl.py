@@ -28,11 +28,40 @@ back; anything else is ``unknown`` and fails too): a socket fallback prints
 ``transport=Socket ... FAIL`` and the Job fails, whatever its bandwidth. The image brings PyTorch,
 NCCL, libfabric and aws-ofi-nccl (the AMI has the EFA driver only: efa/chart.py).
 
-Security: the verification namespace enforces the restricted Pod Security Standard; this pod meets it
-(podsecurity.py) and adds memory for the tensors and a ``/dev/shm`` (NCCL's intra-node buffers). Not
-run on EFA hardware here: whether the image's NCCL registers EFA memory as a non-root user with the
-container runtime's default locked-memory limit is the first thing to look at if the check fails
-with an ``ibv_reg_mr`` error in its log.
+What makes it fail only on the fabric (issue 41):
+
+* Huge pages. libfabric's EFA provider backs its buffers with 2 MiB huge pages unless
+  ``FI_EFA_USE_HUGE_PAGE=0`` (libfabric fi_efa(7)); a pod without a ``hugepages-2Mi`` request has
+  none in its cgroup. On a managed group the pod requests ``hugepages-2Mi: 5120Mi`` as AWS's
+  two-node NCCL test does (EKS User Guide, node-efa; the node's 5,128 pages: ``catalog.efa``, and
+  the ASG's template tag so the Cluster Autoscaler brings a node for it from zero: plan/asg.py).
+  Karpenter 1.14.1 models no huge pages in an instance type's capacity (aws/karpenter-provider-aws
+  pkg/providers/instancetype/types.go: cpu, memory, pods, GPUs, EFA, ...), so it would launch no
+  node for such a pod: there the pod sets ``FI_EFA_USE_HUGE_PAGE=0`` and asks for none.
+* Memory registration. Registering host memory with the EFA device pins it, bounded by the
+  process's ``RLIMIT_MEMLOCK`` unless it holds ``CAP_IPC_LOCK``. AWS's example worker sets no
+  security context: it runs with containerd's default capabilities, which on the AL2023 AMI do not
+  include ``CAP_IPC_LOCK`` (awslabs/amazon-eks-ami v20260724 nodeadm/internal/containerd/
+  base-runtime-spec.json), and with the locked-memory limit the container inherits (that spec sets
+  only ``RLIMIT_NOFILE``). A non-root pod inherits the same limit, so this pod registers memory as
+  that example does while keeping the restricted profile of every verification pod
+  (podsecurity.py). Adding ``IPC_LOCK`` would need root (a non-root process loses added
+  capabilities at exec: Kubernetes sets no ambient capabilities) and the ``privileged`` Pod
+  Security level (baseline allows no ``IPC_LOCK``): no exception is made. The script prints
+  ``ulimit -l`` first, so a registration failure (``ibv_reg_mr`` in the log) shows the limit.
+* ``/tmp``: 1 GiB (``TMP_SIZE``) instead of the verification pods' 64 MiB: the script's log of
+  16 ranks at ``NCCL_DEBUG=INFO`` and aws-ofi-nccl's topology files go there.
+* Two nodes that boot minutes apart. Each pod first waits for pod 0's name to resolve (its DNS
+  record exists once pod 0 has an address), then torchrun's static rendezvous waits up to
+  ``RENDEZVOUS_SECONDS`` for the other (``--rdzv_conf timeout``; pytorch/pytorch
+  ``torch.distributed.elastic.rendezvous.static_tcp_rendezvous``: default 600 s). A pod that fails for anything but the
+  verdict is retried (``backoffLimit``; a new pod of that index rejoins a new rendezvous); the
+  verdict itself (exit ``VERDICT_FAIL_EXIT``: socket transport, bandwidth below the floor) fails
+  the Job at once (``podFailurePolicy`` FailJob, batch/v1), and a pod evicted by a disruption is
+  not counted (``DisruptionTarget``: Ignore).
+
+Not run on EFA hardware here. ``verification.ncclAdvisory`` declares the Job without Pulumi's await
+(config/verification.py): for groups on a reservation with fewer free instances than it needs.
 """
 
 from __future__ import annotations
@@ -42,6 +71,7 @@ import json
 from typing import Any
 
 from ..catalog import efa as efa_catalog
+from ..config.capacity_provider import KARPENTER
 from ..plan.group import GroupPlan
 from .podsecurity import restricted_pod_spec
 
@@ -52,9 +82,17 @@ ITERATIONS = 20
 RENDEZVOUS_PORT = 29500
 #: Two nodes from zero (autoscaler, boot, operator, image pull of a multi-GiB image), then minutes.
 DEADLINE_SECONDS = 2400
+#: How long each pod waits for the other (its node may boot minutes later): pod 0's name, then
+#: torchrun's rendezvous. Within the deadline.
+RENDEZVOUS_SECONDS = 1800
+#: The script's exit status when NCCL ran and the verdict is FAIL: the Job fails at once.
+VERDICT_FAIL_EXIT = 3
+#: Retries of pods that failed for another reason (a rendezvous timeout, a pod that lost its peer).
+BACKOFF_LIMIT = 4
 CPU = "8"
 MEMORY = "64Gi"
 SHM_SIZE = "16Gi"
+TMP_SIZE = "1Gi"
 
 ALL_REDUCE_PROGRAM = f"""
 import os, sys, time, torch, torch.distributed as dist
@@ -77,10 +115,12 @@ dist.destroy_process_group()
 """
 
 
-def nccl_name(plan: GroupPlan) -> str:
-    """The Job's and Service's name: the group and a hash of the check (a changed check, type or
-    floor re-runs it), at most 63 characters (a Service name is a DNS label)."""
-    digest = hashlib.sha256(json.dumps(_facts(plan), sort_keys=True).encode()).hexdigest()[:8]
+def nccl_name(plan: GroupPlan, image: str) -> str:
+    """The Job's and Service's name: the group and a hash of the check (a changed type, floor,
+    image or pod re-runs it: a Job's pod template cannot change in place), at most 63 characters
+    (a Service name is a DNS label). The pod is hashed with a placeholder for its own name."""
+    pod = nccl_job_spec(plan, image, "<name>")
+    digest = hashlib.sha256(json.dumps({**_facts(plan), "job": pod}, sort_keys=True).encode()).hexdigest()[:8]
     return f"nccl-{plan.name}-{digest}"[:63]
 
 
@@ -96,27 +136,34 @@ def _facts(plan: GroupPlan) -> dict[str, Any]:
 
 
 def check_script(plan: GroupPlan, name: str) -> str:
-    """The container's shell script: torchrun, then the verdict from NCCL's log and the bandwidth."""
+    """The container's shell script: wait for pod 0's name, torchrun, then the verdict from NCCL's
+    log and the bandwidth (exit ``VERDICT_FAIL_EXIT`` on FAIL, torchrun's status when it failed)."""
     instance_type = plan.instance_types[0]
     floor = efa_catalog.nccl_bus_bandwidth_floor_gbytes(instance_type)
+    peer = f"{name}-0.{name}"
     return (
         "set -u; cat > $HOME/allreduce.py <<'EOF'\n"
         f"{ALL_REDUCE_PROGRAM.strip()}\n"
         "EOF\n"
+        'echo "nccl-check: locked memory $(ulimit -l)"; '
+        f"end=$(( $(date +%s) + {RENDEZVOUS_SECONDS} )); "
+        f"until getent hosts {peer} >/dev/null; do "
+        f'if [ "$(date +%s)" -ge "$end" ]; then echo "nccl-check: {peer} did not resolve"; exit 1; fi; sleep 5; done; '
         f'torchrun --nnodes 2 --nproc_per_node {plan.gpus_per_node} --node_rank "$JOB_COMPLETION_INDEX" '
-        f"--master_addr {name}-0.{name} --master_port {RENDEZVOUS_PORT} $HOME/allreduce.py > $HOME/nccl.log 2>&1; "
+        f"--rdzv_backend static --master_addr {peer} --master_port {RENDEZVOUS_PORT} "
+        f"--rdzv_conf timeout={RENDEZVOUS_SECONDS} $HOME/allreduce.py > $HOME/nccl.log 2>&1; "
         "rc=$?; cat $HOME/nccl.log; "
         "if grep -q 'Using network Socket' $HOME/nccl.log; then transport=Socket; "
         "elif grep -Eq 'Using network (AWS )?Libfabric' $HOME/nccl.log; then transport=EFA; "
         "else transport=unknown; fi; "
         'if [ "$JOB_COMPLETION_INDEX" != 0 ]; then echo "nccl-check: second node transport=$transport rc=$rc"; '
-        '[ "$rc" = 0 ] && [ "$transport" = EFA ]; exit $?; fi; '
+        f'[ "$rc" != 0 ] && exit "$rc"; [ "$transport" = EFA ] || exit {VERDICT_FAIL_EXIT}; exit 0; fi; '
         "busbw=$(sed -n 's/^nccl-busbw=//p' $HOME/nccl.log | tail -1); "
         f'verdict=$(awk -v b="${{busbw:-0}}" -v f={floor} -v t="$transport" -v r="$rc" '
         '\'BEGIN {print (r == 0 && t == "EFA" && b + 0 >= f) ? "PASS" : "FAIL"}\'); '
         f'echo "nccl-check: {plan.name} {instance_type} busbw=${{busbw:-none}} GB/s floor={floor:g} GB/s '
         'transport=$transport $verdict"; '
-        '[ "$verdict" = PASS ]'
+        f'[ "$rc" != 0 ] && exit "$rc"; [ "$verdict" = PASS ] || exit {VERDICT_FAIL_EXIT}'
     )
 
 
@@ -144,8 +191,17 @@ def nccl_network_policy_spec(name: str) -> dict[str, Any]:
     }
 
 
+def _huge_pages(plan: GroupPlan) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """(resources, env) for libfabric's huge pages: a request on a managed group, none and
+    ``FI_EFA_USE_HUGE_PAGE=0`` on a Karpenter group (the module docstring says why)."""
+    if plan.settings.capacity_provider == KARPENTER:
+        return {}, [{"name": "FI_EFA_USE_HUGE_PAGE", "value": "0"}]
+    return {efa_catalog.HUGEPAGES_RESOURCE: efa_catalog.HUGEPAGES_REQUEST}, []
+
+
 def nccl_job_spec(plan: GroupPlan, image: str, name: str) -> dict[str, Any]:
     """The Indexed Job of two pods on two nodes of ``plan``'s group (an exclusive EFA group)."""
+    huge_pages, huge_page_env = _huge_pages(plan)
     pod = {
         "restartPolicy": "Never",
         "subdomain": name,
@@ -168,12 +224,18 @@ def nccl_job_spec(plan: GroupPlan, image: str, name: str) -> dict[str, Any]:
                 "imagePullPolicy": "IfNotPresent",
                 "command": ["/bin/bash", "-c"],
                 "args": [check_script(plan, name)],
-                "env": [{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "FI_PROVIDER", "value": "efa"}],
+                "env": [
+                    {"name": "NCCL_DEBUG", "value": "INFO"},
+                    {"name": "FI_PROVIDER", "value": "efa"},
+                    *huge_page_env,
+                ],
                 "resources": {
-                    "requests": {"cpu": CPU, "memory": MEMORY},
+                    # Huge pages: requests equal to limits (Kubernetes, "Manage HugePages").
+                    "requests": {"cpu": CPU, "memory": MEMORY, **huge_pages},
                     "limits": {
                         "cpu": CPU,
                         "memory": MEMORY,
+                        **huge_pages,
                         plan.resource_name: plan.gpus_per_node,
                         efa_catalog.EFA_RESOURCE: plan.efa_devices,
                     },
@@ -188,10 +250,20 @@ def nccl_job_spec(plan: GroupPlan, image: str, name: str) -> dict[str, Any]:
         "completionMode": "Indexed",
         "completions": 2,
         "parallelism": 2,
-        "backoffLimit": 0,
+        "backoffLimit": BACKOFF_LIMIT,
+        # The verdict fails the Job at once; a disruption (preemption, a drained node) is not a try.
+        "podFailurePolicy": {
+            "rules": [
+                {
+                    "action": "FailJob",
+                    "onExitCodes": {"containerName": "nccl", "operator": "In", "values": [VERDICT_FAIL_EXIT]},
+                },
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            ]
+        },
         "activeDeadlineSeconds": DEADLINE_SECONDS,
         "template": {
             "metadata": {"annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}},
-            "spec": restricted_pod_spec(pod),
+            "spec": restricted_pod_spec(pod, tmp_size=TMP_SIZE),
         },
     }

@@ -76,8 +76,9 @@ def restricted_container(container: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def restricted_pod_spec(pod_spec: dict[str, Any]) -> dict[str, Any]:
-    """``pod_spec`` made to meet the restricted Pod Security Standard (a new dict; see the module doc)."""
+def restricted_pod_spec(pod_spec: dict[str, Any], tmp_size: str = TMP_SIZE_LIMIT) -> dict[str, Any]:
+    """``pod_spec`` made to meet the restricted Pod Security Standard (a new dict; see the module doc);
+    ``tmp_size``: the writable ``/tmp``'s limit (the NCCL check's processes write more there)."""
     out = copy.deepcopy(pod_spec)
     out["automountServiceAccountToken"] = False
     out["securityContext"] = {
@@ -88,5 +89,5 @@ def restricted_pod_spec(pod_spec: dict[str, Any]) -> dict[str, Any]:
         "seccompProfile": {"type": "RuntimeDefault"},
     }
     out["containers"] = [restricted_container(c) for c in out["containers"]]
-    out["volumes"] = [*out.get("volumes", []), {"name": TMP_VOLUME, "emptyDir": {"sizeLimit": TMP_SIZE_LIMIT}}]
+    out["volumes"] = [*out.get("volumes", []), {"name": TMP_VOLUME, "emptyDir": {"sizeLimit": tmp_size}}]
     return out

@@ -25,7 +25,8 @@ that holds the unknown value, and the reason says so.
 
 Four modules: ``rules`` (the facts: ``Effect``, ``Rule``, ``RULES``), ``summary`` (two renders
 -> ``Impact``: ``summarize``), ``nodes`` (what a render says about a roll's nodes: time-sliced,
-reserved) and ``words`` (``text`` and ``markdown``); ``repair`` words the node repair policy. Their public names are
+reserved) and ``words`` (``text`` and ``markdown``); ``repair``, ``isolation`` and ``verification``
+put a group's repair policy, its isolation and what its verification proves into notes. Their public names are
 importable from here (``from components.review import impact``; ``impact.summarize``, ``impact.RULES``).
 """
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..urns import split_urn
 from ..values import UNKNOWN
-from . import isolation, nodes, repair
+from . import isolation, nodes, repair, verification
 from .rules import (
     LAUNCH_TEMPLATE_TYPE,
     NODE_GROUP_TYPE,
@@ -264,6 +264,7 @@ def summarize(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Imp
     repair.collapse(impacts)
     notes += repair.notes(new_items, matched, _key)
     notes += isolation.notes(new_items, matched, _key)
+    notes += verification.notes(new.get("outputs"))
     # The project's own components (type ``<project>:...``) deploy nothing themselves: left out.
     project = str(new.get("project") or old.get("project") or "")
     own = {_ref(i) for i in [*new_items, *old_items.values()] if str(i["type"]).split(":", 1)[0] == project}
