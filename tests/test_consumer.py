@@ -235,6 +235,7 @@ def test_a_consumer_installs_a_commit_and_reviews_its_own_change(tmp_path: Path)
 OLD_NAME_PROGRAM = """\
 import components
 from components import GpuCluster, load_settings
+import components.config.errors
 import components.config.settings
 import components.sharing.plan
 import gpu_eks
@@ -242,11 +243,11 @@ import gpu_eks.config.settings
 
 assert components is gpu_eks and GpuCluster is gpu_eks.GpuCluster
 assert components.config.settings.Settings is gpu_eks.config.settings.Settings
-assert components.config.settings is gpu_eks.config.settings
+assert components.config.errors is gpu_eks.config.errors and components.config.errors.ConfigError is gpu_eks.ConfigError
 assert components.sharing.plan is gpu_eks.plan.group
 settings = load_settings({"clusterName": "research", "kubernetesVersion": "1.35"})
 assert type(settings) is gpu_eks.config.settings.Settings
-print(components.__name__, components.config.settings.__spec__.name)
+print(components.__name__, components.config.errors.__spec__.name)
 """
 
 
@@ -262,7 +263,7 @@ def test_the_old_import_name_is_the_library_itself_and_warns_once(site: Path, tm
     program.write_text(OLD_NAME_PROGRAM)
     done = run_consumer(site, tmp_path, str(program))
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "gpu_eks gpu_eks.config.settings\n"
+    assert done.stdout == "gpu_eks gpu_eks.config.errors\n"
     # Once, on the program's own import line.
     assert done.stderr == f"{program}:1: {OLD_NAME_WARNING}\n  import components\n"
 

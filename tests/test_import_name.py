@@ -52,14 +52,14 @@ def test_the_self_import_check_finds_one(tmp_path: Path):
 
 def test_gpu_eks_names_this_checkouts_modules_not_a_second_copy():
     import gpu_eks
-    import gpu_eks.config.settings
+    import gpu_eks.config.errors
     import gpu_eks.review.cli
-    from gpu_eks import GpuCluster
+    from gpu_eks import GpuCluster, Settings
 
-    assert gpu_eks is components and GpuCluster is components.GpuCluster
-    assert gpu_eks.config.settings is importlib.import_module("components.config.settings")
-    assert gpu_eks.config.settings.Settings is components.config.settings.Settings
-    assert gpu_eks.config.settings.__spec__.name == "components.config.settings"
+    assert gpu_eks is components and GpuCluster is components.GpuCluster and Settings is components.Settings
+    assert gpu_eks.config.errors is importlib.import_module("components.config.errors")
+    assert gpu_eks.config.errors.ConfigError is components.ConfigError
+    assert gpu_eks.config.errors.__spec__.name == "components.config.errors"
     assert gpu_eks.review.cli is importlib.import_module("components.review.cli")
     # A moved module's old path, under the new name: the module at its new path.
     assert importlib.import_module("gpu_eks.sharing.plan") is importlib.import_module("components.plan.group")

@@ -7,8 +7,7 @@ import sys
 
 import gpu_eks
 from components.tags import TEAM_TAGS
-from gpu_eks import load_settings
-from gpu_eks.config.settings import Settings
+from gpu_eks import Settings, load_settings
 
 import components
 
