@@ -112,10 +112,12 @@ class PackageAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         found = importlib.util.find_spec(real) if real is not None else None
         if found is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=found.submodule_search_locations is not None)
+        spec = importlib.machinery.ModuleSpec(fullname, self, is_package=found.submodule_search_locations is not None)
+        spec.loader_state = real
+        return spec
 
     def create_module(self, spec):
-        module = importlib.import_module(self._real_name(spec.name) or spec.name)
+        module = importlib.import_module(spec.loader_state)
         self._specs[spec.name] = module.__spec__
         return module
 
