@@ -7,8 +7,11 @@ dict, e.g. from your own config) or ``settings_from_pulumi_config`` (the ``gpu-e
 ``plan_group`` gives everything derived from one GPU node group's settings (labels, taints,
 tolerations, resource name, slots: a ``GroupPlan``).
 
-Names are imported lazily (PEP 562), so ``python -m components preflight`` and other tools that
+Names are imported lazily (PEP 562), so ``python -m gpu_eks preflight`` and other tools that
 need only the settings or the pure builders do not load the Pulumi SDKs.
+
+Installed, the package is ``gpu_eks``; in this repository it is the folder ``components/`` and answers
+to ``gpu_eks`` too; ``components`` is the old import name, kept until 1.0 (components/moved.py).
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .moved import answer_to_import_name as _answer_to_import_name
 from .moved import install as _install_moved
 
 # Old paths of moved modules (components/moved.py) import the modules at their new ones.
 _install_moved()
+# A checkout answers to the wheel's import name (gpu_eks) too.
+_answer_to_import_name()
 
 _EXPORTS: dict[str, str] = {
     "Cluster": "cluster.component",
@@ -101,7 +107,7 @@ def __getattr__(name: str) -> Any:
 
         return package_version()
     if name not in _EXPORTS:
-        raise AttributeError(f"module 'components' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
     globals()[name] = value
     return value

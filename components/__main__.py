@@ -1,10 +1,10 @@
-"""Command line: ``python -m components <command>``.
+"""Command line: ``python -m gpu_eks <command>`` (in this repository: ``python -m components``).
 
 Commands (each works from an installed package):
   preflight  check an AWS account for what would make `pulumi up` fail (read-only boto3 calls)
 
 The review tools for your own Pulumi project (offline render, render diff, impact summary) are
-the separate command ``gpu-eks-review`` (``python -m components.review``). This repository's own
+the separate command ``gpu-eks-review`` (``python -m gpu_eks.review``). This repository's own
 tooling (its stacks' snapshots, releases) is not shipped: ``python -m tooling`` in a checkout.
 
 Each command lives in its own module exposing ``configure(parser)`` and ``run(args) -> int``;
@@ -17,8 +17,11 @@ import argparse
 import importlib
 import sys
 
+from .version import PACKAGE
+
+#: Command -> (its module: relative names are inside this package, whatever its import name; help).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "preflight": ("components.preflight.cli", "check an AWS account before `pulumi up`"),
+    "preflight": (".preflight.cli", "check an AWS account before `pulumi up`"),
 }
 
 
@@ -34,7 +37,7 @@ def missing_dependency(prog: str, command: str, module: str) -> str:
 
 def main(
     argv: list[str] | None = None,
-    prog: str = "python -m components",
+    prog: str = f"python -m {PACKAGE}",
     commands: dict[str, tuple[str, str]] | None = None,
     description: str | None = None,
 ) -> int:
@@ -49,9 +52,9 @@ def main(
         if name == chosen:
             # Import only the module of the command being run.
             try:
-                mod = importlib.import_module(module)
+                mod = importlib.import_module(module, PACKAGE)
             except ModuleNotFoundError as err:
-                if (err.name or "").split(".")[0] in ("components", "tooling"):
+                if (err.name or "").split(".")[0] in (PACKAGE, "tooling"):
                     raise
                 print(missing_dependency(prog, name, err.name or str(err)), file=sys.stderr)
                 return 2
@@ -62,4 +65,5 @@ def main(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # The name it was run under: python -m gpu_eks, or the old python -m components (it warned).
+    sys.exit(main(prog=f"python -m {__spec__.parent}"))

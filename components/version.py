@@ -1,4 +1,4 @@
-"""The library's version, kept in ONE place: ``version`` in pyproject.toml.
+"""The library's version, kept in ONE place: ``version`` in pyproject.toml; and its names.
 
 A checkout (this repository, the component package under ``plugin/``) reads it there; an
 installed copy reads the metadata its wheel was built with from that same line. Exposed as
@@ -19,6 +19,16 @@ import tomllib
 from pathlib import Path
 
 DISTRIBUTION = "gpu-eks-components"
+#: The name the wheel installs the package under (``import gpu_eks``, ``python -m gpu_eks``): one no
+#: Pulumi project's own ``components/`` folder shadows (UPGRADING.md, "The import name gpu_eks").
+IMPORT_NAME = "gpu_eks"
+#: The name releases up to 0.3.0 installed: the wheel keeps it working until 1.0, with a warning
+#: (components/compat/, components/moved.py ``keep_old_name``).
+OLD_IMPORT_NAME = "components"
+#: The name this copy of the package is imported under, for everything that names it (a module to
+#: import, ``python -m``): IMPORT_NAME installed; in this repository its folder, ``components``
+#: (the repository's layout), which answers to IMPORT_NAME too (``moved.answer_to_import_name``).
+PACKAGE = __name__.rpartition(".")[0]
 #: The versions this project uses (PEP 440, public version identifiers): a release ``X.Y.Z``, or a
 #: pre-release of the next one, ``X.Y.Z.devN`` between releases (``aN``, ``bN``, ``rcN`` if ever cut).
 VERSION = re.compile(r"(?P<release>\d+\.\d+\.\d+)(?:(?P<pre>a|b|rc)(?P<pre_n>\d+))?(?:\.dev(?P<dev>\d+))?")

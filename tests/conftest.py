@@ -24,8 +24,9 @@ from tests.support import (  # re-exported: older test modules import these from
 from tooling.simulation import Simulation
 
 __all__ = ["CHART_VERSIONS", "REFERENCE", "ROOT", "STACKS", "load_reference_yaml", "reference_path", "simulate"]
-#: A separate consumer project, run by tests/test_consumer.py against the installed package.
-collect_ignore = ["consumer_project"]
+#: A separate consumer project (and its own components/ package laid over it), run by tests/test_consumer.py
+#: against the installed package.
+collect_ignore = ["consumer_project", "consumer_own_components"]
 
 
 #: Hypothesis profiles (tests/test_properties.py; docs/property-tests.md). ``ci``, the default: derandomized

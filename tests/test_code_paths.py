@@ -54,7 +54,7 @@ def resolves(path: str, named_in: Path) -> bool:
 
 REPOSITORY_FILES = {
     p.name for folder in ("components", "tests", "tooling", "plugin") for p in (ROOT / folder).rglob("*.py")
-}
+} | {p.name for p in ROOT.glob("*.py")}  # the program's __main__.py, setup.py
 
 
 def dangling() -> list[str]:

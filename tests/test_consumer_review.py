@@ -311,7 +311,7 @@ def old_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scratch = tmp_path_factory.mktemp("library")
     upstream = scratch / "upstream"
     upstream.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(ROOT / name, upstream / name)
     shutil.copytree(ROOT / "components", upstream / "components", ignore=shutil.ignore_patterns("__pycache__"))
     managed = upstream / "components" / "nodegroups" / "managed.py"

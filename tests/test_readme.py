@@ -21,6 +21,9 @@ from tests.support import ROOT
 from tooling.simulation import Simulation, run_program
 
 README = (ROOT / "README.md").read_text()
+#: The library's import name, and its folder's in this repository (in which ``gpu_eks`` is
+#: ``components``: components/moved.py): both resolve here.
+LIBRARY_NAMES = ("gpu_eks", "components")
 #: The pages of docs/, by name (those other changes add included).
 PAGES = {p.name: p.read_text() for p in sorted((ROOT / "docs").glob("*.md"))}
 #: Everything a reader reads: the README, then every page.
@@ -100,7 +103,7 @@ def test_every_python_fragment_parses_and_its_imports_exist(index: int):
     """Blocks that are no program (a call shown in passing) still parse, and name what exists."""
     tree = ast.parse(FRAGMENTS[index])
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("components"):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in LIBRARY_NAMES:
             for alias in node.names:
                 resolve(f"{node.module}.{alias.name}")
 
@@ -143,7 +146,7 @@ def test_the_gpu_capacity_example_reads_the_platform_stack():
 
 
 # ---------------------------------------------------------------------------------------------
-# Module paths: every file path and dotted ``components.``/``tooling.`` name resolves
+# Module paths: every file path and dotted ``gpu_eks.``/``tooling.`` name resolves
 # ---------------------------------------------------------------------------------------------
 
 PATH_PATTERN = r"(?<![\w/.-])(?:components|tooling|tests|docs|stacks|examples|scripts|plugin|bench)/[\w./<>*-]*"
@@ -201,17 +204,18 @@ def resolve(dotted: str) -> object:
 
 
 def readme_dotted_names() -> list[str]:
-    named = re.findall(r"`((?:components|tooling)(?:\.\w+)+)`", DOCS)
-    named += re.findall(r"python -m ((?:components|tooling)\b[\w.]*)", DOCS)
+    named = re.findall(r"`((?:gpu_eks|components|tooling)(?:\.\w+)+)`", DOCS)
+    named += re.findall(r"python -m ((?:gpu_eks|components|tooling)\b[\w.]*)", DOCS)
     return sorted(set(named))
 
 
 def test_every_dotted_name_the_readme_names_resolves():
     names = readme_dotted_names()
     assert {
-        "components.plan.userdata.gpu_node_config",
-        "components.gpu_operator.values.gpu_operator_values",
-        "components.composites.declare.declare_gpu_capacity",
+        "gpu_eks.plan.userdata.gpu_node_config",
+        "gpu_eks.gpu_operator.values.gpu_operator_values",
+        "gpu_eks.composites.declare.declare_gpu_capacity",
+        "gpu_eks",
         "tooling",
     } <= set(names)
     unresolved = []
@@ -221,6 +225,16 @@ def test_every_dotted_name_the_readme_names_resolves():
         except (ImportError, AttributeError):
             unresolved.append(name)
     assert unresolved == []
+
+
+def test_what_a_consumer_copies_names_the_library_gpu_eks():
+    """A project's own ``components/`` package would shadow the old name (issue 43): the docs'
+    programs and fragments import ``gpu_eks`` and name its functions under it; ``python -m
+    components`` stays only where a page runs this repository's checkout (the quick start, CI)."""
+    imports = [b for b in python_blocks() if re.search(r"^\s*(?:from|import) components\b", b, re.M)]
+    assert imports == []
+    assert [n for n in readme_dotted_names() if n.startswith("components.")] == []
+    assert "from gpu_eks import GpuCluster, GpuClusterArgs, load_settings" in README
 
 
 def library_functions() -> set[str]:
@@ -235,7 +249,7 @@ def library_functions() -> set[str]:
 
 def test_a_function_is_named_by_its_full_module_path():
     """``nodeconfig.gpu_node_config`` named a module that had moved: a function of the library
-    appears in the README as ``components.<module>.<function>``, which the test above resolves."""
+    appears in the README as ``gpu_eks.<module>.<function>``, which the test above resolves."""
     functions = library_functions()
     assert {"gpu_node_config", "asg_tags", "declare_gpu_capacity", "extra_args"} <= functions
     # Configuration keys are no Python names (`verification.namespace` is a key, whatever
@@ -246,7 +260,7 @@ def test_a_function_is_named_by_its_full_module_path():
         token
         for token in re.findall(r"`([a-z_]\w*(?:\.\w+)+)`", DOCS)
         if token.rsplit(".", 1)[1] in functions
-        and not token.startswith("components.")
+        and token.split(".")[0] not in LIBRARY_NAMES
         and not any(key == token or key.endswith("." + token) for key in keys)
     ]
     assert short == []

@@ -319,7 +319,7 @@ class Settings(GpuCapacitySettings):
     preflight: bool = Field(
         False,
         **doc(
-            "Run the preflight checks (the read-only account checks of `python -m components preflight`) at the "
+            "Run the preflight checks (the read-only account checks of `python -m gpu_eks preflight`) at the "
             "start of the program, before any resource is declared; a FAIL stops it.",
             type="bool",
             default="`false`",

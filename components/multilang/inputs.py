@@ -361,4 +361,4 @@ class GpuClusterInputs(TypedDict, total=False):
     node_monitoring_agent: NodeMonitoringAgentSettings
     """The EKS node monitoring agent add-on: the node health conditions GPU node repair acts on."""
     preflight: bool
-    """Run the preflight checks (the read-only account checks of `python -m components preflight`) at the start of the program, before any resource is declared; a FAIL stops it. Type: bool. Default: `false`."""
+    """Run the preflight checks (the read-only account checks of `python -m gpu_eks preflight`) at the start of the program, before any resource is declared; a FAIL stops it. Type: bool. Default: `false`."""

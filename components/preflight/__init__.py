@@ -2,11 +2,11 @@
 
 Library use (no Pulumi import anywhere in this package)::
 
-    from components.preflight import enforce, PreflightError
+    from gpu_eks.preflight import enforce, PreflightError
 
     results = enforce(settings, "us-west-2")  # raises PreflightFailed if any check FAILed
 
-Command line: ``python -m components preflight --stack dev [--json]`` (see docs/preflight.md).
+Command line: ``python -m gpu_eks preflight --stack dev [--json]`` (see docs/preflight.md).
 
 Modules: ``results`` (CheckResult, the statuses, the errors), ``checks`` (AMI, Kubernetes version,
 zones, existing VPC), ``capacity`` (instance types, vCPU quota), ``reservations`` (a zoned group's offering, its

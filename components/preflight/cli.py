@@ -1,4 +1,4 @@
-"""``python -m components preflight``: run the preflight checks for one stack and report.
+"""``python -m gpu_eks preflight``: run the preflight checks for one stack and report.
 
 Exit codes: 0 nothing failed (WARN rows allowed), 1 a check failed, 2 the checks could not run
 (invalid config, unknown stack, no region, no or rejected AWS credentials, AWS unreachable).
@@ -21,6 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ..config.errors import ConfigError
 from ..config.loading import eks_regions
 from ..config.stackfile import StackNotFound, find_project_root, load_stack, region, stack_file
+from ..version import PACKAGE
 from .results import FAIL, PASS, WARN, AwsAccessError, CheckResult, access_error, error_code, is_unparseable_reply
 from .run import run_checks
 
@@ -28,7 +29,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CANNOT_RUN = 2
 
-_PROG = "python -m components preflight"
+_PROG = f"python -m {PACKAGE} preflight"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

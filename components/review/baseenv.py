@@ -35,8 +35,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.version import package_version
-
+from ..version import IMPORT_NAME, OLD_IMPORT_NAME, package_version
 from . import deps, installed
 from .diff import DiffError
 
@@ -48,25 +47,35 @@ READY = "gpu-eks-review-ready"
 PIP_WITH_PYTHON_OPTION = (22, 3)
 #: The review tool's refusals end with the ways out that always exist.
 WAY_OUT = "pass --base-python with a Python that has the base's dependencies, or --same-library"
+#: The import names a base's library may have: ``gpu_eks``, else ``components`` (0.3.0 and older).
+IMPORT_NAMES = (IMPORT_NAME, OLD_IMPORT_NAME)
 #: What a Python's library is, asked without importing it (a base library may not import here).
-PROBE = """
+PROBE = f"""
 import importlib.metadata, importlib.util, json, pathlib, tomllib
-spec = importlib.util.find_spec("components")
+spec = next(filter(None, map(importlib.util.find_spec, {IMPORT_NAMES!r})), None)
 found = None
 if spec is not None and spec.origin:
     package = pathlib.Path(spec.origin).resolve().parent
     pyproject, version = package.parent / "pyproject.toml", None
     if pyproject.is_file():
-        project = tomllib.loads(pyproject.read_text()).get("project", {})
+        project = tomllib.loads(pyproject.read_text()).get("project", {{}})
         version = project.get("version") if project.get("name") == "gpu-eks-components" else None
     if version is None:
         try:
             version = importlib.metadata.version("gpu-eks-components")
         except importlib.metadata.PackageNotFoundError:
             version = "(version unknown)"
-    found = {"version": version, "where": str(package), "review": (package / "review" / "__init__.py").is_file()}
+    found = {{"version": version, "where": str(package), "review": (package / "review" / "__init__.py").is_file()}}
 print(json.dumps(found))
 """
+#: ``python -c RUN_REVIEW <args>``: the review command of the library that Python imports, by the
+#: first of IMPORT_NAMES it has (``python -m components.review`` would find a project's own
+#: ``components/`` folder first: the base is rendered from its folder).
+RUN_REVIEW = (
+    "import importlib.util, runpy; "
+    f"name = next(n for n in {IMPORT_NAMES!r} if importlib.util.find_spec(n)); "
+    "runpy.run_module(name + '.review', run_name='__main__', alter_sys=True)"
+)
 
 
 @dataclass(frozen=True)

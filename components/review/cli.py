@@ -31,8 +31,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from components.config import stackfile
-
+from ..config import stackfile
+from ..version import PACKAGE
 from . import baseenv, diff, render
 from . import values as render_values
 
@@ -88,7 +88,9 @@ def render_base(stack: str, base_root: Path, ref: str, python: str | None = None
     # Another Python brings its own packages: this one's PYTHONPATH must not shadow them.
     drop = ("PYTHONSAFEPATH", "PYTHONPATH") if python else ("PYTHONSAFEPATH",)
     env = {k: v for k, v in os.environ.items() if k not in drop}
-    command = [python or sys.executable, "-m", "components.review", "render", "--project", str(base_root)]
+    # This Python: this package's review module; another: the one its library has (baseenv.RUN_REVIEW).
+    review = ["-c", baseenv.RUN_REVIEW] if python else ["-m", f"{PACKAGE}.review"]
+    command = [python or sys.executable, *review, "render", "--project", str(base_root)]
     try:
         done = subprocess.run(
             [*command, "--stack", stack],
@@ -188,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
 def _version() -> str:
     import importlib.metadata
 
-    from components.version import package_version
+    from ..version import package_version
 
     try:
         return package_version()

@@ -24,8 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from components.version import package_version
-
+from ..version import package_version
 from . import deps
 from .deps import DISTRIBUTION, local_path
 
@@ -34,7 +33,7 @@ _COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 @dataclass(frozen=True)
 class Library:
-    """The library a Python imports: its version, the folder holding ``components``, and pip's
+    """The library a Python imports: its version, the folder holding the package, and pip's
     record of where it came from (None: from an index, or not installed at all, ``installed`` False:
     a source tree on ``sys.path``)."""
 
@@ -55,15 +54,15 @@ class Library:
 
 
 def this_library() -> Library:
-    """The library this Python imports (``components``), as pip recorded its installation."""
-    spec = importlib.util.find_spec("components")
-    source = Path(spec.origin).resolve().parents[1] if spec and spec.origin else Path()
+    """The library this Python imports (this package), as pip recorded its installation."""
+    package = Path(__file__).resolve().parents[1]  # gpu_eks/ installed, components/ in a checkout
+    source = package.parent
     try:
         dist = importlib.metadata.distribution(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         dist = None
-    installed = dist is not None and Path(str(dist.locate_file("components/__init__.py"))).resolve() == (
-        source / "components" / "__init__.py"
+    installed = dist is not None and Path(str(dist.locate_file(f"{package.name}/__init__.py"))).resolve() == (
+        package / "__init__.py"
     )
     if not installed or dist is None:
         return Library(package_version(source), source, None, False)

@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from components.config import stackfile
-from components.config.errors import CONFIG_NAMESPACE
-
+from ..config import stackfile
+from ..config.errors import CONFIG_NAMESPACE
 from . import urns as render_urns
 from . import values as render_values
 

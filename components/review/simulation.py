@@ -38,8 +38,7 @@ from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.proto import engine_pb2, resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 
-from components.config import stackfile
-
+from ..config import stackfile
 from .fakecloud import (  # noqa: F401  (the names the tests and tooling import from here)
     FAKE_ACCOUNT_ID,
     FAKE_AUTHENTICATION_MODE,

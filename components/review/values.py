@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from components.plan.userdata import parse_mime
+from ..plan.userdata import parse_mime
 
 #: What a reviewer sees instead of a secret value.
 SECRET = "[secret]"

@@ -1,6 +1,6 @@
 """A consuming team's Pulumi program (its __main__.py would call ``declare()``).
 
-It composes the installed gpu-eks components with resources of its own: a GPU cluster in the
+It composes the installed library's components (``gpu_eks``) with resources of its own: a GPU cluster in the
 team's own VPC, and GPU capacity (with a node group of the team's own) on an existing cluster
 whose facts come from the platform team's stack.
 """
@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
-
-from components import (
+from gpu_eks import (
     GpuCapacity,
     GpuCapacityArgs,
     GpuCluster,

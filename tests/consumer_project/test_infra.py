@@ -34,9 +34,9 @@ STACK = infra.declare()
 
 
 def test_the_library_comes_from_the_installed_package():
-    import components
+    import gpu_eks
 
-    assert "site" in pathlib.Path(components.__file__).parts
+    assert "site" in pathlib.Path(gpu_eks.__file__).parts
 
 
 @pulumi.runtime.test
