@@ -27,6 +27,12 @@ MOVED_MODULES: dict[str, str] = {
     "components.nodegroups.userdata": "components.plan.userdata",
     "components.nodegroups.placement": "components.plan.placement",
     "components.autoscaler.asg": "components.plan.asg",
+    # Issue 43: the rules that read plans, on their own floor above the plan.
+    "components.config.settings": "components.check.settings",
+    "components.config.loading": "components.check.loading",
+    "components.config.warnings": "components.check.warnings",
+    "components.config.group_rules": "components.check.groups",
+    "components.autoscaler.rules": "components.check.autoscaler",
 }
 #: Old packages that are gone as folders: an empty package of their old modules.
 MOVED_PACKAGES: tuple[str, ...] = ("components.sharing",)

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from components.catalog import mig as mig_catalog
+from components.check.loading import settings_from_config
 from components.config import stackfile
 from components.config.groups import DEFAULT_GPU_TAINT
 from components.plan import boot
@@ -90,7 +91,7 @@ def scripts() -> dict[str, tuple[str, str, int]]:
     for path in files:
         config = yaml.safe_load(path.read_text())["config"]
         stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-        settings = stackfile.settings_from_config(stackfile.cli_config(config), stackfile.project_name(ROOT), stack)
+        settings = settings_from_config(stackfile.cli_config(config), stackfile.project_name(ROOT), stack)
         for plan in settings.plans:
             assert plan.boot is not None
             model = mig_catalog.FAMILY_MIG_GPU.get(plan.instance.family.name, "H100-80GB-HBM3")

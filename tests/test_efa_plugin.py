@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.efa import chart, values
 from components.plan.group import plan_group, plan_groups
 from components.review.fakecloud import FAKE_REGION

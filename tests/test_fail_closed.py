@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from components.catalog import mig as mig_catalog
+from components.check.loading import load_settings
 from components.config.groups import Taint
-from components.config.loading import load_settings
 from components.gpu_operator.values import gpu_operator_values
 from components.karpenter import objects
 from components.nodehealth.values import DCGM_TOLERATIONS

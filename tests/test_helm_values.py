@@ -13,9 +13,9 @@ import yaml
 
 from components.catalog import gpu_operator as chart
 from components.catalog import labels
+from components.check.loading import load_settings
 from components.config import charts
 from components.config.groups import Taint
-from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from components.plan import device_plugin, placement
 from components.plan.group import GroupPlan, plan_groups

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings
-from components.config.loading import load_settings
 from components.karpenter import objects
 from components.plan.group import plan_group
 from components.plan.userdata import parse_mime

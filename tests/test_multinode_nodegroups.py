@@ -12,7 +12,7 @@ import pytest
 from botocore.validate import ParamValidator
 from moto import mock_aws
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.nodegroups import multinode
 from tests.test_examples import example
 

@@ -12,8 +12,8 @@ import pytest
 
 from components import catalog
 from components.catalog import efa
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 
 CR = "cr-0123456789abcdef0"
 P5 = {"instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}}

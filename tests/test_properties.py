@@ -33,12 +33,12 @@ from pydantic import BaseModel
 from components import catalog
 from components.catalog import DEFAULT_KUBERNETES_VERSION
 from components.catalog import mig as mig_catalog
+from components.check.loading import load_capacity_settings, load_settings
+from components.check.settings import GpuCapacitySettings, Settings
 from components.coldstart.model import cold_start_model
 from components.config import stackfile
 from components.config.errors import CONFIG_NAMESPACE, ConfigError
 from components.config.groups import GpuNodeGroupSettings
-from components.config.loading import load_capacity_settings, load_settings
-from components.config.settings import GpuCapacitySettings, Settings
 from components.gpu_operator import values as operator_values
 from components.karpenter import objects as karpenter_objects
 from components.nodegroups import component as nodegroup_component

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
 from components.config.fields import go_duration_ns
-from components.config.loading import load_settings
 
 
 def problems(raw: dict[str, Any]) -> list[str]:
@@ -704,7 +704,7 @@ def test_user_data_over_12_kib_is_refused_leaving_4_kib_of_ecs_16_for_eks():
 
 
 def warnings(raw: dict[str, Any]) -> list[str]:
-    from components.config.warnings import settings_warnings
+    from components.check.warnings import settings_warnings
 
     return [str(w) for w in settings_warnings(accepted(raw))]
 

@@ -22,6 +22,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
+from ..check.settings import GpuCapacitySettings
 from ..config.isolation import ISOLATIONS, NOT_ENFORCED
 from ..config.names import (
     AUTOSCALER_CHILD,
@@ -31,7 +32,6 @@ from ..config.names import (
     TEAMS_CHILD,
     VERIFICATION_CHILD,
 )
-from ..config.settings import GpuCapacitySettings
 from ..efa.component import EfaDevicePlugin, EfaDevicePluginArgs
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..gpu_operator.values import ExporterOptions, exporter_options, per_pod_gpu_metrics

@@ -11,6 +11,9 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler
+from ..check.loading import load_capacity_settings
+from ..check.settings import GpuCapacitySettings
+from ..check.warnings import settings_warnings
 from ..cluster.iam import declare_node_role, partition_of
 from ..config import capacity_provider
 from ..config.errors import is_plain
@@ -22,10 +25,7 @@ from ..config.fields import (
     tag_key_problem,
     tag_value_problem,
 )
-from ..config.loading import load_capacity_settings
-from ..config.settings import GpuCapacitySettings
 from ..config.verification import verification_outputs
-from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import objects as karpenter_objects
 from ..karpenter.component import KarpenterTarget

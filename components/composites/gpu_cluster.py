@@ -16,11 +16,11 @@ import pulumi
 import pulumi_aws as aws
 
 from ..autoscaler.component import ClusterAutoscaler
+from ..check.settings import Settings
+from ..check.warnings import settings_warnings
 from ..cluster.component import Cluster, ClusterArgs
 from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
-from ..config.settings import Settings
 from ..config.verification import verification_outputs
-from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import values as karpenter_values
 from ..karpenter.component import Karpenter, KarpenterArgs, KarpenterTarget

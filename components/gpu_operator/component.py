@@ -10,10 +10,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import gpu_operator as chart
+from ..check.groups import gpu_groups_problems
 from ..config import charts
 from ..config.addons import GpuOperatorSettings
 from ..config.errors import describe_problems
-from ..config.group_rules import gpu_groups_problems
 from ..helm import helm_release
 from ..nodegroups.component import GpuNodeGroup
 from . import coverage, values

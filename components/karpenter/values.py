@@ -42,7 +42,7 @@ def node_repair_needed(plans: Iterable[GroupPlan]) -> bool:
     """Whether Karpenter repairs its nodes: the controller's ``nodeRepair`` feature gate (alpha,
     off by default: chart values ``settings.featureGates.nodeRepair``), on when the Karpenter
     groups' ``repair.enabled`` is (one gate for every NodePool: the settings refuse groups that
-    disagree, ``config.group_rules``). What it does: ``catalog.node_health`` (replace after 10
+    disagree, ``check.groups``). What it does: ``catalog.node_health`` (replace after 10
     minutes, paused above 20% of a NodePool, forced drain)."""
     return any(p.settings.capacity_provider == "karpenter" and p.repair.enabled for p in plans)
 

@@ -9,11 +9,11 @@ itself:
 * the gpu-operator values (``gpu_operator.values``): the sharing profile and its device-plugin
   config file, the taints to tolerate, the MIG strategy;
 * the boot stage (``plan.boot``) in the user data: the toolkit isolation and the MIG layout;
-* the Cluster Autoscaler (``plan.asg``, ``autoscaler.rules``): the node-template tags that let
+* the Cluster Autoscaler (``plan.asg``, ``check.autoscaler``): the node-template tags that let
   it build a template node of the group at zero nodes;
 * the verification (``verification.jobs``): the node selector, tolerations, resource name and how
   many pods one node must run at once;
-* the settings rules across groups (``config.settings``) and the warnings, and the stack outputs.
+* the settings rules across groups (``check.settings``) and the warnings, and the stack outputs.
 
 A new sharing mode or GPU family is a change here (and in the catalog and the settings models),
 not in every component. A plan is frozen and its top-level maps are read-only views: copy them

@@ -10,10 +10,10 @@ import base64
 from collections.abc import Sequence
 
 from .. import catalog
+from ..config.capacity_provider import uses_karpenter
+from ..config.errors import KeyedProblem
+from ..config.names import reserved_group_name_problem
 from ..plan.group import GroupPlan
-from .capacity_provider import uses_karpenter
-from .errors import KeyedProblem
-from .names import reserved_group_name_problem
 
 #: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
 #: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").

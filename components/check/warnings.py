@@ -11,18 +11,18 @@ from .. import catalog
 from ..catalog import gpu_operator as chart
 from ..catalog import node_health
 from ..catalog.storage import INSTANCE_IO
-from ..plan import asg
-from . import teams
-from .coldstart import (
+from ..config.coldstart import (
     FAST_IMAGE_PULL_MIN_MEMORY_GIB,
     FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS,
     FAST_IMAGE_PULL_MIN_VCPUS,
     SOCI_ON_LOCAL_STORAGE_MIN_AMI_RELEASE,
     soci_store_on_root_volume,
 )
-from .errors import CONFIG_NAMESPACE, Problem
-from .group_rules import capacity_message
-from .network import EKS_ADDRESSES_PER_SUBNET
+from ..config.errors import CONFIG_NAMESPACE, Problem
+from ..config.network import EKS_ADDRESSES_PER_SUBNET
+from ..plan import asg
+from . import teams
+from .groups import capacity_message
 from .settings import GpuCapacitySettings, Settings
 
 #: A rule returns one Problem per risky value it finds (same key/received/expected form as errors).
