@@ -106,11 +106,12 @@ def declare_gpu_capacity(
     # toolkit settings registers. The release is declared after the groups it covers: an Output.
     release, resolve_release = pulumi.deferred_output()
     try:
+        # Each group's one plan, made with the cluster's inputs (``settings.plans``): every part reads it.
         gpu_node_groups = {
-            g.name: GpuNodeGroup(
-                f"{name}-{g.name}",
+            plan.name: GpuNodeGroup(
+                f"{name}-{plan.name}",
                 GpuNodeGroupArgs(
-                    settings=g,
+                    plan=plan,
                     cluster_name=target.cluster_name,
                     node_role_arn=target.node_role_arn,
                     subnet_ids=target.subnet_ids,
@@ -119,12 +120,11 @@ def declare_gpu_capacity(
                     autoscaler_cluster_name=ca_cluster_name,
                     kubernetes_version=settings.kubernetes_version,
                     karpenter=karpenter,
-                    isolation=settings.gpu_operator.isolation,
                     wait_for=release,
                 ),
                 opts=pulumi.ResourceOptions(parent=parent),
             )
-            for g in settings.gpu_node_groups
+            for plan in settings.plans
         }
         covered = [*gpu_node_groups.values(), *node_groups]
         on_cluster = _OnCluster(name, parent, target, settings, tags, covered=covered)

@@ -29,13 +29,21 @@ TYPE_PREFIX = "gpu-eks:nodegroup"
 
 @dataclass
 class GpuNodeGroupArgs:
-    settings: GpuNodeGroupSettings
     #: The EKS cluster's name: a string, or an Output (e.g. ``GpuCluster.cluster.cluster_name``).
     #: The cluster's GpuOperator must cover this group (``coverage``): declare the group first and
     #: pass it to the operator.
     cluster_name: pulumi.Input[str]
     node_role_arn: pulumi.Input[str]
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    #: The group's plan, made once with the cluster's inputs by whoever composes the cluster: an
+    #: entry of ``Settings.plans`` or ``GpuCapacitySettings.plans`` (for a group of your own,
+    #: ``load_capacity_settings({...}).plans[0]`` with your cluster's keys). Every component of the
+    #: cluster reads this one plan; nothing plans the group again.
+    plan: GroupPlan | None = None
+    #: Instead of ``plan``: the group's settings, planned here (``plan_group(settings,
+    #: isolation=isolation)``): with no add-on's DaemonSet pods counted on its nodes (the CloudWatch
+    #: pipeline's, the node monitoring agent's), which only the cluster's settings know.
+    settings: GpuNodeGroupSettings | None = None
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     #: Tag the group's Auto Scaling group for this EKS cluster's Cluster Autoscaler (discovery and
     #: scale-from-zero template tags, ``asg.asg_tags``). None: no CA tags.
@@ -45,14 +53,26 @@ class GpuNodeGroupArgs:
     kubernetes_version: str | None = None
     #: The cluster's Karpenter, for a ``capacityProvider: karpenter`` group (required there).
     karpenter: KarpenterTarget | None = None
-    #: The cluster's ``gpuOperator.isolation`` (config/isolation.py): the container-toolkit settings
-    #: of the nodes' boot stage. The cluster's GpuOperator refuses a group whose value is not its own.
+    #: With ``settings``: the cluster's ``gpuOperator.isolation`` (config/isolation.py), the
+    #: container-toolkit settings of the nodes' boot stage (a plan carries its own). The cluster's
+    #: GpuOperator refuses a group whose value is not its own.
     isolation: IsolationName = ENFORCED
     #: What launches nodes (the managed node group; a Karpenter group's EC2NodeClass and NodePool)
     #: waits for: the cluster's gpu-operator release (``declare_gpu_capacity`` passes it), so that no
     #: node with new toolkit settings registers before the device plugin hands out what they honour.
     #: An Output is allowed (the release is declared after the groups it covers).
     wait_for: pulumi.Input[Sequence[pulumi.Resource]] = ()
+
+    def group_plan(self) -> GroupPlan:
+        """``plan``, or the plan of ``settings``; a TypeError unless exactly one is given."""
+        if (self.plan is None) == (self.settings is None):
+            raise TypeError(
+                "GpuNodeGroupArgs: give plan (the group's plan, e.g. an entry of Settings.plans) or settings, "
+                f"not {'both' if self.plan is not None else 'neither'}"
+            )
+        if self.plan is not None:
+            return self.plan
+        return plan_group(self.settings, isolation=self.isolation)
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -62,11 +82,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
     group's taints, through a nodeadm NodeConfig in the launch template's user data.
     """
 
-    #: The validated settings the group was declared from.
-    settings: GpuNodeGroupSettings
-    #: Everything derived from them (``plan.group``): the operator, the autoscaler and the
-    #: verification read the group's plan from here.
+    #: The group's one plan (``GpuNodeGroupArgs.plan``): the operator, the autoscaler, the
+    #: verification, the teams and the observability read it from here.
     plan: GroupPlan
+    #: The validated settings it was made from (``plan.settings``).
+    settings: GpuNodeGroupSettings
     #: The managed node group and its launch template (None for a Karpenter group).
     node_group: aws.eks.NodeGroup | None
     launch_template: aws.ec2.LaunchTemplate | None
@@ -91,11 +111,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
     placement_group: aws.ec2.PlacementGroup | None
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
+        plan = self.plan = args.group_plan()
+        s = self.settings = plan.settings
         # Before anything is declared: a group its cluster's operator does not cover is an error.
         coverage.register_node_group(name, self, args.cluster_name)
         super().__init__(f"{TYPE_PREFIX}:GpuNodeGroup", name, None, opts)
-        s = self.settings = args.settings
-        plan = self.plan = plan_group(s, isolation=args.isolation)
         self.node_selector = dict(plan.node_labels)
         self.tolerations = [dict(t) for t in plan.tolerations]
         self.gpus_per_node = plan.gpus_per_node
