@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 from ..catalog import cluster_autoscaler as chart
 from ..catalog.labels import ACCELERATOR_LABEL
-from ..config import capacity_provider
 from ..config.errors import KeyedProblem
 from ..plan import asg
 from ..plan.group import GroupPlan
@@ -29,7 +28,7 @@ def autoscaler_problems(kubernetes_version: str, plans: Sequence[GroupPlan]) -> 
         )
     for i, plan in enumerate(plans):
         group_key = ("gpuNodeGroups", i)
-        if plan.settings.capacity_provider == capacity_provider.KARPENTER:
+        if not plan.provider.auto_scaling_group:
             # No ASG: Karpenter launches the group's instances itself (nodegroups/component.py declares
             # no managed node group and no ASG tag for it), so only the rule on its nodes applies.
             problems += _renamed_gpu_problems(plan, group_key)

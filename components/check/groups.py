@@ -10,7 +10,7 @@ import base64
 from collections.abc import Sequence
 
 from .. import catalog
-from ..config.capacity_provider import uses_karpenter
+from ..config.capacity_provider import needs_karpenter
 from ..config.errors import KeyedProblem
 from ..config.names import reserved_group_name_problem
 from ..plan.group import GroupPlan
@@ -48,7 +48,7 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
                 (("gpuNodeGroups", i, "name"), p.name, f"a name of its own (gpuNodeGroups[{first_of[p.name]}] has it)")
             )
         first_of.setdefault(p.name, i)
-        reserved = reserved_group_name_problem(p.name, uses_karpenter(q.settings for q in plans))
+        reserved = reserved_group_name_problem(p.name, needs_karpenter(q.settings for q in plans))
         if reserved:
             problems.append((("gpuNodeGroups", i, "name"), p.name, reserved))
     first: dict[str, int] = {}
@@ -111,7 +111,7 @@ def karpenter_repair_gate_problems(plans: Sequence[GroupPlan]) -> list[KeyedProb
     """Karpenter's repair is one feature gate of its controller, for every NodePool
     (``settings.featureGates.nodeRepair``, chart 1.14.1): the Karpenter groups' ``repair.enabled``
     must agree (the first one's is the expected value)."""
-    karpenter = [(i, p) for i, p in enumerate(plans) if p.settings.capacity_provider == "karpenter"]
+    karpenter = [(i, p) for i, p in enumerate(plans) if p.provider.repair_gate]
     if not karpenter:
         return []
     first_i, first = karpenter[0]

@@ -71,7 +71,7 @@ def _autoscaled_group_not_smallest_first(settings: GpuCapacitySettings) -> Itera
         return
     for i, p in enumerate(settings.plans):
         # A Karpenter group has no ASG: Karpenter sizes each node from its own instance types.
-        if asg.CPU_TAG not in p.node_template_tags or p.settings.capacity_provider == "karpenter":
+        if asg.CPU_TAG not in p.node_template_tags or not p.provider.auto_scaling_group:
             continue
         rows = [catalog.GPU_INSTANCE_TYPES[t] for t in p.instance_types]
         sizes = ", ".join(f"{r.name}={r.vcpus} vCPUs {r.memory_mib} MiB" for r in rows)
@@ -96,7 +96,7 @@ def _groups_nobody_scales(settings: GpuCapacitySettings) -> Iterable[Problem]:
         return
     own = "" if isinstance(settings, Settings) else " (unless the existing cluster runs its own Cluster Autoscaler)"
     for i, g in enumerate(settings.gpu_node_groups):
-        if g.capacity_provider == "karpenter":
+        if not g.provider.auto_scaling_group:
             continue  # Karpenter launches and removes its nodes itself
         if g.scaling.min_size < g.scaling.max_size or g.scaling.desired_size == 0:
             yield Problem(

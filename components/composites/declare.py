@@ -290,7 +290,7 @@ def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, obj
 
 
 def _provider_outputs(group: GpuNodeGroup) -> dict[str, object]:
-    if group.settings.capacity_provider == "karpenter":
+    if group.plan.provider.node_pool:
         # autoscalingGroupName stays (empty): the component package's schema requires it.
         return {"autoscalingGroupName": "", "nodePoolName": karpenter_objects.object_name(group.plan)}
     return {"autoscalingGroupName": group.autoscaling_group_name}

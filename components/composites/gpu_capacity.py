@@ -121,7 +121,7 @@ class GpuCapacity(pulumi.ComponentResource):
             )
 
         karpenter = None
-        if any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups):
+        if capacity_provider.needs_karpenter(s.gpu_node_groups):
             karpenter = KarpenterTarget(
                 node_role=args.karpenter_node_role,
                 discovery=args.karpenter_discovery if args.karpenter_discovery is not None else cluster_name,
@@ -294,7 +294,7 @@ def _karpenter_problems(name: str, args: GpuCapacityArgs, settings: GpuCapacityS
     feature gate where a group's nodes advertise other than EC2's GPU count (without it Karpenter
     ignores NodeOverlays: kubernetes-sigs/karpenter v1.14.0 pkg/cloudprovider/overlay/cloudprovider.go,
     pkg/controllers/controllers.go)."""
-    groups = [(i, g) for i, g in enumerate(settings.plans) if g.settings.capacity_provider == "karpenter"]
+    groups = [(i, p) for i, p in enumerate(settings.plans) if p.provider.node_pool]
     problems = []
     if groups:
         problems += [

@@ -19,6 +19,7 @@ from ..autoscaler.component import ClusterAutoscaler
 from ..check.settings import Settings
 from ..check.warnings import settings_warnings
 from ..cluster.component import Cluster, ClusterArgs
+from ..config.capacity_provider import needs_karpenter
 from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
 from ..config.verification import verification_outputs
 from ..gpu_operator.component import GpuOperator
@@ -56,7 +57,7 @@ class GpuCluster(pulumi.ComponentResource):
             pulumi.log.warn(f"gpu-eks config: {warning}", resource=self)
         # Tag values given as Outputs are checked by the tag rules when they resolve.
         tags = {"gpu-eks/cluster": s.cluster_name, **checked_setting_tags(s.tags)}
-        uses_karpenter = any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups)
+        uses_karpenter = needs_karpenter(s.gpu_node_groups)
 
         self.cluster: Cluster = Cluster(
             f"{name}-{CLUSTER_CHILD}",

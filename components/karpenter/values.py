@@ -35,7 +35,7 @@ def node_overlay_needed(plans: Iterable[GroupPlan]) -> bool:
     values ``settings.featureGates.nodeOverlay``). Without it Karpenter ignores NodeOverlays and
     counts EC2's GPUs: one node per shared-slot pod, or none for a renamed resource or a vGPU slice
     (see tests/test_karpenter_scheduling.py)."""
-    return any(p.settings.capacity_provider == "karpenter" and objects.needs_overlay(p) for p in plans)
+    return any(p.provider.node_pool and objects.needs_overlay(p) for p in plans)
 
 
 def node_repair_needed(plans: Iterable[GroupPlan]) -> bool:
@@ -44,7 +44,7 @@ def node_repair_needed(plans: Iterable[GroupPlan]) -> bool:
     groups' ``repair.enabled`` is (one gate for every NodePool: the settings refuse groups that
     disagree, ``check.groups``). What it does: ``catalog.node_health`` (replace after 10
     minutes, paused above 20% of a NodePool, forced drain)."""
-    return any(p.settings.capacity_provider == "karpenter" and p.repair.enabled for p in plans)
+    return any(p.provider.node_pool and p.repair.enabled for p in plans)
 
 
 def controller_affinity() -> dict[str, Any]:
@@ -69,7 +69,7 @@ def reserved_capacity_needed(plans: Iterable[GroupPlan]) -> bool:
     the controller's ``reservedCapacity`` feature gate (beta, on by default in 1.14.1: chart values
     ``settings.featureGates.reservedCapacity``), then set explicitly, so a chart whose default
     changes cannot turn it off under the group."""
-    return any(p.settings.capacity_provider == "karpenter" and p.settings.capacity_reservation for p in plans)
+    return any(p.provider.node_pool and p.settings.capacity_reservation for p in plans)
 
 
 def karpenter_values(

@@ -126,7 +126,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.asg_tags = {}
         self.karpenter_objects = None
         self.efa_security_group = self.placement_group = None
-        if s.capacity_provider == "karpenter":
+        # The one branch on the capacity provider: which resources are the group's nodes.
+        if plan.provider.node_pool:
             self._declare_karpenter(name, args)
             return
         subnet_ids, multinode_spec = args.subnet_ids, {}

@@ -31,7 +31,8 @@ from .. import catalog
 from ..catalog import efa as efa_catalog
 from ..catalog import labels
 from ..catalog import mig as mig_catalog
-from ..config import capacity_provider, multinode
+from ..config import multinode
+from ..config.capacity_provider import CapacityProvider
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.isolation import ENFORCED, ISOLATIONS
@@ -133,6 +134,11 @@ class GroupPlan:
     @property
     def name(self) -> str:
         return self.settings.name
+
+    @property
+    def provider(self) -> CapacityProvider:
+        """What launches the group's nodes (``config.capacity_provider``): the facts that differ per provider."""
+        return self.settings.provider
 
     @property
     def sharing(self) -> SharingSettings:
@@ -281,12 +287,7 @@ def plan_group(
     enis_taken = multinode.efa_enis_taken(group)
     mig_gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
     stage = boot.boot_stage(
-        instance.gpus,
-        mig_gpu,
-        layout,
-        taints,
-        karpenter=group.capacity_provider == capacity_provider.KARPENTER,
-        toolkit=ISOLATIONS[isolation].toolkit_settings,
+        instance.gpus, mig_gpu, layout, taints, group.provider, toolkit=ISOLATIONS[isolation].toolkit_settings
     )
     return GroupPlan(
         settings=group,

@@ -93,7 +93,7 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 pulumi.log.info(f"GPU node group {plan.name!r}: not verified: {skipped}", resource=self)
                 continue
             # Karpenter launches a group's first node for the warm-up Jobs' pending pods.
-            launched = args.autoscaling or plan.settings.capacity_provider == "karpenter"
+            launched = args.autoscaling or plan.provider.node_pool
             if plan.settings.scaling.desired_size < 1 and not launched:
                 # Nothing would ever bring a node; waiting would only time out.
                 pulumi.log.warn(

@@ -71,7 +71,6 @@ import json
 from typing import Any
 
 from ..catalog import efa as efa_catalog
-from ..config.capacity_provider import KARPENTER
 from ..plan.group import GroupPlan
 from .podsecurity import restricted_pod_spec
 
@@ -192,9 +191,10 @@ def nccl_network_policy_spec(name: str) -> dict[str, Any]:
 
 
 def _huge_pages(plan: GroupPlan) -> tuple[dict[str, str], list[dict[str, str]]]:
-    """(resources, env) for libfabric's huge pages: a request on a managed group, none and
-    ``FI_EFA_USE_HUGE_PAGE=0`` on a Karpenter group (the module docstring says why)."""
-    if plan.settings.capacity_provider == KARPENTER:
+    """(resources, env) for libfabric's huge pages: a request where the provider counts them when it
+    launches a node (a managed group's Cluster Autoscaler), none and ``FI_EFA_USE_HUGE_PAGE=0`` on a
+    Karpenter group (the module docstring says why)."""
+    if not plan.provider.huge_pages:
         return {}, [{"name": "FI_EFA_USE_HUGE_PAGE", "value": "0"}]
     return {efa_catalog.HUGEPAGES_RESOURCE: efa_catalog.HUGEPAGES_REQUEST}, []
 
