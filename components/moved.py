@@ -33,6 +33,8 @@ MOVED_MODULES: dict[str, str] = {
     "components.config.warnings": "components.check.warnings",
     "components.config.group_rules": "components.check.groups",
     "components.autoscaler.rules": "components.check.autoscaler",
+    # The multi-node launch template fragments: one more pure builder of the plan.
+    "components.nodegroups.multinode": "components.plan.multinode",
 }
 #: Old packages that are gone as folders: an empty package of their old modules.
 MOVED_PACKAGES: tuple[str, ...] = ("components.sharing",)

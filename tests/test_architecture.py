@@ -336,13 +336,14 @@ def test_the_plan_group_walk_stays_in_plan_config_and_catalog():
     walk, folders, moves, climbs = walk_of(plan_group_calls(), FLOORS)
     # The boot stage (issue 31) reads the catalog's MIG placements; the repair policy (issue 33) the
     # settings; the user data's taints include the boot stage's pending one (issue 40), formatted by
-    # the settings' Taint; a Karpenter EFA node's ENIs (issue 41) the multi-node settings: more moves,
-    # the same three folders and no climb.
+    # the settings' Taint; a Karpenter EFA node's ENIs (issue 41) the multi-node settings; the boot
+    # stage and the user data read the group's capacity provider (issue 43): more moves, the same
+    # three folders and no climb.
     assert " ".join(walk) == (
-        "plan config plan config plan catalog plan catalog plan config plan catalog plan catalog plan catalog plan "
-        "config plan config plan"
+        "plan config plan config plan catalog plan catalog plan config plan config plan config plan config plan "
+        "catalog plan catalog plan catalog plan config plan"
     )
-    assert (folders, moves, climbs) == (3, 20, 0)
+    assert (folders, moves, climbs) == (3, 24, 0)
 
 
 def pulumi_imports(folder: Path) -> list[str]:

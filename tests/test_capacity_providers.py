@@ -4,6 +4,7 @@ literals, and no module of ``components`` comparing a provider's name (they read
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 from components.catalog import efa
@@ -12,75 +13,57 @@ from components.config.capacity_provider import (
     KARPENTER_UNREGISTERED,
     MANAGED_NODE_GROUP,
     PROVIDERS,
+    CapacityProvider,
 )
 from components.config.groups import GpuNodeGroupSettings
 from tests.support import ROOT
 
 
+def facts(provider: CapacityProvider) -> dict[str, object]:
+    """Every fact of ``provider``, its derived ones too."""
+    return {f.name: getattr(provider, f.name) for f in dataclasses.fields(provider)} | {
+        "auto_scaling_group": provider.auto_scaling_group
+    }
+
+
 def test_each_provider_described():
     assert PROVIDERS == {"managedNodeGroup": MANAGED_NODE_GROUP, "karpenter": KARPENTER}
-    assert (
-        MANAGED_NODE_GROUP.node_pool,
-        MANAGED_NODE_GROUP.auto_scaling_group,
-        MANAGED_NODE_GROUP.writes_node_labels,
-        MANAGED_NODE_GROUP.startup_taints,
-        MANAGED_NODE_GROUP.reboots_before_registering,
-        MANAGED_NODE_GROUP.picks_reserved_offerings,
-        MANAGED_NODE_GROUP.reservation_by_id_only,
-        MANAGED_NODE_GROUP.efa_interfaces,
-        MANAGED_NODE_GROUP.efa_enis_taken,
-        MANAGED_NODE_GROUP.huge_pages,
-        MANAGED_NODE_GROUP.label_domains,
-        MANAGED_NODE_GROUP.max_root_volume_gib,
-        MANAGED_NODE_GROUP.repair_gate,
-        MANAGED_NODE_GROUP.repair_by,
-    ) == (
-        False,
-        True,
-        False,
-        (),
-        True,
-        False,
-        False,
-        efa.efa_interfaces,
-        0,
-        True,
-        (),
-        None,
-        False,
-        "eks nodeRepairConfig",
-    )
-    assert (
-        KARPENTER.node_pool,
-        KARPENTER.auto_scaling_group,
-        KARPENTER.writes_node_labels,
-        KARPENTER.startup_taints,
-        KARPENTER.reboots_before_registering,
-        KARPENTER.picks_reserved_offerings,
-        KARPENTER.reservation_by_id_only,
-        KARPENTER.efa_interfaces,
-        KARPENTER.efa_enis_taken,
-        KARPENTER.huge_pages,
-        KARPENTER.label_domains,
-        KARPENTER.max_root_volume_gib,
-        KARPENTER.repair_gate,
-        KARPENTER.repair_by,
-    ) == (
-        True,
-        False,
-        True,
-        (KARPENTER_UNREGISTERED,),
-        False,
-        True,
-        True,
-        efa.karpenter_interfaces,
-        1,
-        False,
-        ("karpenter.sh", "karpenter.k8s.aws"),
-        59000,
-        True,
-        "karpenter nodeRepair",
-    )
+    assert facts(MANAGED_NODE_GROUP) == {
+        "name": "managedNodeGroup",
+        "node_pool": False,
+        "auto_scaling_group": True,
+        "writes_node_labels": False,
+        "user_data_base64": True,
+        "startup_taints": (),
+        "reboots_before_registering": True,
+        "picks_reserved_offerings": False,
+        "reservation_by_id_only": False,
+        "efa_interfaces": efa.efa_interfaces,
+        "efa_enis_taken": 0,
+        "huge_pages": True,
+        "label_domains": (),
+        "max_root_volume_gib": None,
+        "repair_gate": False,
+        "repair_by": "eks nodeRepairConfig",
+    }
+    assert facts(KARPENTER) == {
+        "name": "karpenter",
+        "node_pool": True,
+        "auto_scaling_group": False,
+        "writes_node_labels": True,
+        "user_data_base64": False,
+        "startup_taints": (KARPENTER_UNREGISTERED,),
+        "reboots_before_registering": False,
+        "picks_reserved_offerings": True,
+        "reservation_by_id_only": True,
+        "efa_interfaces": efa.karpenter_interfaces,
+        "efa_enis_taken": 1,
+        "huge_pages": False,
+        "label_domains": ("karpenter.sh", "karpenter.k8s.aws"),
+        "max_root_volume_gib": 59000,
+        "repair_gate": True,
+        "repair_by": "karpenter nodeRepair",
+    }
     assert KARPENTER_UNREGISTERED.kubelet_form() == "karpenter.sh/unregistered:NoExecute"
 
 

@@ -312,7 +312,7 @@ def test_a_group_target_or_a_preference_needs_no_zone(reservation):
 
 
 def test_a_resource_group_with_capacity_reservations_only_is_accepted_and_so_launched():
-    from components.nodegroups import multinode as lt
+    from components.plan import multinode as lt
 
     arn = "arn:aws:resource-groups:us-west-2:123456789012:group/odcrs"
     g = group(**P5, capacityReservation={"resourceGroupArn": arn, "preference": "capacity-reservations-only"})

@@ -49,6 +49,9 @@ class CapacityProvider:
     #: NodePool; EKS's part names only the cluster), so the group's user data leaves them out
     #: (plan/userdata.py ``group_user_data``).
     writes_node_labels: bool
+    #: The provider's API takes the group's user data base64-encoded (a launch template's
+    #: ``UserData``); else as text (an EC2NodeClass's ``userData``: Karpenter encodes it with its part).
+    user_data_base64: bool
     #: Taints the provider registers a node with besides the group's (Karpenter's startup taint):
     #: the boot stage's ``--register-with-taints`` repeats them (a flag wins over the config file).
     startup_taints: tuple[Taint, ...]
@@ -93,6 +96,7 @@ MANAGED_NODE_GROUP = CapacityProvider(
     name="managedNodeGroup",
     node_pool=False,
     writes_node_labels=False,
+    user_data_base64=True,
     startup_taints=(),
     reboots_before_registering=True,
     picks_reserved_offerings=False,
@@ -109,6 +113,7 @@ KARPENTER = CapacityProvider(
     name="karpenter",
     node_pool=True,
     writes_node_labels=True,
+    user_data_base64=False,
     startup_taints=(KARPENTER_UNREGISTERED,),
     reboots_before_registering=False,
     picks_reserved_offerings=True,

@@ -19,9 +19,8 @@ from ..config.isolation import ENFORCED, IsolationName
 from ..gpu_operator import coverage
 from ..karpenter import objects as karpenter_objects
 from ..karpenter.component import GroupObjects, KarpenterTarget, declare_group_objects
-from ..plan import asg
+from ..plan import asg, multinode
 from ..plan.group import GroupPlan, plan_group
-from . import multinode
 from .managed import ManagedNodeGroupSpec, declare_managed_node_group
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
@@ -130,9 +129,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
         if plan.provider.node_pool:
             self._declare_karpenter(name, args)
             return
-        subnet_ids, multinode_spec = args.subnet_ids, {}
+        subnet_ids, launch_template_data = args.subnet_ids, {}
         if multinode.is_multinode(s):
-            subnet_ids, multinode_spec = self._declare_multinode(name, args)
+            subnet_ids, launch_template_data = self._declare_multinode(name, args)
         spec = ManagedNodeGroupSpec(
             ami_type=plan.ami_type,
             instance_types=s.instance_types,
@@ -145,7 +144,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             root_volume_throughput=s.cold_start.root_volume_throughput,
             root_volume_iops=s.cold_start.root_volume_iops,
             node_repair_config=plan.repair.node_repair_config(),
-            **multinode_spec,
+            launch_template_data=launch_template_data,
         )
         self.launch_template, self.node_group = declare_managed_node_group(
             name,
@@ -186,40 +185,36 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
 
     def _declare_multinode(self, name: str, args: GpuNodeGroupArgs) -> tuple[Any, dict[str, Any]]:
-        """A multi-node group's own resources (``nodegroups.multinode``): with ``efa`` the EFA
-        security group ``{name}-efa`` (self-referencing all-traffic rules) on every EFA interface
-        beside the cluster security group, with ``placement: cluster`` the placement group
-        ``{name}-placement`` (``placementGroup``: the existing one by name); the subnets narrowed to
-        ``availabilityZone``. Returns the node group's
-        subnets and the ManagedNodeGroupSpec's multi-node fields."""
+        """A multi-node group's own resources (``plan.multinode``): with ``efa`` the EFA security group
+        ``{name}-efa`` (self-referencing all-traffic rules) on every EFA interface beside the cluster
+        security group, with ``placement: cluster`` the placement group ``{name}-placement``
+        (``placementGroup``: the existing one by name); the subnets narrowed to ``availabilityZone``.
+        Returns the node group's subnets and its launch template's additions: the plan's, with the
+        interfaces and the placement group."""
         s, opts = self.settings, pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "gpu-eks/node-group": s.name}
-        spec: dict[str, Any] = {
-            "capacity_reservation": multinode.capacity_reservation_specification(s),
-            "market_options": multinode.instance_market_options(s),
-            "launch_template_instance_type": multinode.launch_template_instance_type(s),
-        }
+        data: dict[str, Any] = dict(self.plan.launch_template_data)
         if s.efa:
             # The cluster's VPC and the security group EKS puts on nodes whose launch template names none.
             cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))
             sg = self._declare_efa_security_group(name, cluster.vpc_config.vpc_id, tags)
             groups = [cluster.vpc_config.cluster_security_group_id, sg.id]
-            spec["network_interfaces"] = multinode.network_interfaces(s.instance_types[0], groups)
+            data["NetworkInterfaces"] = multinode.network_interfaces(s.instance_types[0], groups)
         if s.placement == multinode.CLUSTER_STRATEGY:
             self.placement_group = aws.ec2.PlacementGroup(
                 f"{name}-placement", strategy=multinode.CLUSTER_STRATEGY, tags=tags, opts=opts
             )
-            spec["placement_group_name"] = self.placement_group.name
+            data["Placement"] = {"GroupName": self.placement_group.name}
         elif s.placement_group is not None:
-            spec["placement_group_name"] = s.placement_group
+            data["Placement"] = {"GroupName": s.placement_group}
         subnet_ids = args.subnet_ids
         if s.availability_zone is not None:
             subnet_ids = subnets_in_zone(self, args.subnet_ids, s.availability_zone, s.name)
-        return subnet_ids, spec
+        return subnet_ids, data
 
     def _declare_efa_security_group(self, name: str, vpc_id: Any, tags: Mapping[str, Any]) -> aws.ec2.SecurityGroup:
         """``{name}-efa``: the EFA security group of the group's nodes, one ingress and one egress rule,
-        all traffic to and from itself (nodegroups/multinode.py)."""
+        all traffic to and from itself (plan/multinode.py)."""
         opts = pulumi.ResourceOptions(parent=self)
         sg = self.efa_security_group = aws.ec2.SecurityGroup(
             f"{name}-efa",
