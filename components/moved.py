@@ -1,7 +1,9 @@
-"""Modules that moved, importable at their old paths (UPGRADING.md, "Pure plan package").
+"""Modules that moved, importable at their old paths (UPGRADING.md, "Pure plan package" and "The plan
+handed down").
 
 Issue 35 put the pure fact tables in ``catalog/`` and the pure builders the group plan calls in
-``plan/``. A consumer's ``import components.nodegroups.userdata`` (a path the README documented) or
+``plan/``; issue 43 the rules that read plans in ``check/`` and the components' shared blocks in
+``blocks/``. A consumer's ``import components.nodegroups.userdata`` (a path the README documented) or
 ``from components.sharing.plan import plan_group`` keeps working: ``components/__init__.py``
 installs ``MovedModules`` at the end of ``sys.meta_path``, so a real module at a path always wins,
 and an old path imports the module itself (``components.sharing.plan is components.plan.group``),
@@ -33,11 +35,21 @@ MOVED_MODULES: dict[str, str] = {
     "components.config.warnings": "components.check.warnings",
     "components.config.group_rules": "components.check.groups",
     "components.autoscaler.rules": "components.check.autoscaler",
-    # The multi-node launch template fragments: one more pure builder of the plan.
+    # The multi-node launch template fragments and a Karpenter group's objects: pure builders of the plan.
     "components.nodegroups.multinode": "components.plan.multinode",
+    "components.karpenter.objects": "components.plan.karpenter",
+    # The shared blocks below the components, and facts to the catalog.
+    "components.helm": "components.blocks.helm",
+    "components.cluster.iam": "components.blocks.iam",
+    "components.nodegroups.managed": "components.blocks.managed",
+    "components.gpu_operator.coverage": "components.blocks.coverage",
+    "components.verification.podsecurity": "components.blocks.podsecurity",
+    "components.efa.chart": "components.catalog.efa",
+    # The node monitoring agent's add-on values, the cluster's own.
+    "components.nodehealth.values": "components.cluster.node_monitoring",
 }
 #: Old packages that are gone as folders: an empty package of their old modules.
-MOVED_PACKAGES: tuple[str, ...] = ("components.sharing",)
+MOVED_PACKAGES: tuple[str, ...] = ("components.sharing", "components.nodehealth")
 
 
 class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

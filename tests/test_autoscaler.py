@@ -24,6 +24,7 @@ from components import catalog
 from components.autoscaler import iam
 from components.autoscaler import values as ca_values
 from components.catalog import cluster_autoscaler as ca_chart
+from components.catalog.charts import CLUSTER_AUTOSCALER
 from components.check.loading import load_settings
 from components.check.settings import GpuCapacitySettings, Settings
 from components.check.warnings import settings_warnings
@@ -465,11 +466,15 @@ def test_image_tags_match_the_reference_table():
 def test_chart_versions_exist_in_the_chart_repository():
     index = load_reference_yaml("cluster-autoscaler", "gh-pages-index.yaml")
     published = {e["version"] for e in index["entries"]["cluster-autoscaler"]}
-    assert set(ca_chart.AUTOSCALER_CHART_VERSIONS) <= published
-    for version in ca_chart.AUTOSCALER_CHART_VERSIONS:
+    assert set(CLUSTER_AUTOSCALER.versions) <= published
+    for version in CLUSTER_AUTOSCALER.versions:
         chart = load_reference_yaml("cluster-autoscaler", version, "Chart.yaml")
         assert (chart["name"], chart["version"]) == ("cluster-autoscaler", version)
-    assert ca_chart.AUTOSCALER_CHART_REPOSITORY == "https://kubernetes.github.io/autoscaler"
+    assert (CLUSTER_AUTOSCALER.repository, CLUSTER_AUTOSCALER.chart, CLUSTER_AUTOSCALER.default) == (
+        "https://kubernetes.github.io/autoscaler",
+        "cluster-autoscaler",
+        "9.59.0",
+    )
 
 
 def _check_paths(ours: Any, theirs: Any, path: str, problems: list[str]) -> None:
@@ -486,7 +491,7 @@ def _check_paths(ours: Any, theirs: Any, path: str, problems: list[str]) -> None
         problems.append(f"{path}: {type(ours).__name__} where the chart has {type(theirs).__name__}")
 
 
-@pytest.mark.parametrize("version", ca_chart.AUTOSCALER_CHART_VERSIONS)
+@pytest.mark.parametrize("version", CLUSTER_AUTOSCALER.versions)
 def test_values_paths_exist_in_the_chart_values(version):
     reference = load_reference_yaml("cluster-autoscaler", version, "values.yaml")
     s = load_settings({"clusterName": "c"})

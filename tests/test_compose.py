@@ -25,8 +25,8 @@ from components import (
     load_capacity_settings,
     load_settings,
 )
+from components.blocks.coverage import HalfWiredError
 from components.config.errors import ConfigError, Problem, is_plain
-from components.gpu_operator.coverage import HalfWiredError
 from components.plan.group import plan_group
 from tooling.simulation import FakeCloud, Simulation, run_program
 

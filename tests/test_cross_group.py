@@ -36,11 +36,11 @@ from components.config.addons import AlertThresholds
 from components.config.errors import ConfigError
 from components.efa import values as efa_values
 from components.gpu_operator import values as operator_values
-from components.karpenter import objects as karpenter_objects
 from components.karpenter import values as karpenter_values
 from components.karpenter.values import node_overlay_needed
 from components.observability import dashboard, rules
 from components.observability import node_health as node_health_rules
+from components.plan import karpenter as karpenter_objects
 from components.plan import placement
 from components.plan.group import GroupPlan, plan_groups
 from components.teams import policy

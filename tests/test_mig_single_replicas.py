@@ -13,8 +13,8 @@ from components.check import teams
 from components.check.loading import load_settings
 from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
-from components.karpenter import objects
 from components.plan import asg
+from components.plan import karpenter as objects
 from components.verification import mig as mig_verification
 
 P4DE_SHARED = {

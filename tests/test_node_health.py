@@ -521,7 +521,7 @@ def test_the_addon_configuration_is_one_its_configuration_schema_takes():
     """What EKS validates an add-on's configurationValues against (the schema above)."""
     import jsonschema
 
-    from components.nodehealth import values
+    from components.cluster import node_monitoring as values
 
     def level(keys: dict[str, str]) -> dict[str, Any]:
         props = {k: {"type": t} for k, t in keys.items()}

@@ -40,10 +40,10 @@ from components.config import stackfile
 from components.config.errors import CONFIG_NAMESPACE, ConfigError
 from components.config.groups import GpuNodeGroupSettings
 from components.gpu_operator import values as operator_values
-from components.karpenter import objects as karpenter_objects
 from components.nodegroups import component as nodegroup_component
 from components.observability import dashboard, rules
 from components.plan import asg, userdata
+from components.plan import karpenter as karpenter_objects
 from components.review.simulation import FakeCloud, program_from_file, run_program
 from components.teams import objects as team_objects
 from components.teams import policy as team_policy

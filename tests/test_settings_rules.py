@@ -705,7 +705,7 @@ def test_a_karpenter_groups_user_data_is_measured_as_sent():
     only the registration taints), and Karpenter writes the labels into its own part beside it: the
     rule counts both (issue 43; before, it measured the managed node group's text for every group).
     With the labels of the test above: 61 make 12,274 bytes, 62 12,405."""
-    from components.karpenter import objects
+    from components.plan import karpenter as objects
     from components.plan import userdata
 
     def labels(n: int) -> dict[str, str]:

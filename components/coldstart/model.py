@@ -221,7 +221,7 @@ def capacity_note(plan: GroupPlan) -> str:
     by id never falls back to On-Demand (EC2 User Guide, capacity-reservations-launch: an instance
     launches into a reservation only with its attributes, free capacity and the reservation active),
     so a managed group's launch beyond it fails; a Karpenter group falls back itself (its NodePool
-    allows ``on-demand`` beside ``reserved``: karpenter/objects.py). A reservation group falls back
+    allows ``on-demand`` beside ``reserved``: plan/karpenter.py). A reservation group falls back
     unless the preference is ``capacity-reservations-only`` (EC2 User Guide, create-cr-group). The
     figures above assume capacity is there."""
     settings = plan.settings

@@ -35,10 +35,10 @@ from ..config.names import (
 from ..efa.component import EfaDevicePlugin, EfaDevicePluginArgs
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..gpu_operator.values import ExporterOptions, exporter_options, per_pod_gpu_metrics
-from ..karpenter import objects as karpenter_objects
-from ..karpenter.component import KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
+from ..nodegroups.node_pool import KarpenterTarget
 from ..observability.component import GpuObservability, GpuObservabilityArgs
+from ..plan import karpenter as karpenter_objects
 from ..teams.component import Teams, TeamsArgs, TeamsCheck
 from ..verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 

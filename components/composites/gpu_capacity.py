@@ -11,10 +11,10 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler
+from ..blocks.iam import declare_node_role, partition_of
 from ..check.loading import load_capacity_settings
 from ..check.settings import GpuCapacitySettings
 from ..check.warnings import settings_warnings
-from ..cluster.iam import declare_node_role, partition_of
 from ..config import capacity_provider
 from ..config.errors import is_plain
 from ..config.fields import (
@@ -27,10 +27,10 @@ from ..config.fields import (
 )
 from ..config.verification import verification_outputs
 from ..gpu_operator.component import GpuOperator
-from ..karpenter import objects as karpenter_objects
-from ..karpenter.component import KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup
+from ..nodegroups.node_pool import KarpenterTarget
 from ..observability import values as obs_values
+from ..plan import karpenter as karpenter_objects
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 from .resolve import checked_setting_tags, checked_when_resolved

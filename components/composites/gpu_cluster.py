@@ -24,10 +24,11 @@ from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
 from ..config.verification import verification_outputs
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import values as karpenter_values
-from ..karpenter.component import Karpenter, KarpenterArgs, KarpenterTarget
-from ..karpenter.objects import DISCOVERY_TAG
+from ..karpenter.component import Karpenter, KarpenterArgs
 from ..nodegroups.component import GpuNodeGroup
+from ..nodegroups.node_pool import KarpenterTarget
 from ..observability.component import GpuObservability
+from ..plan.karpenter import DISCOVERY_TAG
 from ..teams.component import Teams
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs

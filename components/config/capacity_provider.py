@@ -39,10 +39,10 @@ class CapacityProvider:
     #: The settings' value (``capacityProvider``).
     name: str
     #: The group's nodes are a Karpenter NodePool's (its EC2NodeClass, NodePool and NodeOverlay from
-    #: the plan: karpenter/objects.py), launched by the cluster's Karpenter for pending pods, up to
+    #: the plan: plan/karpenter.py), launched by the cluster's Karpenter for pending pods, up to
     #: maxSize, keeping no size (a NodePool has only limits); the controller runs in the cluster
     #: (``GpuCluster`` declares it: its pods on the system nodes, its interruption queue named after
-    #: the cluster). Else an EKS managed node group's (nodegroups/managed.py): an EC2 Auto Scaling
+    #: the cluster). Else an EKS managed node group's (blocks/managed.py): an EC2 Auto Scaling
     #: group (``auto_scaling_group``).
     node_pool: bool
     #: The provider writes the node's labels and taints into its own NodeConfig (Karpenter, from the

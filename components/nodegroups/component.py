@@ -14,14 +14,14 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..blocks import coverage
+from ..blocks.managed import ManagedNodeGroupSpec, declare_managed_node_group
 from ..config.groups import GpuNodeGroupSettings
 from ..config.isolation import ENFORCED, IsolationName
-from ..gpu_operator import coverage
-from ..karpenter import objects as karpenter_objects
-from ..karpenter.component import GroupObjects, KarpenterTarget, declare_group_objects
 from ..plan import asg, multinode
+from ..plan import karpenter as karpenter_objects
 from ..plan.group import GroupPlan, plan_group
-from .managed import ManagedNodeGroupSpec, declare_managed_node_group
+from .node_pool import GroupObjects, KarpenterTarget, declare_group_objects
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
 

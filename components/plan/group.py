@@ -125,7 +125,7 @@ class GroupPlan:
     node_template_tags: Mapping[str, str]
     #: A managed node group's launch template additions of its multi-node settings, in EC2's
     #: ``LaunchTemplateData`` shape (``plan.multinode.launch_template_data``); empty without them and
-    #: for a Karpenter group (its EC2NodeClass carries its own: karpenter/objects.py).
+    #: for a Karpenter group (its EC2NodeClass carries its own: plan/karpenter.py).
     launch_template_data: Mapping[str, Any]
     #: The boot stage of its nodes (plan/boot.py): toolkit isolation, the MIG layout. Its
     #: cloud-init part is in ``user_data``, for either provider.

@@ -3,7 +3,7 @@
 API shape (``LaunchTemplateData`` keys, botocore ``ec2`` 2016-11-15: tests validate each fragment
 against ``RequestLaunchTemplateData`` with botocore's validator and create it under moto).
 Pure: no Pulumi. The plan carries the fragments known from the settings (``launch_template_data``,
-``GroupPlan.launch_template_data``); ``nodegroups/managed.py`` turns them into the launch template's
+``GroupPlan.launch_template_data``); ``blocks/managed.py`` turns them into the launch template's
 arguments, with the EFA interfaces once their security groups exist (``network_interfaces``).
 
 * ``NetworkInterfaces`` (EFA): ``catalog.efa.efa_interfaces`` (EC2 User Guide, efa.html and
@@ -89,7 +89,7 @@ def launch_template_data(group: Any) -> dict[str, Any]:
     """What ``group``'s multi-node settings add to its managed node group's launch template, in
     ``LaunchTemplateData`` keys (``CapacityReservationSpecification``, ``InstanceMarketOptions``,
     ``InstanceType``; only those set): empty without them, and for a group whose nodes a NodePool
-    launches (its EC2NodeClass selects reservations itself: karpenter/objects.py)."""
+    launches (its EC2NodeClass selects reservations itself: plan/karpenter.py)."""
     if group.provider.node_pool:
         return {}
     fragments = {

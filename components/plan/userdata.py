@@ -164,7 +164,7 @@ def group_user_data(
 
     A managed node group's part holds the whole NodeConfig (``gpu_node_config``). Karpenter writes
     the labels, the NodePool's taints, max pods and the instance store's strategy into its own part
-    (the EC2NodeClass's fields: karpenter/objects.py), so a Karpenter group's part holds only the
+    (the EC2NodeClass's fields: plan/karpenter.py), so a Karpenter group's part holds only the
     ``--register-with-taints`` flag, which wins over Karpenter's ``registerWithTaints`` and so repeats
     them with the boot stage's pending taint (plan/boot.py ``registration_taints``), and FastImagePull's
     gate, which no EC2NodeClass field sets. Not a NodePool taint: Karpenter would put it back at

@@ -26,7 +26,7 @@ The transport comes from NCCL's own log (``NCCL_DEBUG=INFO``: "Using network AWS
 aws-ofi-nccl, "Using network Libfabric" in its newer releases, "Using network Socket" when it fell
 back; anything else is ``unknown`` and fails too): a socket fallback prints
 ``transport=Socket ... FAIL`` and the Job fails, whatever its bandwidth. The image brings PyTorch,
-NCCL, libfabric and aws-ofi-nccl (the AMI has the EFA driver only: efa/chart.py).
+NCCL, libfabric and aws-ofi-nccl (the AMI has the EFA driver only: catalog/efa.py).
 
 What makes it fail only on the fabric (issue 41):
 
@@ -70,9 +70,9 @@ import hashlib
 import json
 from typing import Any
 
+from ..blocks.podsecurity import restricted_pod_spec
 from ..catalog import efa as efa_catalog
 from ..plan.group import GroupPlan
-from .podsecurity import restricted_pod_spec
 
 #: The all-reduce: 1 GiB of float32 per rank, 5 warm-up and 20 timed iterations.
 MESSAGE_BYTES = 1 << 30

@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalog import IMDS_HOP_LIMIT, ROOT_DEVICE
 from ..catalog import efa as efa_catalog
-from ..nodegroups.managed import IMDS_HOP_LIMIT, ROOT_DEVICE
-from ..plan import device_plugin
-from ..plan.group import GroupPlan
+from . import device_plugin
+from .group import GroupPlan
 
 #: API versions of Karpenter 1.14.1's kinds (its CRDs' served versions).
 NODEPOOL_API_VERSION = "karpenter.sh/v1"
@@ -173,7 +173,7 @@ def ec2_node_class(
                 "ebs": ebs,
             }
         ],
-        # As the managed node groups' launch template (nodegroups/managed.py): IMDSv2 only, hop limit 1.
+        # As the managed node groups' launch template (blocks/managed.py): IMDSv2 only, hop limit 1.
         "metadataOptions": {
             "httpEndpoint": "enabled",
             "httpProtocolIPv6": "disabled",

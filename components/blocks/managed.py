@@ -15,15 +15,9 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog import IMDS_HOP_LIMIT, ROOT_DEVICE
 from ..config.groups import Scaling
 from ..config.names import LAUNCH_TEMPLATE_SUFFIX
-
-#: AL2023 AMIs boot from /dev/xvda.
-ROOT_DEVICE = "/dev/xvda"
-#: IMDSv2 only. A hop limit of 1 keeps pods (one network hop further) away from the node's
-#: instance-role credentials, as the EKS best-practices guide recommends; host-network pods
-#: (VPC CNI, kube-proxy) are unaffected. Workloads get AWS access through IRSA / Pod Identity.
-IMDS_HOP_LIMIT = 1
 
 
 @dataclass
