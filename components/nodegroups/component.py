@@ -1,8 +1,6 @@
-"""EKS managed node groups: the shared launch-template + node-group pair, and the GPU node group.
-
-Both the system node group and the GPU node groups are ``aws.eks.NodeGroup`` with a launch
-template this library owns (rather than pulumi-eks's ManagedNodeGroup), so that the user data,
-IMDS settings and root volume are declared here, visible in previews and tested under mocks.
+"""The GPU node group (``GpuNodeGroup``): one group's nodes from its plan, a managed node group
+(``blocks/managed.py``, with the group's ASG tags and multi-node resources) or, where its capacity
+provider's nodes are a NodePool's, the Karpenter objects (``node_pool.py``).
 """
 
 from __future__ import annotations
