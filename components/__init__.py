@@ -43,16 +43,16 @@ _EXPORTS: dict[str, str] = {
     "TimeSlicingVerification": "verification.component",
     "TimeSlicingVerificationArgs": "verification.component",
     "ConfigError": "config.errors",
-    "GpuCapacitySettings": "config.settings",
+    "GpuCapacitySettings": "check.settings",
     "GpuNodeGroupSettings": "config.groups",
     "GroupPlan": "plan.group",
     "Taint": "config.groups",
     "plan_group": "plan.group",
     "GpuOperatorSettings": "config.addons",
-    "Settings": "config.settings",
-    "load_capacity_settings": "config.loading",
-    "load_settings": "config.loading",
-    "settings_from_pulumi_config": "config.loading",
+    "Settings": "check.settings",
+    "load_capacity_settings": "check.loading",
+    "load_settings": "check.loading",
+    "settings_from_pulumi_config": "check.loading",
 }
 
 __all__ = [
@@ -85,14 +85,14 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
+    from .check.loading import load_capacity_settings, load_settings, settings_from_pulumi_config
+    from .check.settings import GpuCapacitySettings, Settings
     from .cluster.component import Cluster, ClusterArgs
     from .composites.gpu_capacity import GpuCapacity, GpuCapacityArgs
     from .composites.gpu_cluster import GpuCluster, GpuClusterArgs
     from .config.addons import GpuOperatorSettings
     from .config.errors import ConfigError
     from .config.groups import GpuNodeGroupSettings, Taint
-    from .config.loading import load_capacity_settings, load_settings, settings_from_pulumi_config
-    from .config.settings import GpuCapacitySettings, Settings
     from .gpu_operator.component import GpuOperator, GpuOperatorArgs
     from .nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
     from .plan.group import GroupPlan, plan_group

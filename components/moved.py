@@ -1,7 +1,8 @@
 """Old names, importable until 1.0 (UPGRADING.md): modules that moved, and the package's old name.
 
 **Modules.** Issue 35 put the pure fact tables in ``catalog/`` and the pure builders the group plan
-calls in ``plan/``. A consumer's ``import components.nodegroups.userdata`` (a path the README documented;
+calls in ``plan/``; issue 43 the rules that read plans in ``check/`` and the components' shared blocks
+in ``blocks/``. A consumer's ``import components.nodegroups.userdata`` (a path the README documented;
 ``gpu_eks.nodegroups.userdata`` under the new name) or ``from gpu_eks.sharing.plan import plan_group``
 keeps working: the package's ``__init__.py``
 installs ``MovedModules`` at the end of ``sys.meta_path``, so a real module at a path always wins,
@@ -44,9 +45,27 @@ MOVED_MODULES: dict[str, str] = {
     "nodegroups.userdata": "plan.userdata",
     "nodegroups.placement": "plan.placement",
     "autoscaler.asg": "plan.asg",
+    # Issue 43: the rules that read plans, on their own floor above the plan.
+    "config.settings": "check.settings",
+    "config.loading": "check.loading",
+    "config.warnings": "check.warnings",
+    "config.group_rules": "check.groups",
+    "autoscaler.rules": "check.autoscaler",
+    # The multi-node launch template fragments and a Karpenter group's objects: pure builders of the plan.
+    "nodegroups.multinode": "plan.multinode",
+    "karpenter.objects": "plan.karpenter",
+    # The shared blocks below the components, and facts to the catalog.
+    "helm": "blocks.helm",
+    "cluster.iam": "blocks.iam",
+    "nodegroups.managed": "blocks.managed",
+    "gpu_operator.coverage": "blocks.coverage",
+    "verification.podsecurity": "blocks.podsecurity",
+    "efa.chart": "catalog.efa",
+    # The node monitoring agent's add-on values, the cluster's own.
+    "nodehealth.values": "cluster.node_monitoring",
 }
 #: Old packages that are gone as folders: an empty package of their old modules.
-MOVED_PACKAGES: tuple[str, ...] = ("sharing",)
+MOVED_PACKAGES: tuple[str, ...] = ("sharing", "nodehealth")
 
 #: What importing the old name says (once: the wheel's ``components`` runs once per process).
 OLD_NAME_WARNING = (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pulumi
 
+from .check.loading import settings_from_pulumi_config
+from .check.settings import Settings
 from .composites.gpu_cluster import GpuCluster, GpuClusterArgs
-from .config.loading import settings_from_pulumi_config
-from .config.settings import Settings
 
 #: Name of the top-level component. Resource names are public API: changing this would
 #: replace every resource of every stack, so it needs an alias (see docs/upgrading.md).

@@ -85,7 +85,7 @@ def dev_objects() -> tuple[dict[str, Any], ...]:
 
 def probe_objects() -> list[dict[str, Any]]:
     """The probe Jobs of an MPS group and of an exclusive group (dev has neither)."""
-    from components.config.loading import load_settings
+    from components.check.loading import load_settings
     from components.plan.group import plan_groups
     from components.verification import jobs
 

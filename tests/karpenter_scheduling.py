@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components import catalog
-from components.karpenter import objects
+from components.plan import karpenter as objects
 from components.plan.group import GroupPlan
 from tests.scheduling import node_matches_affinity
 

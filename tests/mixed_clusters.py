@@ -13,8 +13,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from components.config.loading import load_settings
-from components.config.settings import Settings
+from components.check.loading import load_settings
+from components.check.settings import Settings
 from components.config.teams import TeamSettings
 from components.plan.group import GroupPlan
 

@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from components import catalog
-from components.catalog import cluster_autoscaler as ca_chart
 from components.catalog import gpu_operator as operator_chart
 from components.catalog import mig as mig_catalog
+from components.catalog.charts import CLUSTER_AUTOSCALER
 from components.config import capacity_provider, fields, names, sharing
 from components.config.fields import supported_kubernetes_versions
 from components.plan import device_plugin
@@ -247,7 +247,7 @@ CATALOG: dict[tuple[str, str], tuple[Callable[[], Strategy[Any]], Callable[[], S
         lambda: st.sampled_from(["v99.0.0", "26.7.0", "", "latest"]),
     ),
     ("AutoscalerSettings", "chart_version"): (
-        lambda: st.sampled_from(list(ca_chart.AUTOSCALER_CHART_VERSIONS)),
+        lambda: st.sampled_from(list(CLUSTER_AUTOSCALER.versions)),
         lambda: st.sampled_from(["99.0.0", "v9.59.0", ""]),
     ),
     ("Mps", "replicas"): (

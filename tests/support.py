@@ -26,8 +26,9 @@ import kubernetes_validate.utils
 import pytest
 import yaml
 
+from components.check.loading import load_stack
+from components.check.settings import Settings
 from components.config import stackfile
-from components.config.settings import Settings
 from tests import reference
 from tooling.simulation import Simulation, program_from_file, run_program, run_stack
 
@@ -99,7 +100,7 @@ def load_reference_yaml(*parts: str):
 
 def settings_for_stack(stack: str, root: Path | None = None) -> Settings:
     """Parse and validate a stack's settings exactly as the program would (raises ConfigError)."""
-    return stackfile.load_stack(stack, root)[1]
+    return load_stack(stack, root)[1]
 
 
 # ---------------------------------------------------------------------------------------------

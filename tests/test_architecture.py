@@ -215,47 +215,55 @@ def test_the_architecture_checks_catch_a_stale_doc(tmp_path: Path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Floors: the direction the folders import in, measured (issue 35)
+# Floors: the direction the folders import in, measured (issues 35, 43)
 # ---------------------------------------------------------------------------------------------
 #
-# catalog <- config <- plan <- components <- composites <- the faces: each floor imports only the
-# floors below it (and its own). Two numbers say how far the code is from that, and
-# docs/architecture.md records them (``python -m tests.test_architecture`` prints both):
+# catalog <- config <- plan <- check <- blocks <- components <- composites <- the faces: each floor
+# imports only the floors below it, and the components stand side by side (none imports another:
+# the composites wire them). docs/architecture.md records what is measured here
+# (``python -m tests.test_architecture`` prints it):
 #
 # * the back-up imports: each (importing folder, imported module) where the module sits on a floor
 #   above the folder's (one pair however many modules of the folder import it);
+# * the imports between components: each (importing folder, imported module) of two component folders;
+# * the folder pairs that import each other (a loop of two folders, on any floors);
 # * the walk of ``plan_group`` over a MIG group: the folders of the functions it calls, in call
 #   order, consecutive calls in one folder counted once: the folders visited, the moves between
 #   them, and the climbs (moves into a folder on a floor above the plan's own: the plan calling up
 #   into the components it is meant to feed).
 
+#: The component folders: each declares one concept's resources, reading plans (and the blocks).
+COMPONENTS = (
+    "nodegroups",
+    "autoscaler",
+    "gpu_operator",
+    "karpenter",
+    "cluster",
+    "verification",
+    "teams",
+    "observability",
+    "efa",
+    "coldstart",
+    "preflight",
+)
+
 #: The floor of each folder of ``components`` (a top-level module is its own folder).
 FLOORS: dict[str, int] = {
+    # Facts about AWS and upstream software; the package's version.
     "catalog": 0,
     "version": 0,
+    # Parse: the settings models and their own rules.
     "config": 1,
+    # Plan: plan_group and the pure builders.
     "plan": 2,
-    **dict.fromkeys(
-        (
-            "nodegroups",
-            "autoscaler",
-            "gpu_operator",
-            "karpenter",
-            "cluster",
-            "verification",
-            "teams",
-            "observability",
-            "coldstart",
-            "preflight",
-            "efa",
-            "nodehealth",
-            "helm",
-        ),
-        3,
-    ),
-    "composites": 4,
+    # Check: the rules that read plans, the settings whole.
+    "check": 3,
+    # The shared blocks the components declare with.
+    "blocks": 4,
+    **dict.fromkeys(COMPONENTS, 5),
+    "composites": 6,
     # The faces: the package itself, this repository's program, the other languages, the review.
-    **dict.fromkeys(("components", "__main__", "program", "multilang", "review", "moved", "compat"), 5),
+    **dict.fromkeys(("components", "__main__", "program", "multilang", "review", "moved", "compat"), 7),
 }
 
 #: A MIG group on managed nodes (examples/Pulumi.mig-h100.yaml): the plan's longest walk.
@@ -284,6 +292,27 @@ def backup_imports(graph: Mapping[str, Iterable[str]], floors: Mapping[str, int]
             if floors[folder_of(imported)] > floors[folder_of(importer)]
         }
     )
+
+
+def sideways_imports(graph: Mapping[str, Iterable[str]], folders: Iterable[str]) -> list[tuple[str, str]]:
+    """Each (importing folder, imported module) where both folders are of ``folders`` and differ."""
+    among = set(folders)
+    return sorted(
+        {
+            (folder_of(importer), imported)
+            for importer, imports in graph.items()
+            for imported in imports
+            if folder_of(importer) in among
+            and folder_of(imported) in among
+            and folder_of(importer) != folder_of(imported)
+        }
+    )
+
+
+def mutual_folders(graph: Mapping[str, Iterable[str]]) -> list[tuple[str, str]]:
+    """Each pair of folders (sorted) of which each imports the other."""
+    edges = {(folder_of(importer), folder_of(imported)) for importer, imports in graph.items() for imported in imports}
+    return sorted((a, b) for a, b in edges if a < b and (b, a) in edges)
 
 
 def walk_of(calls: Iterable[str], floors: Mapping[str, int]) -> tuple[list[str], int, int, int]:
@@ -322,35 +351,42 @@ def plan_group_calls(group: Mapping[str, object] = WALK_GROUP) -> list[str]:
     return calls
 
 
-#: The imports that still run up a floor, each with why (issue 35 aims at five at most): the rules
-#: across a cluster's groups are settings rules, and they read the groups' plans.
-KNOWN_BACK_UP_IMPORTS = [
-    # config.loading runs Cluster Autoscaler's rules (what CA cannot scale) with the settings' own.
-    ("config", "components.autoscaler.rules"),
-    # config.warnings warns of the ASG tags a group's node template would exceed.
-    ("config", "components.plan.asg"),
-    # Settings.plans, the rules across groups (group_rules) and the teams' rules read GroupPlan.
-    ("config", "components.plan.group"),
-]
+#: The imports that still run up a floor, each with why.
+KNOWN_BACK_UP_IMPORTS: list[tuple[str, str]] = []
+
+
+def test_every_folder_stands_on_a_floor():
+    folders = {folder_of(m) for m in import_graph(ROOT, "components")}
+    assert sorted(folders - set(FLOORS)) == [], "put each new folder on a floor: FLOORS"
+    assert sorted(set(FLOORS) - folders) == [], "a folder is gone: take it out of FLOORS"
 
 
 def test_the_folders_import_down_the_floors_but_for_the_known_back_up_imports():
-    graph = import_graph(ROOT, "components")
-    assert sorted({folder_of(m) for m in graph} - set(FLOORS)) == [], "put each new folder on a floor: FLOORS"
-    assert backup_imports(graph, FLOORS) == KNOWN_BACK_UP_IMPORTS
+    assert backup_imports(import_graph(ROOT, "components"), FLOORS) == KNOWN_BACK_UP_IMPORTS
+
+
+def test_the_components_stand_side_by_side():
+    """No component imports another: what two share is a block (``blocks/``), a fact (``catalog/``)
+    or the plan's; the composites wire them."""
+    assert sideways_imports(import_graph(ROOT, "components"), COMPONENTS) == []
+
+
+def test_no_two_folders_import_each_other():
+    assert mutual_folders(import_graph(ROOT, "components")) == []
 
 
 def test_the_plan_group_walk_stays_in_plan_config_and_catalog():
     walk, folders, moves, climbs = walk_of(plan_group_calls(), FLOORS)
     # The boot stage (issue 31) reads the catalog's MIG placements; the repair policy (issue 33) the
     # settings; the user data's taints include the boot stage's pending one (issue 40), formatted by
-    # the settings' Taint; a Karpenter EFA node's ENIs (issue 41) the multi-node settings: more moves,
-    # the same three folders and no climb.
+    # the settings' Taint; a Karpenter EFA node's ENIs (issue 41) the multi-node settings; the boot
+    # stage and the user data read the group's capacity provider (issue 43): more moves, the same
+    # three folders and no climb.
     assert " ".join(walk) == (
-        "plan config plan config plan catalog plan catalog plan config plan catalog plan catalog plan catalog plan "
-        "config plan config plan"
+        "plan config plan config plan catalog plan catalog plan config plan config plan config plan config plan "
+        "catalog plan catalog plan catalog plan config plan"
     )
-    assert (folders, moves, climbs) == (3, 20, 0)
+    assert (folders, moves, climbs) == (3, 24, 0)
 
 
 def pulumi_imports(folder: Path) -> list[str]:
@@ -367,14 +403,11 @@ def pulumi_imports(folder: Path) -> list[str]:
 
 def test_the_floors_below_the_components_declare_nothing():
     """The catalog and the plan never import Pulumi; the settings only read a program's config and
-    raise its RunError (config/loading.py, config/errors.py), inside functions, never a provider."""
+    raise its RunError (check/loading.py, config/errors.py), inside functions, never a provider."""
     assert pulumi_imports(ROOT / "components" / "catalog") == []
     assert pulumi_imports(ROOT / "components" / "plan") == []
-    assert sorted(pulumi_imports(ROOT / "components" / "config")) == [
-        "errors.py: pulumi",
-        "loading.py: pulumi",
-        "loading.py: pulumi.runtime",
-    ]
+    assert pulumi_imports(ROOT / "components" / "config") == ["errors.py: pulumi"]
+    assert sorted(pulumi_imports(ROOT / "components" / "check")) == ["loading.py: pulumi", "loading.py: pulumi.runtime"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,14 +494,26 @@ def test_the_floor_measures_count_what_they_say():
         "pkg.top.d": {"pkg.low.a"},
     }
     assert backup_imports(graph, floors) == [("low", "pkg.mid.b"), ("low", "pkg.top.d")]
+    # Two folders of one floor: neither runs up, but they stand on each other and import each other.
+    graph = {"pkg.left.a": {"pkg.right.b", "pkg.low.c"}, "pkg.right.b": {"pkg.left.a"}, "pkg.low.c": set()}
+    assert backup_imports(graph, {"low": 0, "left": 1, "right": 1}) == []
+    assert sideways_imports(graph, ["left", "right"]) == [("left", "pkg.right.b"), ("right", "pkg.left.a")]
+    assert sideways_imports(graph, ["left", "low"]) == [("left", "pkg.low.c")]
+    assert mutual_folders(graph) == [("left", "right")]
+    assert mutual_folders({"pkg.a.x": {"pkg.b.y"}, "pkg.b.y": {"pkg.c.z"}, "pkg.c.z": set()}) == []
     calls = ["pkg.mid.x", "pkg.mid.y", "pkg.low.a", "pkg.mid.x", "pkg.top.z", "pkg.top.z", "pkg.mid.x", "pkg.top.w"]
     assert walk_of(calls, floors) == (["mid", "low", "mid", "top", "mid", "top"], 3, 5, 2)
 
 
 if __name__ == "__main__":
     _walk, _folders, _moves, _climbs = walk_of(plan_group_calls(), FLOORS)
-    _backups = backup_imports(import_graph(ROOT, "components"), FLOORS)
-    print(f"back-up imports: {len(_backups)}")
-    for _pair in _backups:
-        print("   ", *_pair)
+    _graph = import_graph(ROOT, "components")
+    for _what, _pairs in (
+        ("back-up imports", backup_imports(_graph, FLOORS)),
+        ("imports between components", sideways_imports(_graph, COMPONENTS)),
+        ("folder pairs importing each other", mutual_folders(_graph)),
+    ):
+        print(f"{_what}: {len(_pairs)}")
+        for _pair in _pairs:
+            print("   ", *_pair)
     print(f"plan_group walk: {' -> '.join(_walk)}: {_folders} folders, {_moves} moves, {_climbs} climbs")

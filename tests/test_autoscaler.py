@@ -18,15 +18,18 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from components import catalog
 from components.autoscaler import iam
 from components.autoscaler import values as ca_values
 from components.catalog import cluster_autoscaler as ca_chart
+from components.catalog.charts import CLUSTER_AUTOSCALER
+from components.check.loading import load_settings
+from components.check.settings import GpuCapacitySettings, Settings
+from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
-from components.config.groups import Taint
-from components.config.loading import load_settings
-from components.config.warnings import settings_warnings
+from components.config.groups import GpuNodeGroupSettings, Taint
 from components.plan import asg, placement, userdata
 from components.plan.group import plan_group
 from components.verification import jobs
@@ -241,6 +244,45 @@ def test_a_renamed_resource_is_refused_with_the_autoscaler():
     )
 
 
+def test_the_autoscaler_rules_run_on_settings_built_in_python():
+    """The rules are the settings models' own (check/settings.py), not only load_settings': a Settings
+    or GpuCapacitySettings built from Python names is refused the same way, every problem at once."""
+    renamed = GpuNodeGroupSettings(name="g", time_slicing={"replicas": 2, "rename_by_default": True})
+    expected = [
+        (
+            ("gpuNodeGroups", 0, "timeSlicing", "renameByDefault"),
+            "false while the Cluster Autoscaler is enabled: CA treats a GPU node without allocatable nvidia.com/gpu "
+            "as not ready (a renamed node advertises only nvidia.com/gpu.shared)",
+        )
+    ]
+    with pytest.raises(ValidationError) as err:
+        Settings(cluster_name="c", gpu_node_groups=(renamed,))
+    assert [(e["loc"], e["msg"]) for e in _keyed(err.value)] == expected
+    with pytest.raises(ValidationError) as err:
+        GpuCapacitySettings(kubernetes_version="1.31", gpu_node_groups=(renamed,), autoscaler={"enabled": True})
+    assert [(e["loc"], e["msg"]) for e in _keyed(err.value)] == [
+        (
+            ("kubernetesVersion",),
+            "one of 1.32, 1.33, 1.34, 1.35, 1.36 while the Cluster Autoscaler is enabled (its release must match "
+            "the cluster's minor), or autoscaler.enabled: false",
+        ),
+        *expected,
+    ]
+    # Off (GpuCapacitySettings' default), none of them applies.
+    assert GpuCapacitySettings(kubernetes_version="1.31", gpu_node_groups=(renamed,)).plans[0].resource_name == (
+        "nvidia.com/gpu.shared"
+    )
+
+
+def _keyed(err: ValidationError) -> list[dict[str, Any]]:
+    """The keyed problems a settings model raised (config/errors.py KeyedProblems), as loc and message."""
+    return [
+        {"loc": loc, "msg": expected}
+        for e in err.errors(include_url=False)
+        for loc, _received, expected in e["ctx"]["error"].problems
+    ]
+
+
 def test_builder_agrees_with_the_nodeconfig_for_many_groups():
     """asg_tags vs the NodeConfig, without Pulumi, over sizes, renames and extra labels/taints."""
     for size in sorted(catalog.GPU_INSTANCE_TYPES):
@@ -424,11 +466,15 @@ def test_image_tags_match_the_reference_table():
 def test_chart_versions_exist_in_the_chart_repository():
     index = load_reference_yaml("cluster-autoscaler", "gh-pages-index.yaml")
     published = {e["version"] for e in index["entries"]["cluster-autoscaler"]}
-    assert set(ca_chart.AUTOSCALER_CHART_VERSIONS) <= published
-    for version in ca_chart.AUTOSCALER_CHART_VERSIONS:
+    assert set(CLUSTER_AUTOSCALER.versions) <= published
+    for version in CLUSTER_AUTOSCALER.versions:
         chart = load_reference_yaml("cluster-autoscaler", version, "Chart.yaml")
         assert (chart["name"], chart["version"]) == ("cluster-autoscaler", version)
-    assert ca_chart.AUTOSCALER_CHART_REPOSITORY == "https://kubernetes.github.io/autoscaler"
+    assert (CLUSTER_AUTOSCALER.repository, CLUSTER_AUTOSCALER.chart, CLUSTER_AUTOSCALER.default) == (
+        "https://kubernetes.github.io/autoscaler",
+        "cluster-autoscaler",
+        "9.59.0",
+    )
 
 
 def _check_paths(ours: Any, theirs: Any, path: str, problems: list[str]) -> None:
@@ -445,7 +491,7 @@ def _check_paths(ours: Any, theirs: Any, path: str, problems: list[str]) -> None
         problems.append(f"{path}: {type(ours).__name__} where the chart has {type(theirs).__name__}")
 
 
-@pytest.mark.parametrize("version", ca_chart.AUTOSCALER_CHART_VERSIONS)
+@pytest.mark.parametrize("version", CLUSTER_AUTOSCALER.versions)
 def test_values_paths_exist_in_the_chart_values(version):
     reference = load_reference_yaml("cluster-autoscaler", version, "values.yaml")
     s = load_settings({"clusterName": "c"})

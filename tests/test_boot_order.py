@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import configparser
 
+from components.config.capacity_provider import MANAGED_NODE_GROUP
 from components.plan import boot
 from tests.support import reference_path
 
@@ -35,7 +36,7 @@ def ordering() -> set[tuple[str, str]]:
     edges: set[tuple[str, str]] = set()
     for unit in AMI_UNITS:
         edges |= unit_edges(unit, reference_path(f"amazon-eks-ami/v20260724/systemd/{unit}").read_text())
-    stage = boot.boot_stage(8, None, None, (), False)
+    stage = boot.boot_stage(8, None, None, (), MANAGED_NODE_GROUP)
     edges |= unit_edges(boot.UNIT_NAME, stage.unit)
     edges |= unit_edges("kubelet.service", stage.kubelet_drop_in)
     return edges
@@ -76,7 +77,7 @@ def test_the_stage_runs_after_the_driver_and_the_amis_gpu_units_and_before_nodea
 def test_kubelet_starts_only_after_a_stage_that_did_not_fail_and_the_unit_is_enabled_for_every_boot():
     """``Requisite=``: kubelet fails at once when the stage is not active; ``Requires=`` would start
     a failed stage again (systemd.unit(5))."""
-    stage = boot.boot_stage(8, None, None, (), False)
+    stage = boot.boot_stage(8, None, None, (), MANAGED_NODE_GROUP)
     assert stage.kubelet_drop_in == "[Unit]\nRequisite=gpu-eks-boot.service\nAfter=gpu-eks-boot.service\n"
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str

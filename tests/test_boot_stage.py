@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from components.catalog import mig as mig_catalog
+from components.config.capacity_provider import KARPENTER, MANAGED_NODE_GROUP
 from components.config.groups import Taint
 from components.plan import boot
 from tests.standins import nvidia_smi as standin
@@ -42,7 +43,7 @@ def script(
     model: str, layout: dict[str, int] | None, gpus: int = 2, karpenter: bool = False, taints=(GPU_TAINT,)
 ) -> str:
     gpu = mig_catalog.MIG_GPUS[model] if layout else None
-    return boot.boot_stage(gpus, gpu, layout, taints, karpenter).script
+    return boot.boot_stage(gpus, gpu, layout, taints, KARPENTER if karpenter else MANAGED_NODE_GROUP).script
 
 
 # -- the layout on each GPU model -------------------------------------------------------------------
@@ -347,7 +348,7 @@ def test_a_layout_that_does_not_fit_is_refused_by_the_builder():
 
 def test_the_user_data_part_writes_the_files_and_starts_the_unit(tmp_path):
     """The cloud-init part run with its paths under a temporary root and systemctl recorded."""
-    stage = boot.boot_stage(8, mig_catalog.MIG_GPUS["H100-80GB-HBM3"], {"3g.40gb": 2}, (GPU_TAINT,), False)
+    stage = boot.boot_stage(8, mig_catalog.MIG_GPUS["H100-80GB-HBM3"], {"3g.40gb": 2}, (GPU_TAINT,), MANAGED_NODE_GROUP)
     part = stage.user_data_part
     assert part.startswith("#!/bin/bash\n")
     root = tmp_path / "root"

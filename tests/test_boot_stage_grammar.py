@@ -16,7 +16,9 @@ import pytest
 import yaml
 
 from components.catalog import mig as mig_catalog
+from components.check.loading import settings_from_config
 from components.config import stackfile
+from components.config.capacity_provider import KARPENTER, MANAGED_NODE_GROUP
 from components.config.groups import DEFAULT_GPU_TAINT
 from components.plan import boot
 from tests.standins import nvidia_smi as standin
@@ -37,7 +39,7 @@ SITES = {
     "nvidia-smi mig -i <gpu> -cgi <profile:start,...> -C",
     "nvidia-smi mig -i <gpu> -cgi <profile,...> -C",
 }
-PROVIDERS = ("managed", "karpenter")
+PROVIDERS = {"managed": MANAGED_NODE_GROUP, "karpenter": KARPENTER}
 #: The read-only ones (the help's LIST and SELECTIVE QUERY commands).
 READ_ONLY_SITES = {
     "nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader",
@@ -81,7 +83,7 @@ def scripts() -> dict[str, tuple[str, str, int]]:
     for model, gpu in mig_catalog.MIG_GPUS.items():
         for name, layout in mig_catalog.named_layouts(model).items():
             for provider in PROVIDERS:
-                stage = boot.boot_stage(1, gpu, layout, (DEFAULT_GPU_TAINT,), provider == "karpenter")
+                stage = boot.boot_stage(1, gpu, layout, (DEFAULT_GPU_TAINT,), PROVIDERS[provider])
                 out[f"{model} {name} {provider}"] = (stage.script, model, 1)
     files = [
         *sorted((ROOT / "examples").glob("Pulumi.*.yaml")),
@@ -90,7 +92,7 @@ def scripts() -> dict[str, tuple[str, str, int]]:
     for path in files:
         config = yaml.safe_load(path.read_text())["config"]
         stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-        settings = stackfile.settings_from_config(stackfile.cli_config(config), stackfile.project_name(ROOT), stack)
+        settings = settings_from_config(stackfile.cli_config(config), stackfile.project_name(ROOT), stack)
         for plan in settings.plans:
             assert plan.boot is not None
             model = mig_catalog.FAMILY_MIG_GPU.get(plan.instance.family.name, "H100-80GB-HBM3")

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from components.check.loading import decode_config_value, load_capacity_settings, load_settings
+from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
-from components.config.loading import decode_config_value, load_capacity_settings, load_settings
-from components.config.warnings import settings_warnings
 
 
 def problems(raw: dict[str, Any]) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 
 from components import load_capacity_settings, load_settings
 from components.catalog.gpu_operator import DEFAULT_CHART_VERSION, support_status
-from components.config.warnings import settings_warnings
+from components.check.warnings import settings_warnings
 
 PAGE = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html"
 

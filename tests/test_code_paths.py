@@ -1,7 +1,7 @@
 """Every Python file a comment or docstring under components/ names exists: a module that moves (or a
 test that is renamed) cannot leave a pointer to nothing behind.
 
-A name with a folder (``nodegroups/managed.py``, ``tests/test_helm_values.py``) resolves from the
+A name with a folder (``blocks/managed.py``, ``tests/test_helm_values.py``) resolves from the
 repository root, from ``components/``, from the folder of the file that names it or one above it,
 or inside the installed package its first folder names (``pulumi/runtime/mocks.py``,
 ``botocore/parsers.py``: upstream files, cited). A bare name (``gpu_cluster.py``) must be a file of
@@ -78,7 +78,7 @@ def test_every_python_file_a_comment_names_exists():
 @pytest.mark.parametrize(
     ("text", "ok"),
     [
-        ("# see nodegroups/managed.py", True),  # from components/
+        ("# see blocks/managed.py", True),  # from components/
         ("# tests/test_helm_values.py checks it", True),  # from the root
         ("# pulumi 3.272 pulumi/runtime/mocks.py", True),  # the installed package
         ("# tests/test_chart_reference.py compares", False),  # a test that was renamed

@@ -14,12 +14,11 @@ import jsonschema
 import pytest
 import yaml
 
+from components.check.loading import load_settings, load_stack
+from components.check.warnings import settings_warnings
 from components.coldstart import model
 from components.config.coldstart import ColdStart
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
-from components.config.stackfile import load_stack
-from components.config.warnings import settings_warnings
 from components.plan import userdata
 from components.review import impact
 from components.review import values as render_values

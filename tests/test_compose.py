@@ -25,8 +25,9 @@ from components import (
     load_capacity_settings,
     load_settings,
 )
+from components.blocks.coverage import HalfWiredError
 from components.config.errors import ConfigError, Problem, is_plain
-from components.gpu_operator.coverage import HalfWiredError
+from components.plan.group import plan_group
 from tooling.simulation import FakeCloud, Simulation, run_program
 
 NG = "aws:eks/nodeGroup:NodeGroup"
@@ -555,6 +556,106 @@ def test_groups_given_to_one_operator_must_agree_on_profiles():
         "gpuNodeGroups[1].timeSlicing.profile: a profile name not used by gpuNodeGroups[0] (t4), whose "
         "timeSlicing settings differ: one set of settings per profile name (it is one key of the device-plugin "
         "ConfigMap)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# One plan per group, handed down (issue 43)
+# ---------------------------------------------------------------------------------------------
+
+#: A cluster whose add-ons run DaemonSet pods on the GPU nodes (the CloudWatch pipeline; the node
+#: monitoring agent, on by default at 1.35): a group's usable pod slots depend on them.
+WITH_ADD_ONS = {
+    "clusterName": "ml",
+    "kubernetesVersion": "1.35",
+    "observability": {"enabled": True},
+    "verifyTimeSlicing": True,
+    "teams": [{"name": "vision", "nodeGroups": ["t4", "big"], "quota": {"nvidia.com/gpu": 8}}],
+    "gpuNodeGroups": [
+        GROUP_T4,
+        {"name": "big", "instanceTypes": ["g4dn.12xlarge"], "timeSlicing": {"replicas": 2}},
+    ],
+}
+
+
+def plan_group_calls(program) -> tuple[Simulation, int]:
+    """The program's simulation and how many times it called ``plan_group``."""
+    import sys
+
+    code = plan_group.__code__
+    calls = 0
+
+    def profile(frame, event, _arg):
+        nonlocal calls
+        calls += event == "call" and frame.f_code is code
+
+    sys.setprofile(profile)
+    try:
+        sim = run(program)
+    finally:
+        sys.setprofile(None)
+    return sim, calls
+
+
+def test_one_plan_per_group_reaches_every_component():
+    """The settings' plans (made once, with the cluster's add-ons) are the groups' plans: no component
+    plans a group again. A plan of the group alone counts no add-on pod: 5 more usable pod slots."""
+    settings = load_settings(WITH_ADD_ONS)
+    assert [p.usable_pod_slots for p in settings.plans] == [17, 222]
+    assert [plan_group(g, isolation="enforced").usable_pod_slots for g in settings.gpu_node_groups] == [22, 227]
+    declared: dict[str, GpuCluster] = {}
+
+    def program() -> None:
+        declared["gpu"] = GpuCluster("ml", GpuClusterArgs(settings=settings))
+
+    _sim, calls = plan_group_calls(program)
+    assert calls == 0
+    gpu = declared["gpu"]
+    # Every component reads the plans of the GpuNodeGroups it is given (GpuOperatorArgs.gpu_node_groups,
+    # TimeSlicingVerificationArgs.gpu_node_groups, the teams' and observability's plans from them).
+    assert [g.plan for g in gpu.gpu_node_groups.values()] == list(settings.plans)
+    assert all(g.plan is p for g, p in zip(gpu.gpu_node_groups.values(), settings.plans, strict=True))
+
+
+def test_a_group_of_ones_own_takes_its_plan_made_with_the_clusters_keys():
+    """GpuCapacity's README path for a group of one's own: its plan from settings with the cluster's keys."""
+    own = load_capacity_settings(
+        {"kubernetesVersion": "1.34", "observability": {"enabled": True}, "gpuNodeGroups": [OWN_GROUP]}
+    )
+    declared: dict[str, GpuNodeGroup] = {}
+
+    def program() -> None:
+        declared["own"] = GpuNodeGroup(
+            "team-own",
+            GpuNodeGroupArgs(
+                plan=own.plans[0],
+                cluster_name="platform-cluster",
+                node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
+                subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
+            ),
+        )
+        _capacity_program(cluster_name="platform-cluster", node_groups=[declared["own"]])()
+
+    sim = run(program)
+    assert declared["own"].plan is own.plans[0] and declared["own"].settings is own.gpu_node_groups[0]
+    # Its plan counts the CloudWatch pipeline's pod on its nodes; the settings= form could not.
+    assert (own.plans[0].usable_pod_slots, plan_group(own.gpu_node_groups[0]).usable_pod_slots) == (224, 227)
+    assert sim.one(NG, "team-own").inputs["clusterName"] == "platform-cluster"
+
+
+@pytest.mark.parametrize("given", ["both", "neither"])
+def test_a_group_takes_a_plan_or_settings(given: str):
+    plan = load_settings({"clusterName": "x", "gpuNodeGroups": [OWN_GROUP]}).plans[0]
+    args = GpuNodeGroupArgs(
+        cluster_name="c",
+        node_role_arn="arn:aws:iam::123456789012:role/n",
+        subnet_ids=["subnet-0ccccccccccccccc1"],
+        **({"plan": plan, "settings": plan.settings} if given == "both" else {}),
+    )
+    with pytest.raises(TypeError) as err:
+        args.group_plan()
+    assert str(err.value) == (
+        f"GpuNodeGroupArgs: give plan (the group's plan, e.g. an entry of Settings.plans) or settings, not {given}"
     )
 
 

@@ -240,12 +240,13 @@ def test_the_library_never_imports_the_review_tools():
         if not m.startswith("components.review") and any(d.startswith("components.review") for d in deps)
     )
     assert users == []
-    # The review tools read the library's stack-file helpers only, the node health facts (the
+    # The review tools read the library's stack-file helpers only, the chart pins, the node health facts (the
     # agent's reasons by fault class, for a group's repair policy in words; a module of constants),
     # and how devices reach containers (the plugin's strategy from a release's values, a node's
     # toolkit settings from its user data, what a GPU pod gets: pure functions, issue 40).
     review_deps = {d for m, deps in graph.items() if m.startswith("components.review") for d in deps}
     assert sorted(d for d in review_deps if not d.startswith("components.review")) == [
+        "components.catalog.charts",
         "components.catalog.device_lists",
         "components.catalog.gpu_operator",
         "components.catalog.labels",
@@ -314,7 +315,7 @@ def old_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(ROOT / name, upstream / name)
     shutil.copytree(ROOT / "components", upstream / "components", ignore=shutil.ignore_patterns("__pycache__"))
-    managed = upstream / "components" / "nodegroups" / "managed.py"
+    managed = upstream / "components" / "catalog" / "__init__.py"
     assert "\nIMDS_HOP_LIMIT = 1\n" in managed.read_text()
     managed.write_text(managed.read_text().replace("\nIMDS_HOP_LIMIT = 1\n", "\nIMDS_HOP_LIMIT = 2\n"))
     subprocess.run([*GIT, "init", "--quiet", str(upstream)], check=True, capture_output=True)

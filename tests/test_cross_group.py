@@ -22,25 +22,25 @@ from pathlib import Path
 
 import pytest
 
-from components.config import group_rules
-from components.config.addons import AlertThresholds
-from components.config.errors import ConfigError
-from components.config.group_rules import gpu_groups_problems
-from components.config.loading import load_settings
-from components.config.teams import (
+from components.check import groups as group_rules
+from components.check.groups import gpu_groups_problems
+from components.check.loading import load_settings
+from components.check.teams import (
     _team_plans,
     oversubscribed_quotas,
     slots_at_max_size,
     teams_problems,
     unused_groups,
 )
+from components.config.addons import AlertThresholds
+from components.config.errors import ConfigError
 from components.efa import values as efa_values
 from components.gpu_operator import values as operator_values
-from components.karpenter import objects as karpenter_objects
 from components.karpenter import values as karpenter_values
 from components.karpenter.values import node_overlay_needed
 from components.observability import dashboard, rules
 from components.observability import node_health as node_health_rules
+from components.plan import karpenter as karpenter_objects
 from components.plan import placement
 from components.plan.group import GroupPlan, plan_groups
 from components.teams import policy
@@ -532,7 +532,7 @@ DECISIONS: dict[str, Callable[[str], None]] = {
     "components.karpenter.values:reserved_capacity_needed": check_reserved_capacity_needed,
     "components.efa.values:efa_plans": check_efa_plans,
     "components.karpenter.values:node_repair_needed": check_node_repair_needed,
-    "components.config.group_rules:karpenter_repair_gate_problems": check_karpenter_repair_gate_problems,
+    "components.check.groups:karpenter_repair_gate_problems": check_karpenter_repair_gate_problems,
     "components.observability.node_health:rule_group": check_rule_group,
     "components.efa.values:efa_plugin_values": check_efa_plugin_values,
     "components.gpu_operator.values:gpu_taints": check_gpu_taints,
@@ -562,16 +562,17 @@ DECISIONS: dict[str, Callable[[str], None]] = {
     "components.teams.policy:gpu_labels_expression": check_gpu_labels_expression,
     "components.teams.verification:cases": check_cases,
     "components.teams.verification:job_spec": check_job_spec,
-    "components.config.group_rules:gpu_groups_problems": check_gpu_groups_problems,
-    "components.config.teams:_team_plans": check__team_plans,
-    "components.config.teams:teams_problems": check_teams_problems,
-    "components.config.teams:unused_groups": check_unused_groups,
-    "components.config.teams:slots_at_max_size": check_slots_at_max_size,
-    "components.config.teams:oversubscribed_quotas": check_oversubscribed_quotas,
+    "components.check.groups:gpu_groups_problems": check_gpu_groups_problems,
+    "components.check.teams:_team_plans": check__team_plans,
+    "components.check.teams:teams_problems": check_teams_problems,
+    "components.check.teams:unused_groups": check_unused_groups,
+    "components.check.teams:slots_at_max_size": check_slots_at_max_size,
+    "components.check.teams:oversubscribed_quotas": check_oversubscribed_quotas,
 }
 
 #: Functions over several groups that decide nothing across them, and why.
 NOT_DECISIONS: dict[str, str] = {
+    "components.check.autoscaler:autoscaler_problems": "each group's own rules (test_autoscaler.py)",
     "components.coldstart.model:render_text": "prints each group's own cold-start model, one after the other",
     "components.composites.declare:declare_gpu_capacity": "declares; its decisions are the functions it calls",
     "components.composites.declare:group_outputs": "each group's outputs from its own plan (test_promises_*)",

@@ -25,8 +25,8 @@ import pytest
 
 from components.catalog import device_lists as dl
 from components.catalog import gpu_operator as operator_catalog
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from tests import toolkit
 from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path, simulate

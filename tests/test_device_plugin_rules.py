@@ -17,9 +17,9 @@ import yaml
 
 from components import catalog
 from components.catalog import labels
+from components.check.loading import load_settings
+from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
-from components.config.warnings import settings_warnings
 from components.gpu_operator import values as operator_values
 from components.plan import userdata
 from components.plan.group import GroupPlan, plan_groups

@@ -12,7 +12,7 @@ import ast
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from components.config.settings import GpuCapacitySettings, Settings
+from components.check.settings import GpuCapacitySettings, Settings
 from tooling import docgen
 
 STALE = "stale: run `python -m tooling docs` (and commit what it writes)"

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from components.config.loading import load_settings
-from components.efa import chart, values
+from components.catalog import efa as chart
+from components.catalog.charts import EFA_DEVICE_PLUGIN
+from components.check.loading import load_settings
+from components.efa import values
 from components.plan.group import plan_group, plan_groups
 from components.review.fakecloud import FAKE_REGION
 from tests.test_examples import example
@@ -58,10 +60,13 @@ def test_values_need_an_efa_group():
 
 
 def test_the_chart_is_pinned():
-    assert (chart.CHART_REPOSITORY, chart.CHART_NAME, chart.CHART_VERSION, chart.NAMESPACE) == (
+    pin = EFA_DEVICE_PLUGIN
+    assert (pin.repository, pin.chart, pin.versions, pin.default, pin.release, pin.namespace) == (
         "https://aws.github.io/eks-charts",
         "aws-efa-k8s-device-plugin",
+        ("v0.5.30",),
         "v0.5.30",
+        "aws-efa-k8s-device-plugin",
         "kube-system",
     )
 
@@ -129,7 +134,7 @@ def test_no_plugin_without_an_efa_group():
 
 
 def test_an_efa_node_needs_nothing_in_its_user_data():
-    """The AL2023 NVIDIA AMI installs the EFA driver and keeps efa-nv-peermem (chart.py): the
+    """The AL2023 NVIDIA AMI installs the EFA driver and keeps efa-nv-peermem (catalog/efa.py): the
     library's user data of an EFA group is the same group's without EFA."""
     base = {
         "name": "g",

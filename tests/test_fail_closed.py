@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from components.catalog import mig as mig_catalog
+from components.check.loading import load_settings
+from components.cluster.node_monitoring import DCGM_TOLERATIONS
 from components.config.groups import Taint
-from components.config.loading import load_settings
 from components.gpu_operator.values import gpu_operator_values
-from components.karpenter import objects
-from components.nodehealth.values import DCGM_TOLERATIONS
+from components.plan import karpenter as objects
 from components.plan import userdata
 from components.plan.group import GroupPlan
 from components.plan.placement import tolerates
@@ -160,7 +160,7 @@ def test_only_the_node_monitoring_agent_tolerates_the_pending_and_the_failure_ta
     """No operator DaemonSet (device plugin, GFD, DCGM exporter, MPS, validator: ``daemonsets``; the
     NFD worker) tolerates them at any pinned chart, nor does a pod that tolerates a group's taints: so
     nothing advertises the node's GPUs and no GPU pod lands. The node monitoring agent's DCGM host
-    engine tolerates every taint (nodehealth/values.py): it watches the GPUs, it hands none out."""
+    engine tolerates every taint (cluster/node_monitoring.py): it watches the GPUs, it hands none out."""
     taints = [
         Taint(key="gpu-eks.io/boot-stage", value="pending", effect="NoSchedule"),
         Taint(key="gpu-eks.io/boot-stage-failed", value="mig-layout", effect="NoSchedule"),

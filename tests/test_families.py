@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from components import catalog
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
 from components.config.instance_types import sharing_problem
-from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from components.plan.group import GroupPlan, plan_group
 from tests.support import CHART_VERSIONS, load_reference_yaml

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from tests.gpu_failure import GpuNode
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from components.catalog import mig as mig_catalog
+from components.config.capacity_provider import MANAGED_NODE_GROUP
 from components.config.groups import DEFAULT_GPU_TAINT
 from components.plan import boot
 from tests.standins import nvidia_smi as standin
@@ -98,7 +99,7 @@ def test_prepare_writes_the_library_s_boot_scripts(tmp_path):
     gpu = mig_catalog.MIG_GPUS["H200-141GB"]
     layout = dict(mig_catalog.named_layouts("H200-141GB")["all-balanced"])
     assert (tmp_path / "smoke" / names[1]).read_text() == boot.boot_stage(
-        1, gpu, layout, (DEFAULT_GPU_TAINT,), False
+        1, gpu, layout, (DEFAULT_GPU_TAINT,), MANAGED_NODE_GROUP
     ).script
     assert prepare(tmp_path / "custom", "--gpu", "A100-SXM4-40GB", "--gpus", "8", "--layout", "3g.20gb=1,1g.5gb=4") == [
         "a100-sxm4-40gb-x8-3g.20gb1-1g.5gb4-managed.sh"

@@ -13,9 +13,9 @@ import yaml
 
 from components.catalog import gpu_operator as chart
 from components.catalog import labels
-from components.config import charts
+from components.catalog.charts import GPU_OPERATOR
+from components.check.loading import load_settings
 from components.config.groups import Taint
-from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from components.plan import device_plugin, placement
 from components.plan.group import GroupPlan, plan_groups
@@ -253,8 +253,8 @@ def test_sharing_config_round_trips_as_yaml():
 
 
 def test_an_unvalidated_chart_version_is_named_in_a_warning():
-    assert charts.unvalidated_chart_warning("gpu-operator", "v26.7.0", chart.SUPPORTED_CHART_VERSIONS) is None
-    assert charts.unvalidated_chart_warning("gpu-operator", "v27.1.0", chart.SUPPORTED_CHART_VERSIONS) == (
+    assert GPU_OPERATOR.unvalidated_warning("v26.7.0") is None
+    assert GPU_OPERATOR.unvalidated_warning("v27.1.0") == (
         "gpu-operator chart v27.1.0 is not one this library was validated against (v25.3.1, v25.10.1, "
         "v26.7.0); its values paths are unchecked."
     )

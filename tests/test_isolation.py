@@ -12,9 +12,9 @@ import typing
 import pytest
 import yaml
 
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
 from components.config.isolation import ISOLATIONS, IsolationName
-from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from components.verification import jobs
 from tests.support import CHART_VERSIONS, SAFE_LOADER, load_reference_yaml, reference_path

@@ -16,10 +16,10 @@ import yaml
 from moto import mock_aws
 
 from components import GpuCapacity, GpuCapacityArgs, load_capacity_settings
+from components.check.loading import load_settings
 from components.composites.gpu_cluster import _private_subnet_count
 from components.config import stackfile
 from components.config.groups import GpuNodeGroupSettings
-from components.config.loading import load_settings
 from components.karpenter import iam, interruption
 from components.nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
 from tests.crd_cel import crd_problems, karpenter_schema

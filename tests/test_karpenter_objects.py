@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings
-from components.config.loading import load_settings
-from components.karpenter import objects
+from components.plan import karpenter as objects
 from components.plan.group import plan_group
 from components.plan.userdata import parse_mime
 from tests.crd_cel import crd_problems, karpenter_schema
@@ -276,7 +276,7 @@ def test_the_validator_fails_objects_the_api_server_refuses():
 
 def drift_inputs(p) -> tuple[Any, Any]:
     """What Karpenter's drift hashes: the NodePool's spec.template (and its requirements) and the
-    EC2NodeClass's spec (see components/karpenter/objects.py)."""
+    EC2NodeClass's spec (see components/plan/karpenter.py)."""
     return objects.node_pool(p)["spec"]["template"], objects.ec2_node_class(p, role="r", discovery="c")["spec"]
 
 

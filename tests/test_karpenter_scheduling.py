@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
+from components.check.loading import load_settings
 from components.config.groups import GpuNodeGroupSettings
-from components.config.loading import load_settings
 from components.plan.group import plan_group
 from components.verification import jobs
 from tests.karpenter_scheduling import job_pods, provision, workload_pods

@@ -6,7 +6,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.plan.group import plan_group
 from components.verification import jobs
 from tests.support import ROOT, settings_for_stack

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from components.catalog import mig as mig_catalog
+from components.check.loading import load_settings
+from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
-from components.config.warnings import settings_warnings
 from components.gpu_operator import values as operator_values
 from components.observability import dashboard
 from components.plan.group import GroupPlan

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.plan import asg
 from components.plan.group import GroupPlan
 from tests.test_autoscaler import template_node

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import teams
+from components.check import teams
+from components.check.loading import load_settings
+from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
-from components.config.warnings import settings_warnings
-from components.karpenter import objects
 from components.plan import asg
+from components.plan import karpenter as objects
 from components.verification import mig as mig_verification
 
 P4DE_SHARED = {

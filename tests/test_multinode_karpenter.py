@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from components.config.groups import GpuNodeGroupSettings
-from components.karpenter import objects, values
+from components.karpenter import values
+from components.plan import karpenter as objects
 from components.plan.group import plan_group
 from tests.crd_cel import crd_problems, karpenter_schema
 from tests.test_examples import example

@@ -12,8 +12,8 @@ import pytest
 from botocore.validate import ParamValidator
 from moto import mock_aws
 
-from components.config.loading import load_settings
-from components.nodegroups import multinode
+from components.check.loading import load_settings
+from components.plan import multinode
 from tests.test_examples import example
 
 CLUSTER_SG = "sg-0e5c1a55e5c0ffee0"

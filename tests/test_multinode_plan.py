@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 from components.plan.group import plan_group
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template/resources/"

@@ -12,8 +12,8 @@ import pytest
 
 from components import catalog
 from components.catalog import efa
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 
 CR = "cr-0123456789abcdef0"
 P5 = {"instanceTypes": ["p5.48xlarge"], "timeSlicing": {"replicas": 1}}
@@ -312,7 +312,7 @@ def test_a_group_target_or_a_preference_needs_no_zone(reservation):
 
 
 def test_a_resource_group_with_capacity_reservations_only_is_accepted_and_so_launched():
-    from components.nodegroups import multinode as lt
+    from components.plan import multinode as lt
 
     arn = "arn:aws:resource-groups:us-west-2:123456789012:group/odcrs"
     g = group(**P5, capacityReservation={"resourceGroupArn": arn, "preference": "capacity-reservations-only"})

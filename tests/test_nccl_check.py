@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from components.check.loading import load_settings
 from components.config import stackfile
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 from components.plan.group import plan_group
 from components.program import main
 from components.verification import nccl

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.check.loading import load_settings
 from components.config import stackfile
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 from tests.preflight_fixtures import preflight_config, preflight_env, run_preflight
 from tests.support import ROOT
 

@@ -12,9 +12,9 @@ import pytest
 from botocore.validate import ParamValidator
 
 from components.catalog import node_health as nh
+from components.check.loading import load_settings
 from components.config import stackfile
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 from components.plan.group import plan_group
 from tests.support import ROOT
 from tooling.simulation import Simulation, program_from_file, run_program
@@ -423,7 +423,7 @@ def test_an_addon_version_that_is_not_one_is_refused():
 
 
 def _repair_warnings(s) -> list[str]:
-    from components.config.warnings import settings_warnings
+    from components.check.warnings import settings_warnings
 
     return [str(w) for w in settings_warnings(s) if ".repair." in w.key]
 
@@ -521,7 +521,7 @@ def test_the_addon_configuration_is_one_its_configuration_schema_takes():
     """What EKS validates an add-on's configurationValues against (the schema above)."""
     import jsonschema
 
-    from components.nodehealth import values
+    from components.cluster import node_monitoring as values
 
     def level(keys: dict[str, str]) -> dict[str, Any]:
         props = {k: {"type": t} for k, t in keys.items()}

@@ -9,7 +9,7 @@ import subprocess
 
 import yaml
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.observability import node_health
 from tests.promtool import promtool
 from tests.support import ROOT, settings_for_stack

@@ -15,7 +15,7 @@ import yaml
 
 from components import catalog
 from components.catalog import labels
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.plan import userdata
 from components.plan.group import GroupPlan, plan_group
 from tests.support import STACKS, simulate

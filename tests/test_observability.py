@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from components.catalog import gpu_operator as chart
+from components.check.loading import load_settings
 from components.config.addons import prometheus_duration_ms
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 from components.gpu_operator import values as operator_values
 from components.observability import dashboard
 from components.observability import values as obs_values

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.observability import rules
 from tests.promtool import promtool
 from tests.support import ROOT, settings_for_stack

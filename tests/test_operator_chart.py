@@ -28,8 +28,8 @@ import pytest
 import yaml
 
 from components.catalog import gpu_operator as operator_catalog
+from components.check.loading import settings_from_config
 from components.config import stackfile
-from components.config.loading import settings_from_config
 from components.gpu_operator import values as operator_values
 from components.plan.group import GroupPlan
 from tests import helm

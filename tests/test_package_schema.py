@@ -34,6 +34,7 @@ from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 from pydantic import BaseModel
 
 from components import multilang
+from components.check.settings import Settings
 from components.config import stackfile
 from components.config.addons import (
     AlertThresholds,
@@ -49,7 +50,6 @@ from components.config.mig import Mig
 from components.config.multinode import CapacityReservation
 from components.config.network import NetworkSettings
 from components.config.repair import Repair, RepairActions
-from components.config.settings import Settings
 from components.config.sharing import Mps
 from components.config.system_group import SystemNodeGroupSettings
 from components.config.teams import TeamSettings

@@ -99,6 +99,60 @@ def test_the_default_group():
         assert line in p.boot.script
     assert "apply_mig() {" not in p.boot.script  # the MIG functions stay out of a group without MIG
     assert p.boot.user_data_part in base64.b64decode(p.user_data).decode()
+    # What EC2's 16 KB limit counts: the MIME before base64. No multi-node launch template additions.
+    assert p.user_data_bytes == len(base64.b64decode(p.user_data)) == 4234
+    assert dict(p.launch_template_data) == {}
+
+
+def test_a_karpenter_groups_user_data_is_its_ec2nodeclass_text():
+    """Karpenter takes the text and writes the labels and the NodePool's taints itself: the group's
+    part registers with them repeated, its startup taint and the boot stage's pending one."""
+    scaling = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+    p = plan_group(
+        GpuNodeGroupSettings.model_validate({"name": "gpu", "capacityProvider": "karpenter", "scaling": scaling})
+    )
+    (content_type, body), (script_type, script) = userdata.parse_mime(p.user_data)
+    assert (content_type, script_type, script) == (
+        "application/node.eks.aws",
+        "text/x-shellscript",
+        p.boot.user_data_part,
+    )
+    assert yaml.safe_load(body) == {
+        "apiVersion": "node.eks.aws/v1alpha1",
+        "kind": "NodeConfig",
+        "spec": {
+            "kubelet": {
+                "flags": [
+                    "--register-with-taints=nvidia.com/gpu=true:NoSchedule,karpenter.sh/unregistered:NoExecute,"
+                    "gpu-eks.io/boot-stage=pending:NoSchedule"
+                ]
+            }
+        },
+    }
+    # The text, and the labels flag Karpenter writes into its own part.
+    assert p.user_data_bytes == len(p.user_data) + len(userdata.kubelet_flags(p.node_labels, ())[0]) == 4297
+    assert dict(p.launch_template_data) == {}
+
+
+def test_a_capacity_block_groups_launch_template_additions():
+    block = {
+        "name": "cb",
+        "instanceTypes": ["p5.48xlarge"],
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservation": {"id": "cr-0123456789abcdef0"},
+        "availabilityZone": "us-west-2a",
+        "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 2},
+    }
+    assert dict(plan_group(GpuNodeGroupSettings.model_validate(block)).launch_template_data) == {
+        "CapacityReservationSpecification": {
+            "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"}
+        },
+        "InstanceMarketOptions": {"MarketType": "capacity-block"},
+        "InstanceType": "p5.48xlarge",
+    }
+    # A Karpenter group's EC2NodeClass selects the reservation itself: no launch template additions.
+    karpenter = {**block, "capacityProvider": "karpenter"}
+    assert dict(plan_group(GpuNodeGroupSettings.model_validate(karpenter)).launch_template_data) == {}
 
 
 def test_a_renamed_multi_gpu_group_with_its_own_labels_taints_and_profile():

@@ -22,10 +22,10 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from components import catalog
+from components.check.loading import load_settings
+from components.check.settings import Settings
 from components.config.groups import GpuNodeGroupSettings, Scaling
-from components.config.loading import load_settings
 from components.config.network import NetworkSettings
-from components.config.settings import Settings
 from components.preflight import (
     FAIL,
     PASS,

@@ -14,7 +14,7 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.preflight.efa import check_vpc_cni, efa_only_groups
 from components.preflight.reservations import check_reservation, check_zone_offering
 from components.preflight.run import run_checks

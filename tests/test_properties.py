@@ -33,17 +33,17 @@ from pydantic import BaseModel
 from components import catalog
 from components.catalog import DEFAULT_KUBERNETES_VERSION
 from components.catalog import mig as mig_catalog
+from components.check.loading import load_capacity_settings, load_settings
+from components.check.settings import GpuCapacitySettings, Settings
 from components.coldstart.model import cold_start_model
 from components.config import stackfile
 from components.config.errors import CONFIG_NAMESPACE, ConfigError
 from components.config.groups import GpuNodeGroupSettings
-from components.config.loading import load_capacity_settings, load_settings
-from components.config.settings import GpuCapacitySettings, Settings
 from components.gpu_operator import values as operator_values
-from components.karpenter import objects as karpenter_objects
 from components.nodegroups import component as nodegroup_component
 from components.observability import dashboard, rules
 from components.plan import asg, userdata
+from components.plan import karpenter as karpenter_objects
 from components.review.simulation import FakeCloud, program_from_file, run_program
 from components.teams import objects as team_objects
 from components.teams import policy as team_policy
@@ -169,10 +169,11 @@ def nodeconfig_validator() -> jsonschema.Validator:
 cached_karpenter_schema = cache(karpenter_schema)
 
 
-def check_user_data(user_data: str) -> None:
+def check_user_data(mime: str) -> None:
     """nodeadm's NodeConfig CRD (strict: a misspelt field fails), as test_nodeconfig checks it, on
-    every NodeConfig part; the other part is the boot stage's shell script (issue 31), one at most."""
-    parts = userdata.parse_mime(base64.b64decode(user_data).decode())
+    every NodeConfig part of the MIME text; the other part is the boot stage's shell script (issue 31),
+    one at most."""
+    parts = userdata.parse_mime(mime)
     configs = [body for content_type, body in parts if content_type == userdata.NODECONFIG_CONTENT_TYPE]
     scripts = [body for content_type, body in parts if content_type == "text/x-shellscript"]
     assert configs, "user data carries a NodeConfig"
@@ -267,7 +268,8 @@ def render_pure(settings_: GpuCapacitySettings, cluster_name: str) -> None:
     plans = settings_.plans
     assert len(plans) == len(settings_.gpu_node_groups)
     for plan in plans:
-        check_user_data(plan.user_data)
+        # As sent: a launch template's base64, an EC2NodeClass's text (plan/userdata.py).
+        check_user_data(base64.b64decode(plan.user_data).decode() if plan.provider.user_data_base64 else plan.user_data)
         yaml.safe_dump(dict(plan.device_plugin_config))
         if plan.settings.capacity_provider == "karpenter":
             check_karpenter(karpenter_objects.ec2_node_class(plan, role="r", discovery=cluster_name, tags={}))
@@ -451,7 +453,7 @@ def check_simulation(sim, raw: Mapping[str, Any]) -> None:
     assert len(node_groups) == len(raw.get("gpuNodeGroups", [None])), "one GpuNodeGroup per group"
     for lt in sim.by_type("aws:ec2/launchTemplate:LaunchTemplate"):
         if lt.inputs.get("userData"):
-            check_user_data(lt.inputs["userData"])
+            check_user_data(base64.b64decode(lt.inputs["userData"]).decode())
     kinds = {"EC2NodeClass", "NodePool", "NodeOverlay"}
     for r in sim.resources:
         if r.type.startswith("kubernetes:") and r.inputs.get("kind") in kinds:

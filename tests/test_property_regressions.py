@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 from tests.test_properties import render_pure
 
 
@@ -43,7 +43,7 @@ KARPENTER = {"capacityProvider": "karpenter", "scaling": {"minSize": 0, "desired
 )
 def test_a_karpenter_group_is_not_held_to_the_rules_of_an_asg_it_does_not_have(group):
     # Found exploring what the properties refuse: with autoscaler.enabled, the ASG tag rules
-    # (autoscaler/rules.py) refused a Karpenter group, which has no ASG (nodegroups/component.py
+    # (check/autoscaler.py) refused a Karpenter group, which has no ASG (nodegroups/component.py
     # declares neither a managed node group nor an ASG tag for it). The fix: those rules skip it;
     # the same group as a managed node group is still refused.
     raw = {"clusterName": "ml", "autoscaler": {"enabled": True}}

@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from components import ConfigError, load_settings
-from components.config.settings import Settings
+from components.check.settings import Settings
 from tests.support import ROOT
 from tooling.simulation import Simulation, run_program
 
@@ -388,7 +388,7 @@ def test_lazy_exports_match_all():
 
 
 def test_the_capacity_key_list_is_every_gpu_capacity_key_in_order():
-    from components.config.settings import GpuCapacitySettings
+    from components.check.settings import GpuCapacitySettings
 
     m = re.search(r"`load_capacity_settings` takes (.+?), with the defaults", README, re.DOTALL)
     assert m, "README: the sentence listing load_capacity_settings' keys"

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from botocore.stub import Stubber
 
+from components.check.loading import load_settings
 from components.config import stackfile
 from components.config.errors import ConfigError
-from components.config.loading import load_settings
 from components.config.verification import instances_needed, verification_outputs
 from components.preflight.reservations import check_reservation
 from components.review import impact

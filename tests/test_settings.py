@@ -7,9 +7,9 @@ import pytest
 
 from components import catalog
 from components.catalog import gpu_operator as chart
+from components.check.loading import load_capacity_settings, load_settings
+from components.check.settings import GpuCapacitySettings, Settings
 from components.config.errors import ConfigError
-from components.config.loading import load_capacity_settings, load_settings
-from components.config.settings import GpuCapacitySettings, Settings
 from components.plan.group import plan_group
 from tests.support import ROOT
 from tooling.simulation import run_stack

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from components.catalog.labels import kubelet_label_problem, label_value_problem, qualified_name_problem
+from components.check.loading import load_settings
 from components.config.addons import prometheus_duration_ms
 from components.config.errors import ConfigError
 from components.config.fields import go_duration_ns
-from components.config.loading import load_settings
 
 ARABIC_INDIC_TWO = "\u0662"  # ٢, a Unicode digit (category Nd) that Python's \d matches
 

@@ -19,14 +19,14 @@ import pytest
 import yaml
 
 from components import catalog
-from components.cluster.iam import access_entry_keys
+from components.blocks.iam import access_entry_keys
+from components.check.loading import eks_regions, load_settings, provider_config_keys, settings_from_config
+from components.check.settings import Settings
+from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
 from components.config.fields import LIBRARY_TAG_ALLOWANCE, MAX_TAGS_PER_RESOURCE, MAX_USER_TAGS
-from components.config.loading import eks_regions, load_settings, provider_config_keys, settings_from_config
 from components.config.names import SYSTEM_SIDE_CHILDREN
 from components.config.network import created_subnet_netmask
-from components.config.settings import Settings
-from components.config.warnings import settings_warnings
 from tests.support import ROOT, settings_for_stack
 from tooling.simulation import run_stack
 

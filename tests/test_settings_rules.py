@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from components.check.loading import load_settings
 from components.config.errors import ConfigError
 from components.config.fields import go_duration_ns
-from components.config.loading import load_settings
 
 
 def problems(raw: dict[str, Any]) -> list[str]:
@@ -700,11 +700,42 @@ def test_user_data_over_12_kib_is_refused_leaving_4_kib_of_ecs_16_for_eks():
     ]
 
 
+def test_a_karpenter_groups_user_data_is_measured_as_sent():
+    """A Karpenter group's user data is its EC2NodeClass's (the boot stage and a NodeConfig part with
+    only the registration taints), and Karpenter writes the labels into its own part beside it: the
+    rule counts both (issue 43; before, it measured the managed node group's text for every group).
+    With the labels of the test above: 61 make 12,274 bytes, 62 12,405."""
+    from components.plan import karpenter as objects
+    from components.plan import userdata
+
+    def labels(n: int) -> dict[str, str]:
+        return {f"l{i}.example.com/" + "k" * 50: "v" * 63 for i in range(n)}
+
+    def group(n: int) -> dict[str, Any]:
+        scaling = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+        return {"name": "g", "capacityProvider": "karpenter", "scaling": scaling, "labels": labels(n)}
+
+    fits = accepted({"gpuNodeGroups": [group(61)]}).plans[0]
+    sent = objects.ec2_node_class(fits, role="r", discovery="c")["spec"]["userData"]
+    assert fits.user_data == sent and [t for t, _ in userdata.parse_mime(sent)] == [
+        "application/node.eks.aws",
+        "text/x-shellscript",
+    ]
+    labels_flag = userdata.kubelet_flags(fits.node_labels, ())[0]
+    assert fits.user_data_bytes == len(sent) + len(labels_flag) == 12274
+    assert problems({"gpuNodeGroups": [group(62)]}) == [
+        "gpu-eks:gpuNodeGroups[0].labels: received 62; expected fewer or shorter labels and taints: the group's "
+        "user data (its boot stage and nodeadm NodeConfig, and the labels Karpenter writes) would be 12405 bytes; "
+        "at most 12288, since EC2 takes 16384 in all and Karpenter adds its own NodeConfig part (cluster endpoint "
+        "and CA) into it"
+    ]
+
+
 # --- Adjustable EKS quotas: warnings (a quota increase makes them valid) --------------------------
 
 
 def warnings(raw: dict[str, Any]) -> list[str]:
-    from components.config.warnings import settings_warnings
+    from components.check.warnings import settings_warnings
 
     return [str(w) for w in settings_warnings(accepted(raw))]
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import event, given, settings
 from pydantic import Field, StringConstraints
 
+from components.check.settings import GpuCapacitySettings, Settings
 from components.config.fields import _Model
-from components.config.settings import GpuCapacitySettings, Settings
 from tests.settings_strategies import UnsupportedField, Walker, stack_settings
 from tests.test_properties import key_names_a_setting
 

@@ -27,7 +27,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.teams import policy, verification
 from tests.admission import refusals
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.teams import policy
 from components.teams import verification as team_check
 from tests.test_teams_policy import cpu, cpu_pod, debug, gpu, gpu_pod, refused_by

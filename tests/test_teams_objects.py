@@ -13,7 +13,7 @@ import kubernetes_validate
 import pulumi
 import pytest
 
-from components.config.loading import load_capacity_settings, load_settings
+from components.check.loading import load_capacity_settings, load_settings
 from components.teams import access, objects
 from components.teams.component import _checked
 from tests.test_compose import EXISTING_KUBECONFIG

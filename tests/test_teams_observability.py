@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from components.config.loading import load_settings
+from components.check.loading import load_settings
 from components.observability import dashboard, rules
 from components.observability import teams as team_usage
 from tests.promtool import promtool

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from components.check.loading import load_capacity_settings, load_settings
+from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
-from components.config.loading import load_capacity_settings, load_settings
-from components.config.warnings import settings_warnings
 
 ADMIN = "arn:aws:iam::123456789012:role/PlatformAdmin"
 ML = "arn:aws:iam::123456789012:role/MlEngineers"

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from components.check.loading import load_stack
 from components.coldstart.model import render_text
 from components.config import stackfile
 from components.config.errors import ConfigError
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: --image-gib must be positive, got {args.image_gib:g}", file=sys.stderr)
         return 2
     try:
-        _, settings = stackfile.load_stack(args.stack, args.root)
+        _, settings = load_stack(args.stack, args.root)
     except stackfile.StackNotFound:
         known = ", ".join(stackfile.available_stacks(args.root)) or "none"
         print(f"error: unknown stack {args.stack!r} (stacks: {known})", file=sys.stderr)

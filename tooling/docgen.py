@@ -30,8 +30,8 @@ from pulumi.provider.experimental.util import camel_case
 from pydantic import BaseModel, WrapValidator
 from pydantic.fields import FieldInfo
 
+from components.check.settings import Settings
 from components.config import fields
-from components.config.settings import Settings
 
 from . import REPO_ROOT, families
 

@@ -10,10 +10,12 @@ import argparse
 from pathlib import Path
 
 from components.catalog import mig as mig_catalog
+from components.config.capacity_provider import KARPENTER, MANAGED_NODE_GROUP
 from components.config.groups import DEFAULT_GPU_TAINT
 from components.plan import boot
 
-PROVIDERS = ("managed", "karpenter")
+#: The scripts' providers, as --provider names them.
+PROVIDERS = {"managed": MANAGED_NODE_GROUP, "karpenter": KARPENTER}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         layout = layout_of(gpu, text)
         for provider in args.provider or ["managed"]:
             stage = boot.boot_stage(
-                args.gpus, gpu if layout else None, layout, (DEFAULT_GPU_TAINT,), karpenter=provider == "karpenter"
+                args.gpus, gpu if layout else None, layout, (DEFAULT_GPU_TAINT,), PROVIDERS[provider]
             )
             name = f"{gpu.name.lower()}-x{args.gpus}-{text.replace('=', '').replace(',', '-')}-{provider}.sh"
             (args.dir / name).write_text(stage.script)

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from components.check.loading import load_stack
+from components.check.warnings import settings_warnings
 from components.config import stackfile
 from components.config.errors import CONFIG_NAMESPACE, ConfigError
-from components.config.warnings import settings_warnings
 from components.review import render as _render
 from components.review import values as render_values
 from components.review.render import (
@@ -75,11 +76,11 @@ def render_text(document: dict[str, Any], notes: list[str] | tuple[str, ...] = (
 def stack_config(stack: str, root: Path) -> tuple[dict[str, str], str, list[str]]:
     """The config the program will get (CLI string form), the project name and notes for the header.
 
-    Validates first, exactly as the program will (stackfile.load_stack), so that a bad
+    Validates first, exactly as the program will (``load_stack``), so that a bad
     config is reported as the list of its problems rather than as a failed program run.
     """
     try:
-        config, settings = stackfile.load_stack(stack, root)
+        config, settings = load_stack(stack, root)
         project = stackfile.project_name(root)
     except stackfile.StackNotFound:
         known = ", ".join(stackfile.available_stacks(root)) or "none"

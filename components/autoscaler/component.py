@@ -16,11 +16,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..catalog import cluster_autoscaler as chart
-from ..cluster.iam import partition_of
-from ..config import charts
+from ..blocks.helm import helm_release
+from ..blocks.iam import partition_of
+from ..catalog.charts import CLUSTER_AUTOSCALER
 from ..config.addons import AutoscalerSettings
-from ..helm import helm_release
 from . import iam, values
 
 TYPE_NAME = "gpu-eks:autoscaler:ClusterAutoscaler"
@@ -54,9 +53,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         s = args.settings
-        warning = charts.unvalidated_chart_warning(
-            chart.AUTOSCALER_CHART_NAME, s.chart_version, chart.AUTOSCALER_CHART_VERSIONS
-        )
+        warning = CLUSTER_AUTOSCALER.unvalidated_warning(s.chart_version)
         if warning:
             pulumi.log.warn(warning, resource=self)
         partition = partition_of(self)
@@ -92,11 +89,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         )
         self.release = helm_release(
             f"{name}-release",
-            release_name=values.RELEASE_NAME,
-            chart=chart.AUTOSCALER_CHART_NAME,
+            CLUSTER_AUTOSCALER,
             version=s.chart_version,
-            repository=chart.AUTOSCALER_CHART_REPOSITORY,
-            namespace=values.NAMESPACE,
             values=self.values,
             timeout_seconds=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..cluster import iam as cluster_iam
+from ..blocks import iam as cluster_iam
 from ..plan.asg import cluster_tag
 from .values import NAMESPACE, SERVICE_ACCOUNT
 

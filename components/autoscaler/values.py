@@ -9,16 +9,14 @@ from typing import Any
 
 from ..catalog import cluster_autoscaler as chart
 from ..catalog import labels
+from ..catalog.charts import CLUSTER_AUTOSCALER
 from ..config.addons import AutoscalerSettings
 from ..plan.asg import discovery_tags
 
-#: Where CA runs: kube-system, under a fixed service account name (the IRSA trust policy names it).
-NAMESPACE = "kube-system"
+#: Where CA runs: its chart's namespace, under a fixed service account name (the IRSA trust policy
+#: names it).
+NAMESPACE = CLUSTER_AUTOSCALER.namespace
 SERVICE_ACCOUNT = "cluster-autoscaler"
-RELEASE_NAME = "cluster-autoscaler"
-#: Pods carrying this annotation are never evicted by a CA scale-down (CA FAQ, "What types of
-#: pods can prevent CA from removing a node?").
-SAFE_TO_EVICT_ANNOTATION = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
 
 def image_tag(kubernetes_version: str) -> str:
@@ -88,7 +86,7 @@ def autoscaler_values(
             "tags": list(discovery_tags(cluster_name)),
         },
         "image": {"tag": image_tag(kubernetes_version)},
-        "fullnameOverride": RELEASE_NAME,
+        "fullnameOverride": CLUSTER_AUTOSCALER.release,
         "rbac": {
             "serviceAccount": {
                 "create": True,

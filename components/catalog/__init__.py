@@ -135,6 +135,15 @@ SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 SYSTEM_AMI_TYPE_ARM64 = "AL2023_ARM_64_STANDARD"
 SYSTEM_AMI_TYPES = {"x86_64": SYSTEM_AMI_TYPE, "arm64": SYSTEM_AMI_TYPE_ARM64}
 
+# A node's root volume and metadata options: in every launch template (blocks/managed.py, the
+# system group's too) and every EC2NodeClass (plan/karpenter.py) alike.
+#: AL2023 AMIs boot from /dev/xvda.
+ROOT_DEVICE = "/dev/xvda"
+#: IMDSv2 only. A hop limit of 1 keeps pods (one network hop further) away from the node's
+#: instance-role credentials, as the EKS best-practices guide recommends; host-network pods
+#: (VPC CNI, kube-proxy) are unaffected. Workloads get AWS access through IRSA / Pod Identity.
+IMDS_HOP_LIMIT = 1
+
 #: SSM parameters that publish the recommended AMI per Kubernetes version, keyed by amiType.
 _AMI_SSM = "/aws/service/eks/optimized-ami/{version}/amazon-linux-2023/"
 AMI_SSM_PARAMETER = {

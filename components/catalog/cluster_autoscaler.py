@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-#: The Helm repository and chart (``helm repo add autoscaler https://kubernetes.github.io/autoscaler``),
-#: always installed from here with a pinned version.
-AUTOSCALER_CHART_REPOSITORY = "https://kubernetes.github.io/autoscaler"
-AUTOSCALER_CHART_NAME = "cluster-autoscaler"
-#: Chart versions whose values.yaml this library's values are checked against
-#: (tests/test_autoscaler.py, ../shared/reference/cluster-autoscaler/<version>/values.yaml).
-AUTOSCALER_CHART_VERSIONS: tuple[str, ...] = ("9.59.0",)
-DEFAULT_AUTOSCALER_CHART_VERSION = "9.59.0"
+#: The chart is pinned in ``charts.CLUSTER_AUTOSCALER`` (its versions' values.yaml checked by
+#: tests/test_autoscaler.py against ../shared/reference/cluster-autoscaler/<version>/values.yaml).
 
 #: Cluster Autoscaler image tag per Kubernetes minor: the newest patch of the matching CA minor
 #: (kubernetes/autoscaler tags ``cluster-autoscaler-1.xx.y``; CA's README asks for the CA minor
@@ -32,3 +26,7 @@ ASG_TAG_KEY_MAX_LENGTH = 128
 #: ``eks:nodegroup-name`` and ``kubernetes.io/cluster/<cluster>`` (CA reads the ``eks:`` ones,
 #: cloudprovider/aws/aws_manager.go ``extractLabelsFromAsg``).
 EKS_OWN_ASG_TAGS = 3
+
+#: Pods carrying this annotation are never evicted by a CA scale-down (CA FAQ, "What types of
+#: pods can prevent CA from removing a node?").
+SAFE_TO_EVICT_ANNOTATION = "cluster-autoscaler.kubernetes.io/safe-to-evict"

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: The chart repository (``helm repo add nvidia https://helm.ngc.nvidia.com/nvidia``). The chart
-#: is always installed from here with a pinned version, never from a git checkout.
-CHART_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
-CHART_NAME = "gpu-operator"
+#: The chart is pinned in ``charts.GPU_OPERATOR``: always installed from NVIDIA's repository with a
+#: pinned version, never from a git checkout.
 
 Toleration = dict[str, str]
 EnvVar = dict[str, str]

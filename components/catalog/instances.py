@@ -164,7 +164,7 @@ class GpuInstanceType:
 
 
 #: The cap EKS managed node groups put on the kubelet's ``maxPods`` when the node group uses an
-#: EKS AMI (an ``amiType``, no AMI ID in the launch template: ours, nodegroups/managed.py): 110 for
+#: EKS AMI (an ``amiType``, no AMI ID in the launch template: ours, blocks/managed.py): 110 for
 #: instances with less than 30 vCPUs, 250 for all others, "whether prefix delegation is enabled or
 #: not" (EKS User Guide, "Increase the available IP addresses for your Amazon EKS node",
 #: cni-increase-ip-addresses-procedure in latest/ug/networking/eks-networking-add-ons.adoc, and
@@ -450,7 +450,7 @@ CLOUDWATCH_DCGM_EXPORTER_ABSENT: frozenset[str] = frozenset(
 )
 
 
-#: The EKS node monitoring agent add-on on GPU nodes (``nodehealth.values``): the agent
+#: The EKS node monitoring agent add-on on GPU nodes (``cluster.node_monitoring``): the agent
 #: (templates/daemonset.yaml; host network, but kubelet's max pods counts it) and, on amd64, its
 #: ``dcgm-server`` nv-hostengine (templates/dcgm-daemonset.yaml; aws/eks-node-monitoring-agent v1.7.0).
 NODE_MONITORING_AGENT_POD = "eks-node-monitoring-agent"

@@ -1,5 +1,6 @@
-"""Node labels: the well-known keys the library sets and reads, and the syntax kubelet and the API
-server accept for label and taint keys and values.
+"""Node labels: the well-known keys the library sets and reads (and the API server's ResourceQuota
+key of an extended resource), and the syntax kubelet and the API server accept for label and taint
+keys and values.
 
 Pure functions, no Pulumi. Kubernetes syntax rules follow k8s.io/apimachinery validation
 (qualified names, label values) and kubelet's own restriction on ``--node-labels``
@@ -41,6 +42,17 @@ GPU_COUNT_LABELS: tuple[str, ...] = (
     KARPENTER_GPU_COUNT_LABEL,
     AUTO_MODE_GPU_COUNT_LABEL,
 )
+
+#: ResourceQuota keys of extended resources: "Quota items for extended resources must have the prefix
+#: requests." and "only quota items with prefix requests. is allowed for now", since overcommit is not
+#: allowed for them (Kubernetes docs, "Resource Quotas", "Resource quota for extended resources").
+#: The API server does not refuse a bare or ``limits.`` key (k8s.io/kubernetes pkg/apis/core/validation
+#: validation.go ValidateResourceQuotaResourceName checks only names without a ``/`` against the
+#: standard quota resources): it stores it, and the quota never charges it, since the pod evaluator
+#: counts an extended resource only as ``requests.<resource>`` (pkg/quota/v1/evaluator/core/pods.go
+#: isExtendedResourceNameForQuota, podComputeUsageHelper). So a key without the prefix would be a
+#: quota that limits nothing.
+QUOTA_REQUESTS_PREFIX = "requests."
 
 # ---------------------------------------------------------------------------------------------
 # Syntax

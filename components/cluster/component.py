@@ -13,14 +13,7 @@ import pulumi_awsx as awsx
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from ..catalog import node_health
-from ..config.errors import ConfigError, deploy_time_error, is_plain
-from ..config.fields import CONTROL_PLANE_LOG_TYPES
-from ..config.network import NetworkSettings, check_resolved_network
-from ..config.system_group import SystemNodeGroupSettings
-from ..nodegroups.managed import ManagedNodeGroupSpec, declare_managed_node_group
-from ..nodehealth import values as node_health_values
-from .iam import (
+from ..blocks.iam import (
     _known,
     access_entry_keys,
     cluster_access_policy_arn,
@@ -28,6 +21,13 @@ from .iam import (
     partition_of,
     principal_partition_problems,
 )
+from ..blocks.managed import ManagedNodeGroupSpec, declare_managed_node_group
+from ..catalog import node_health
+from ..config.errors import ConfigError, deploy_time_error, is_plain
+from ..config.fields import CONTROL_PLANE_LOG_TYPES
+from ..config.network import NetworkSettings, check_resolved_network
+from ..config.system_group import SystemNodeGroupSettings
+from . import node_monitoring as node_health_values
 
 TYPE_NAME = "gpu-eks:cluster:Cluster"
 
@@ -236,7 +236,7 @@ class Cluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
 
-        # The node monitoring agent: the node conditions node repair acts on (nodehealth.values).
+        # The node monitoring agent: the node conditions node repair acts on (node_monitoring.py).
         # After the system node group, like CoreDNS: the add-on is ACTIVE once its pods run.
         self.node_monitoring_agent = None
         if args.node_monitoring_addon_version is not None:

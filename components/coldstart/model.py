@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from .. import catalog
 from ..catalog.storage import INSTANCE_IO
-from ..config.capacity_provider import KARPENTER
 from ..config.coldstart import (
     FAST_IMAGE_PULL_MIN_MEMORY_GIB,
     FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS,
@@ -222,7 +221,7 @@ def capacity_note(plan: GroupPlan) -> str:
     by id never falls back to On-Demand (EC2 User Guide, capacity-reservations-launch: an instance
     launches into a reservation only with its attributes, free capacity and the reservation active),
     so a managed group's launch beyond it fails; a Karpenter group falls back itself (its NodePool
-    allows ``on-demand`` beside ``reserved``: karpenter/objects.py). A reservation group falls back
+    allows ``on-demand`` beside ``reserved``: plan/karpenter.py). A reservation group falls back
     unless the preference is ``capacity-reservations-only`` (EC2 User Guide, create-cr-group). The
     figures above assume capacity is there."""
     settings = plan.settings
@@ -237,7 +236,7 @@ def capacity_note(plan: GroupPlan) -> str:
         return ""
     only = reservation.preference == ONLY_RESERVATIONS
     if reservation.id is not None:
-        if settings.capacity_provider == KARPENTER:
+        if settings.provider.picks_reserved_offerings:
             return (
                 "into the Capacity Reservation while it has a free instance, else On-Demand (Karpenter's own "
                 "fallback: EC2 never falls back from a reservation targeted by id)"
@@ -263,9 +262,11 @@ def cold_start_model(plan: GroupPlan, image_gib: float, cold: ColdStart | None =
     pull, bound, disk = pull_seconds(instance_type, cold, image_gib, plan.settings.ami_release_version)
     streams = FAST_STREAMS if cold.fast_image_pull and fast_image_pull_applies(instance_type) else DEFAULT_STREAMS
     steps = [
-        Step("Karpenter batches the pending pods, creates a NodeClaim", KARPENTER_BATCH.value, KARPENTER_BATCH.source)
-        if plan.settings.capacity_provider == KARPENTER
-        else Step("Cluster Autoscaler sees the pending pod, raises the ASG", CA_SCAN.value, CA_SCAN.source),
+        Step("Cluster Autoscaler sees the pending pod, raises the ASG", CA_SCAN.value, CA_SCAN.source)
+        if plan.provider.auto_scaling_group
+        else Step(
+            "Karpenter batches the pending pods, creates a NodeClaim", KARPENTER_BATCH.value, KARPENTER_BATCH.source
+        ),
         Step("EC2 launches and boots the instance", EC2_BOOT.value, EC2_BOOT.source),
     ]
     if cold.local_storage is not None:

@@ -22,6 +22,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler, ClusterAutoscalerArgs
+from ..check.settings import GpuCapacitySettings
 from ..config.isolation import ISOLATIONS, NOT_ENFORCED
 from ..config.names import (
     AUTOSCALER_CHILD,
@@ -31,14 +32,13 @@ from ..config.names import (
     TEAMS_CHILD,
     VERIFICATION_CHILD,
 )
-from ..config.settings import GpuCapacitySettings
 from ..efa.component import EfaDevicePlugin, EfaDevicePluginArgs
 from ..gpu_operator.component import GpuOperator, GpuOperatorArgs
 from ..gpu_operator.values import ExporterOptions, exporter_options, per_pod_gpu_metrics
-from ..karpenter import objects as karpenter_objects
-from ..karpenter.component import KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
+from ..nodegroups.node_pool import KarpenterTarget
 from ..observability.component import GpuObservability, GpuObservabilityArgs
+from ..plan import karpenter as karpenter_objects
 from ..teams.component import Teams, TeamsArgs, TeamsCheck
 from ..verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
 
@@ -106,11 +106,12 @@ def declare_gpu_capacity(
     # toolkit settings registers. The release is declared after the groups it covers: an Output.
     release, resolve_release = pulumi.deferred_output()
     try:
+        # Each group's one plan, made with the cluster's inputs (``settings.plans``): every part reads it.
         gpu_node_groups = {
-            g.name: GpuNodeGroup(
-                f"{name}-{g.name}",
+            plan.name: GpuNodeGroup(
+                f"{name}-{plan.name}",
                 GpuNodeGroupArgs(
-                    settings=g,
+                    plan=plan,
                     cluster_name=target.cluster_name,
                     node_role_arn=target.node_role_arn,
                     subnet_ids=target.subnet_ids,
@@ -119,12 +120,11 @@ def declare_gpu_capacity(
                     autoscaler_cluster_name=ca_cluster_name,
                     kubernetes_version=settings.kubernetes_version,
                     karpenter=karpenter,
-                    isolation=settings.gpu_operator.isolation,
                     wait_for=release,
                 ),
                 opts=pulumi.ResourceOptions(parent=parent),
             )
-            for g in settings.gpu_node_groups
+            for plan in settings.plans
         }
         covered = [*gpu_node_groups.values(), *node_groups]
         on_cluster = _OnCluster(name, parent, target, settings, tags, covered=covered)
@@ -290,7 +290,7 @@ def group_outputs(groups: Mapping[str, GpuNodeGroup]) -> dict[str, dict[str, obj
 
 
 def _provider_outputs(group: GpuNodeGroup) -> dict[str, object]:
-    if group.settings.capacity_provider == "karpenter":
+    if group.plan.provider.node_pool:
         # autoscalingGroupName stays (empty): the component package's schema requires it.
         return {"autoscalingGroupName": "", "nodePoolName": karpenter_objects.object_name(group.plan)}
     return {"autoscalingGroupName": group.autoscaling_group_name}

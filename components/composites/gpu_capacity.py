@@ -11,7 +11,10 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..autoscaler.component import ClusterAutoscaler
-from ..cluster.iam import declare_node_role, partition_of
+from ..blocks.iam import declare_node_role, partition_of
+from ..check.loading import load_capacity_settings
+from ..check.settings import GpuCapacitySettings
+from ..check.warnings import settings_warnings
 from ..config import capacity_provider
 from ..config.errors import is_plain
 from ..config.fields import (
@@ -22,15 +25,12 @@ from ..config.fields import (
     tag_key_problem,
     tag_value_problem,
 )
-from ..config.loading import load_capacity_settings
-from ..config.settings import GpuCapacitySettings
 from ..config.verification import verification_outputs
-from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
-from ..karpenter import objects as karpenter_objects
-from ..karpenter.component import KarpenterTarget
 from ..nodegroups.component import GpuNodeGroup
+from ..nodegroups.node_pool import KarpenterTarget
 from ..observability import values as obs_values
+from ..plan import karpenter as karpenter_objects
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 from .resolve import checked_setting_tags, checked_when_resolved
@@ -121,7 +121,7 @@ class GpuCapacity(pulumi.ComponentResource):
             )
 
         karpenter = None
-        if any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups):
+        if capacity_provider.needs_karpenter(s.gpu_node_groups):
             karpenter = KarpenterTarget(
                 node_role=args.karpenter_node_role,
                 discovery=args.karpenter_discovery if args.karpenter_discovery is not None else cluster_name,
@@ -294,7 +294,7 @@ def _karpenter_problems(name: str, args: GpuCapacityArgs, settings: GpuCapacityS
     feature gate where a group's nodes advertise other than EC2's GPU count (without it Karpenter
     ignores NodeOverlays: kubernetes-sigs/karpenter v1.14.0 pkg/cloudprovider/overlay/cloudprovider.go,
     pkg/controllers/controllers.go)."""
-    groups = [(i, g) for i, g in enumerate(settings.plans) if g.settings.capacity_provider == "karpenter"]
+    groups = [(i, p) for i, p in enumerate(settings.plans) if p.provider.node_pool]
     problems = []
     if groups:
         problems += [

@@ -16,17 +16,19 @@ import pulumi
 import pulumi_aws as aws
 
 from ..autoscaler.component import ClusterAutoscaler
+from ..check.settings import Settings
+from ..check.warnings import settings_warnings
 from ..cluster.component import Cluster, ClusterArgs
+from ..config.capacity_provider import needs_karpenter
 from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
-from ..config.settings import Settings
 from ..config.verification import verification_outputs
-from ..config.warnings import settings_warnings
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import values as karpenter_values
-from ..karpenter.component import Karpenter, KarpenterArgs, KarpenterTarget
-from ..karpenter.objects import DISCOVERY_TAG
+from ..karpenter.component import Karpenter, KarpenterArgs
 from ..nodegroups.component import GpuNodeGroup
+from ..nodegroups.node_pool import KarpenterTarget
 from ..observability.component import GpuObservability
+from ..plan.karpenter import DISCOVERY_TAG
 from ..teams.component import Teams
 from ..verification.component import TimeSlicingVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
@@ -56,7 +58,7 @@ class GpuCluster(pulumi.ComponentResource):
             pulumi.log.warn(f"gpu-eks config: {warning}", resource=self)
         # Tag values given as Outputs are checked by the tag rules when they resolve.
         tags = {"gpu-eks/cluster": s.cluster_name, **checked_setting_tags(s.tags)}
-        uses_karpenter = any(g.capacity_provider == "karpenter" for g in s.gpu_node_groups)
+        uses_karpenter = needs_karpenter(s.gpu_node_groups)
 
         self.cluster: Cluster = Cluster(
             f"{name}-{CLUSTER_CHILD}",

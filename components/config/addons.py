@@ -9,8 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from ..catalog import cluster_autoscaler as ca_chart
-from ..catalog import gpu_operator as chart
+from ..catalog.charts import CLUSTER_AUTOSCALER, GPU_OPERATOR
 from .charts import pinned_chart_version
 from .errors import KeyedProblems
 from .fields import (
@@ -43,7 +42,7 @@ class GpuOperatorSettings(_Model):
         ),
     )
     chart_version: str = Field(
-        chart.DEFAULT_CHART_VERSION,
+        GPU_OPERATOR.default,
         **doc(
             "gpu-operator chart version: `v25.3.1`, `v25.10.1` or `v26.7.0` (the versions validated here). Stacks "
             "pin it explicitly. NVIDIA no longer supports v25.3.x and v25.10.x (its platform-support page): "
@@ -92,7 +91,7 @@ class GpuOperatorSettings(_Model):
     @field_validator("chart_version")
     @classmethod
     def _known_chart(cls, value: str, info: ValidationInfo) -> str:
-        return pinned_chart_version(value, info, chart.SUPPORTED_CHART_VERSIONS, "the", "v26.7.0")
+        return pinned_chart_version(value, info, GPU_OPERATOR.versions, "the", "v26.7.0")
 
     @model_validator(mode="after")
     def _cdi_keeps_the_device_list_strategy(self) -> GpuOperatorSettings:
@@ -142,7 +141,7 @@ class AutoscalerSettings(_Model):
         ),
     )
     chart_version: str = Field(
-        ca_chart.DEFAULT_AUTOSCALER_CHART_VERSION,
+        CLUSTER_AUTOSCALER.default,
         **doc(
             "cluster-autoscaler chart version; `9.59.0` is the one validated here. Stacks pin it explicitly.",
             type="string",
@@ -162,9 +161,7 @@ class AutoscalerSettings(_Model):
     @field_validator("chart_version")
     @classmethod
     def _known_chart(cls, value: str, info: ValidationInfo) -> str:
-        return pinned_chart_version(
-            value, info, ca_chart.AUTOSCALER_CHART_VERSIONS, "the cluster-autoscaler chart", "9.59.0"
-        )
+        return pinned_chart_version(value, info, CLUSTER_AUTOSCALER.versions, "the cluster-autoscaler chart", "9.59.0")
 
 
 def _addon_version(value: str) -> str:

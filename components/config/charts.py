@@ -1,5 +1,6 @@
 """Pinned Helm chart versions: the rule that picks a validated version (or, by explicit opt-in, any
-version shaped like one) and the warning the components log for an unvalidated one."""
+version shaped like one). The pins are ``catalog/charts.py``'s; the components log an unvalidated
+version's warning (``ChartPin.unvalidated_warning``)."""
 
 from __future__ import annotations
 
@@ -25,15 +26,3 @@ def pinned_chart_version(value: str, info: ValidationInfo, validated: Iterable[s
     if not re.fullmatch(rf"{prefix}\d+\.\d+\.\d+([-+][\w.]+)?", value, re.ASCII):
         raise ValueError(f"a chart version such as {example}")
     return value
-
-
-def unvalidated_chart_warning(chart_name: str, version: str, validated: Iterable[str]) -> str | None:
-    """The warning for a chart ``version`` outside ``validated`` (allowed only with
-    ``allowUnvalidatedChartVersion``), or None. The components log it on their resource."""
-    versions = list(validated)
-    if version in versions:
-        return None
-    return (
-        f"{chart_name} chart {version} is not one this library was validated against "
-        f"({', '.join(versions)}); its values paths are unchecked."
-    )

@@ -13,7 +13,7 @@ Every value reaches a real consumer, and each rule here names it:
   storage disks found!" and exits 0: the setting would silently do nothing, so a group with a type
   that has none (g5g: catalog/storage.py) is refused.
 * ``rootVolumeThroughput``, ``rootVolumeIops``: the gp3 root volume of the launch template
-  (nodegroups/managed.py). Ranges from botocore 1.44.5 ``ec2`` LaunchTemplateEbsBlockDeviceRequest
+  (blocks/managed.py). Ranges from botocore 1.44.5 ``ec2`` LaunchTemplateEbsBlockDeviceRequest
   (Throughput "Minimum value of 125. Maximum value of 2,000"; Iops "gp3: 3,000 - 80,000 IOPS"); the
   ratios from the EBS User Guide, "General Purpose SSD volumes" (gp3: at most 0.25 MiB/s of
   throughput per provisioned IOPS, at most 500 IOPS per GiB). EC2 applies 125 MiB/s and 3,000 IOPS

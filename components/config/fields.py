@@ -312,7 +312,7 @@ def kubernetes_version_problem(value: str, today: Any) -> str | None:
     """Why the library cannot render ``value`` (not a version, or one the EKS calendar in the catalog
     does not hold), or None. ``today`` only names the versions EKS supports in the message: a date
     never turns a version the library renders into an error (a stack that rendered yesterday renders
-    today). A version past its extended support is a warning (config/warnings.py), and preflight fails
+    today). A version past its extended support is a warning (check/warnings.py), and preflight fails
     a new cluster at it (EKS creates none)."""
     usable = ", ".join(supported_kubernetes_versions(today))
     m = catalog.KUBERNETES_VERSION_PATTERN.fullmatch(value)

@@ -341,6 +341,11 @@ class GpuNodeGroupSettings(_Model):
     )
 
     @property
+    def provider(self) -> capacity_provider.CapacityProvider:
+        """What launches the group's nodes (``capacityProvider``): the facts that differ per provider."""
+        return capacity_provider.PROVIDERS[self.capacity_provider]
+
+    @property
     def sharing(self) -> SharingSettings:
         """The group's sharing profile settings: ``mps`` when given, else ``timeSlicing``."""
         return self.mps if self.mps is not None else self.time_slicing
@@ -374,11 +379,10 @@ class GpuNodeGroupSettings(_Model):
             self.shared_devices_allocation_policy,
         )
         # The capacity provider's rules, reported with the sharing ones (every problem at once).
-        if self.capacity_provider == capacity_provider.KARPENTER:
-            problems += capacity_provider.karpenter_group_problems(
-                self.scaling.min_size, self.scaling.desired_size, self.labels, self.disk_size_gib
-            )
-        problems += repair_problems(self.repair, self.capacity_provider)
+        problems += capacity_provider.provider_problems(
+            self.provider, self.scaling.min_size, self.scaling.desired_size, self.labels, self.disk_size_gib
+        )
+        problems += repair_problems(self.repair, self.provider)
         problems += multinode.multinode_problems(self)
         if problems:
             raise KeyedProblems(problems)

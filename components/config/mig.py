@@ -2,7 +2,7 @@
 
 The strategy stays the group's existing ``migStrategy`` key (``none`` | ``single`` | ``mixed``): it is
 the chart's ``mig.strategy`` and the device plugin's ``flags.migStrategy``, one value for the whole
-cluster (config/group_rules.py ``gpu_groups_problems``), so it is not repeated inside the block. The
+cluster (check/groups.py ``gpu_groups_problems``), so it is not repeated inside the block. The
 layout is per group. Sources of every rule:
 
 * Profiles, counts, slices and placements: catalog/mig.py (NVIDIA MIG user guide; the chart's

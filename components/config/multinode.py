@@ -219,7 +219,7 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
     ``GpuNodeGroupSettings``, duck-typed: groups.py imports this module)."""
     problems: list[KeyedProblem] = []
     types = list(group.instance_types)
-    karpenter = group.capacity_provider == "karpenter"
+    provider = group.provider
     reservation = group.capacity_reservation
     by_id = reservation is not None and reservation.id is not None
     if group.efa:
@@ -248,7 +248,7 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
         if needs_zone:
             problems.append((("availabilityZone",), None, f"a zone name with {' and '.join(needs_zone)}"))
     problems += _placement_problems(group)
-    if by_id and not karpenter and group.capacity_type != CAPACITY_BLOCK and len(types) != 1:
+    if by_id and not provider.picks_reserved_offerings and group.capacity_type != CAPACITY_BLOCK and len(types) != 1:
         problems.append(
             (
                 ("instanceTypes",),
@@ -266,7 +266,7 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
                 "ec2-capacity-reservations)",
             )
         )
-    if karpenter and reservation is not None and reservation.id is None:
+    if provider.reservation_by_id_only and reservation is not None and reservation.id is None:
         problems.append(
             (
                 ("capacityReservation",),
@@ -297,7 +297,7 @@ _ZONED: tuple[tuple[Any, str], ...] = (
     ),
     (
         lambda g: (
-            g.capacity_provider != "karpenter"
+            not g.provider.picks_reserved_offerings
             and g.capacity_reservation is not None
             and g.capacity_reservation.id is not None
         ),
@@ -355,7 +355,8 @@ def _capacity_block_problems(group: Any, types: list[str]) -> list[KeyedProblem]
             )
         )
     for key, value in (("minSize", group.scaling.min_size), ("desiredSize", group.scaling.desired_size)):
-        if value != 0 and group.capacity_provider != "karpenter":
+        # (A group without an Auto Scaling group keeps no size at all: config/capacity_provider.py.)
+        if value != 0 and group.provider.auto_scaling_group:
             problems.append(
                 (
                     ("scaling", key),
@@ -374,6 +375,4 @@ def efa_enis_taken(group: Any) -> int:
     one, the other cards' are ``efa-only``), one on a Karpenter group (its primary is an
     ``interface``, and card 0's EFA an ``efa-only`` interface beside it: ``catalog.efa.
     karpenter_interfaces``). ``efa-only`` interfaces hold no subnet address either way."""
-    if not group.efa or group.capacity_provider != "karpenter":
-        return 0
-    return efa_catalog.KARPENTER_CARD0_EFA_ONLY
+    return group.provider.efa_enis_taken if group.efa else 0

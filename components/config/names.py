@@ -20,7 +20,7 @@ SYSTEM_SIDE_CHILDREN = (CLUSTER_CHILD, OPERATOR_CHILD, VERIFICATION_CHILD, AUTOS
 #: Declared only when a GPU group uses Karpenter, and reserved only then, so that no configuration
 #: accepted before Karpenter existed is refused now.
 KARPENTER_CHILD = "karpenter"
-#: A node group ``<n>`` declares its launch template as ``<n>-lt`` (nodegroups/managed.py).
+#: A node group ``<n>`` declares its launch template as ``<n>-lt`` (blocks/managed.py).
 LAUNCH_TEMPLATE_SUFFIX = "lt"
 
 

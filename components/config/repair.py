@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
 from ..catalog import node_health as nh
+from .capacity_provider import CapacityProvider
 from .errors import KeyedProblem, KeyedProblems
 from .fields import _Model, doc
 
@@ -234,11 +235,12 @@ _KARPENTER_FIXED = {
 }
 
 
-def repair_problems(repair: Repair, provider: str) -> list[KeyedProblem]:
-    """What a group's repair keys cannot do with its capacity provider: Karpenter's fixed repair
-    (``karpenter_repair_problems``); on a managed node group, ``actions`` and ``waitMinutes``
-    without ``overrides`` (they are the overrides' values: a setting that would do nothing)."""
-    if provider == "karpenter":
+def repair_problems(repair: Repair, provider: CapacityProvider) -> list[KeyedProblem]:
+    """What a group's repair keys cannot do with its capacity provider:
+    Karpenter's fixed repair, one feature gate (``karpenter_repair_problems``); on a managed node
+    group, ``actions`` and ``waitMinutes`` without ``overrides`` (they are the overrides' values: a
+    setting that would do nothing)."""
+    if provider.repair_gate:
         return karpenter_repair_problems(repair)
     if repair.overrides:
         return []

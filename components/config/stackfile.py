@@ -7,7 +7,7 @@ folder itself: the Pulumi CLI's rule (Pulumi docs, "Pulumi.yaml project file ref
 Used where the Pulumi CLI is not in the loop (offline render, preflight, tests). The CLI hands
 a program its config as strings: plain strings as they are, everything else (numbers, booleans,
 lists, maps) JSON-encoded. ``cli_config`` reproduces that, so the program sees the same values
-offline as under ``pulumi up``.
+offline as under ``pulumi up``; ``check.loading.load_stack`` loads a stack's settings from them.
 """
 
 from __future__ import annotations
@@ -17,9 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from .loading import settings_from_config
-from .settings import Settings
 
 
 def find_project_root(start: Path | None = None) -> Path:
@@ -91,10 +88,3 @@ def cli_config(config: dict[str, Any]) -> dict[str, str]:
 def region(config: dict[str, Any]) -> str | None:
     value = config.get("aws:region")
     return str(value) if value else None
-
-
-def load_stack(stack: str, root: Path | None = None) -> tuple[dict[str, Any], Settings]:
-    """The stack file's config map and its settings, validated exactly as the program would
-    (raises StackNotFound, ConfigError), from one read of the file."""
-    config = read_stack_config(stack, root)
-    return config, settings_from_config(cli_config(config), project_name(root), stack)

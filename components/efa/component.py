@@ -1,4 +1,4 @@
-"""``EfaDevicePlugin``: the AWS EFA Kubernetes device plugin (chart.py) on the EFA groups' nodes, so
+"""``EfaDevicePlugin``: the AWS EFA Kubernetes device plugin (catalog/efa.py) on the EFA groups' nodes, so
 pods request ``vpc.amazonaws.com/efa``. Declared by ``composites/declare.py`` only when a group has
 ``efa: true``."""
 
@@ -10,9 +10,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from ..helm import helm_release
+from ..blocks.helm import helm_release
+from ..catalog import efa
+from ..catalog.charts import EFA_DEVICE_PLUGIN
 from ..plan.group import GroupPlan
-from . import chart, values
+from . import values
 
 #: How long Helm waits for the DaemonSet (``helm.helm_release``: atomic, cleanup on failure).
 RELEASE_TIMEOUT_SECONDS = 600
@@ -30,21 +32,17 @@ class EfaDevicePlugin(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EfaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-eks:efa:EfaDevicePlugin", name, None, opts)
-        # The image from the cluster's Region's EKS registry, not the chart's us-west-2 (chart.py).
+        # The image from the cluster's Region's EKS registry, not the chart's us-west-2 (catalog/efa.py).
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         self.values = {
             **values.efa_plugin_values(args.plans),
-            "image": {"repository": region.apply(chart.image_repository)},
+            "image": {"repository": region.apply(efa.image_repository)},
         }
         self.release = helm_release(
             f"{name}-release",
-            release_name=chart.RELEASE_NAME,
-            chart=chart.CHART_NAME,
-            version=chart.CHART_VERSION,
-            repository=chart.CHART_REPOSITORY,
-            namespace=chart.NAMESPACE,
+            EFA_DEVICE_PLUGIN,
             values=self.values,
             timeout_seconds=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
         )
-        self.register_outputs({"releaseName": self.release.name, "chartVersion": chart.CHART_VERSION})
+        self.register_outputs({"releaseName": self.release.name, "chartVersion": EFA_DEVICE_PLUGIN.default})

@@ -1,7 +1,7 @@
 """The EFA device plugin's Helm values, from the group plans: it runs on the EFA groups' nodes only.
 
 The chart's required node affinity is ``<key> In <values>`` for each key of
-``supportedInstanceLabels`` (chart.py); its key here is the library's node-group label and its values
+``supportedInstanceLabels`` (catalog/efa.py); its key here is the library's node-group label and its values
 the EFA groups' names, so the DaemonSet lands on exactly the nodes of ``efa: true`` groups (not on a
 node of the same type in a group without EFA, whose instance has no EFA interface). Its tolerations
 are those of the EFA groups' taints (the chart adds ``CriticalAddonsOnly``).

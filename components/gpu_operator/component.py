@@ -9,19 +9,17 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import gpu_operator as chart
-from ..config import charts
+from ..blocks import coverage
+from ..blocks.coverage import DeclaredGroup
+from ..blocks.helm import helm_release
+from ..catalog.charts import GPU_OPERATOR
+from ..check.groups import gpu_groups_problems
 from ..config.addons import GpuOperatorSettings
 from ..config.errors import describe_problems
-from ..config.group_rules import gpu_groups_problems
-from ..helm import helm_release
-from ..nodegroups.component import GpuNodeGroup
-from . import coverage, values
+from . import values
 
 TYPE_NAME = "gpu-eks:operator:GpuOperator"
 
-#: Helm release name; fixed so the operator's objects have predictable names.
-RELEASE_NAME = "gpu-operator"
 #: Helm waits for the operator, NFD master/gc and workers to be ready. The GPU node groups the
 #: library declares wait for the release (GpuNodeGroupArgs.wait_for), so on a fresh cluster it
 #: installs before any GPU node joins; a later upgrade waits for the workers on every GPU node.
@@ -34,7 +32,7 @@ class GpuOperatorArgs:
     #: Every GPU node group of the cluster: the values (sharing profiles, tolerations for their
     #: taints, placement) are computed from them, so the operator covers exactly these. A group of
     #: the same cluster left out is an error at declaration (``coverage``).
-    gpu_node_groups: Sequence[GpuNodeGroup]
+    gpu_node_groups: Sequence[DeclaredGroup]
     #: Resources to finish first (e.g. the system node group: the operator needs a node). Pulumi
     #: does not pass a component's `depends_on` to its children, so this is an explicit argument.
     wait_for: Sequence[pulumi.Resource] = ()
@@ -75,7 +73,7 @@ class GpuOperator(pulumi.ComponentResource):
             )
         coverage.register_operator(name, args.gpu_node_groups)
         super().__init__(TYPE_NAME, name, None, opts)
-        warning = charts.unvalidated_chart_warning(chart.CHART_NAME, s.chart_version, chart.SUPPORTED_CHART_VERSIONS)
+        warning = GPU_OPERATOR.unvalidated_warning(s.chart_version)
         if warning:
             pulumi.log.warn(warning, resource=self)
         self.values = values.gpu_operator_values(plans, s.chart_version, s.cdi_enabled, args.exporter, s.namespace)
@@ -108,10 +106,8 @@ class GpuOperator(pulumi.ComponentResource):
         # The release depends on the namespace through `namespace=`, hence on `wait_for` too.
         self.release = helm_release(
             f"{name}-release",
-            release_name=RELEASE_NAME,
-            chart=chart.CHART_NAME,
+            GPU_OPERATOR,
             version=s.chart_version,
-            repository=chart.CHART_REPOSITORY,
             namespace=self.namespace.metadata.name,
             values=self.values,
             timeout_seconds=RELEASE_TIMEOUT_SECONDS,

@@ -1,2 +1,2 @@
-"""Karpenter as the capacity provider of GPU node groups (issue 26): the per-group objects
-(``objects``: EC2NodeClass, NodePool, NodeOverlay from a group's plan)."""
+"""Karpenter on a cluster (issue 26): the controller, its IAM, interruption queue and chart values. A
+Karpenter group's own objects are built by ``plan/karpenter.py`` and declared by its ``GpuNodeGroup``."""

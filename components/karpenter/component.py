@@ -1,107 +1,27 @@
 """Karpenter on a cluster: ``Karpenter`` (the controller, its IAM, interruption queue and discovery
-tags: GpuCluster) and ``declare_group_objects`` (a Karpenter group's EC2NodeClass, NodePool and
-NodeOverlay: GpuCluster and GpuCapacity, through ``GpuNodeGroup``). Thin: every document and
-value comes from the pure modules beside this one.
+tags), declared by GpuCluster where a group's nodes are a NodePool's. A group's own EC2NodeClass,
+NodePool and NodeOverlay are its ``GpuNodeGroup``'s (nodegroups/node_pool.py). Thin: every document
+and value comes from the pure modules beside this one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..cluster.iam import managed_policy_arn, partition_of
-from ..helm import helm_release
-from ..plan.group import GroupPlan
-from . import iam, interruption, objects, values
+from ..blocks.helm import helm_release
+from ..blocks.iam import managed_policy_arn, partition_of
+from ..catalog.charts import KARPENTER
+from ..plan.karpenter import DISCOVERY_TAG
+from . import iam, interruption, values
 
 TYPE_NAME = "gpu-eks:karpenter:Karpenter"
 #: Helm waits for the controller Deployment (on the system node group).
 RELEASE_TIMEOUT_SECONDS = 600
-
-
-@dataclass
-class KarpenterTarget:
-    """What a Karpenter group's objects need of the cluster's Karpenter."""
-
-    #: The IAM role (name, not ARN) of the nodes Karpenter launches: EC2NodeClass ``spec.role``.
-    node_role: pulumi.Input[str]
-    #: The ``karpenter.sh/discovery`` tag value of the nodes' subnets and security groups.
-    discovery: pulumi.Input[str]
-    #: The cluster's Kubernetes provider.
-    provider: k8s.Provider
-    #: What must exist first (the Karpenter release: its CRDs).
-    depends_on: Sequence[pulumi.Resource] = ()
-    tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
-
-
-@dataclass
-class GroupObjects:
-    node_class: k8s.apiextensions.CustomResource
-    node_pool: k8s.apiextensions.CustomResource
-    node_overlay: k8s.apiextensions.CustomResource | None
-
-
-def _custom_resource(name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions):
-    return k8s.apiextensions.CustomResource(
-        name,
-        api_version=manifest["apiVersion"],
-        kind=manifest["kind"],
-        metadata=manifest["metadata"],
-        spec=manifest["spec"],
-        opts=opts,
-    )
-
-
-def declare_group_objects(
-    name: str,
-    plan: GroupPlan,
-    target: KarpenterTarget,
-    *,
-    parent: pulumi.Resource,
-    security_groups: Sequence[pulumi.Input[str]] = (),
-    wait_for: pulumi.Input[Sequence[pulumi.Resource]] = (),
-) -> GroupObjects:
-    """``{name}-nodeclass``, ``{name}-nodepool`` and, where the group needs it, ``{name}-overlay``;
-    the EC2NodeClass and the NodePool (what launches nodes) also after ``wait_for``."""
-    opts = pulumi.ResourceOptions(parent=parent, provider=target.provider, depends_on=list(target.depends_on))
-    launching = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=wait_for))
-    # An existing placement group (placementGroup) by its name; placement: cluster creates one.
-    placement_group = plan.settings.placement_group
-    if plan.settings.placement == "cluster":
-        # Karpenter resolves it by name (EC2NodeClass placementGroupSelector; its controller policy
-        # allows ec2:DescribePlacementGroups and RunInstances on placement-group/*).
-        placement_group = aws.ec2.PlacementGroup(
-            f"{name}-placement",
-            strategy="cluster",
-            tags=dict(target.tags),
-            opts=pulumi.ResourceOptions(parent=parent),
-        ).name
-    node_class = _custom_resource(
-        f"{name}-nodeclass",
-        objects.ec2_node_class(
-            plan,
-            role=target.node_role,
-            discovery=target.discovery,
-            tags=target.tags,
-            placement_group=placement_group,
-            security_groups=security_groups,
-        ),
-        launching,
-    )
-    node_pool = _custom_resource(
-        f"{name}-nodepool",
-        objects.node_pool(plan),
-        pulumi.ResourceOptions.merge(launching, pulumi.ResourceOptions(depends_on=[node_class])),
-    )
-    overlay = (
-        _custom_resource(f"{name}-overlay", objects.node_overlay(plan), opts) if objects.needs_overlay(plan) else None
-    )
-    return GroupObjects(node_class, node_pool, overlay)
 
 
 @dataclass
@@ -155,10 +75,7 @@ class Karpenter(pulumi.ComponentResource):
         self._controller(name, args, tags, child, partition, region, account)
         self.release = helm_release(
             f"{name}-release",
-            release_name=values.RELEASE_NAME,
-            chart=values.CHART,
-            version=values.CHART_VERSION,
-            namespace=values.NAMESPACE,
+            KARPENTER,
             values=self.values,
             timeout_seconds=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.wait_for, *interruption_ready]),
@@ -169,7 +86,7 @@ class Karpenter(pulumi.ComponentResource):
                 "nodeRoleName": self.node_role.name,
                 "interruptionQueue": self.queue.name,
                 "releaseName": self.release.name,
-                "chartVersion": values.CHART_VERSION,
+                "chartVersion": KARPENTER.default,
                 "nodeOverlay": args.node_overlay,
                 "nodeRepair": args.node_repair,
             }
@@ -255,7 +172,7 @@ class Karpenter(pulumi.ComponentResource):
 
     def _discovery_tags(self, name: str, args: KarpenterArgs, child: pulumi.ResourceOptions) -> None:
         """karpenter.sh/discovery on the cluster security group and the subnets given here."""
-        tag_args = {"key": objects.DISCOVERY_TAG, "value": args.cluster_name}
+        tag_args = {"key": DISCOVERY_TAG, "value": args.cluster_name}
         aws.ec2.Tag(f"{name}-discovery-sg", resource_id=args.cluster_security_group_id, **tag_args, opts=child)
         subnets = pulumi.Output.from_input(args.subnet_ids)
         for i in range(args.subnet_count):

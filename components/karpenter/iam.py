@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..cluster import iam as cluster_iam
+from ..blocks import iam as cluster_iam
 from .values import NAMESPACE, SERVICE_ACCOUNT
 
 #: The node role's managed policies (cloudformation.yaml KarpenterNodeRole ManagedPolicyArns).

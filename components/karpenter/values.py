@@ -1,11 +1,5 @@
-"""The Karpenter chart (1.14.1) and its values, from the settings and the group plans.
-
-Chart: ``oci://public.ecr.aws/karpenter/karpenter`` 1.14.1, published from
-aws/karpenter-provider-aws 1d927085dd81a9df9301e613f371dac5b4d16bfe (charts/karpenter; its
-values.yaml and CRDs are in ../shared/reference/karpenter/1.14.1). Helm installs the chart's
-CRDs (its crds/ folder) on install; upgrades of the CRDs are the karpenter-crd chart's job, so a
-later chart version is a documented, manual step (UPGRADING.md) rather than a silent one.
-"""
+"""The Karpenter chart's values (the chart is pinned in ``catalog.charts.KARPENTER``), from the
+settings and the group plans."""
 
 from __future__ import annotations
 
@@ -13,17 +7,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..catalog import labels
+from ..catalog.charts import KARPENTER
 from ..config.capacity_provider import karpenter_replicas
+from ..plan import karpenter as objects
 from ..plan.group import GroupPlan
-from . import objects
 
-CHART = "oci://public.ecr.aws/karpenter/karpenter"
-CHART_VERSION = "1.14.1"
-#: The release, its namespace and ServiceAccount: Karpenter's getting-started guide installs in
-#: kube-system (KARPENTER_NAMESPACE=kube-system); the chart names the ServiceAccount after its
-#: fullname, ``karpenter`` (templates/_helpers.tpl karpenter.serviceAccountName).
-RELEASE_NAME = "karpenter"
-NAMESPACE = "kube-system"
+#: The controller's namespace (its chart's) and ServiceAccount: the chart names the ServiceAccount
+#: after its fullname, ``karpenter`` (templates/_helpers.tpl karpenter.serviceAccountName).
+NAMESPACE = KARPENTER.namespace
 SERVICE_ACCOUNT = "karpenter"
 #: IRSA: the role the ServiceAccount's pods assume (EKS pod identity webhook).
 ROLE_ANNOTATION = "eks.amazonaws.com/role-arn"
@@ -35,16 +26,16 @@ def node_overlay_needed(plans: Iterable[GroupPlan]) -> bool:
     values ``settings.featureGates.nodeOverlay``). Without it Karpenter ignores NodeOverlays and
     counts EC2's GPUs: one node per shared-slot pod, or none for a renamed resource or a vGPU slice
     (see tests/test_karpenter_scheduling.py)."""
-    return any(p.settings.capacity_provider == "karpenter" and objects.needs_overlay(p) for p in plans)
+    return any(p.provider.node_pool and objects.needs_overlay(p) for p in plans)
 
 
 def node_repair_needed(plans: Iterable[GroupPlan]) -> bool:
     """Whether Karpenter repairs its nodes: the controller's ``nodeRepair`` feature gate (alpha,
     off by default: chart values ``settings.featureGates.nodeRepair``), on when the Karpenter
     groups' ``repair.enabled`` is (one gate for every NodePool: the settings refuse groups that
-    disagree, ``config.group_rules``). What it does: ``catalog.node_health`` (replace after 10
+    disagree, ``check.groups``). What it does: ``catalog.node_health`` (replace after 10
     minutes, paused above 20% of a NodePool, forced drain)."""
-    return any(p.settings.capacity_provider == "karpenter" and p.repair.enabled for p in plans)
+    return any(p.provider.node_pool and p.repair.enabled for p in plans)
 
 
 def controller_affinity() -> dict[str, Any]:
@@ -69,7 +60,7 @@ def reserved_capacity_needed(plans: Iterable[GroupPlan]) -> bool:
     the controller's ``reservedCapacity`` feature gate (beta, on by default in 1.14.1: chart values
     ``settings.featureGates.reservedCapacity``), then set explicitly, so a chart whose default
     changes cannot turn it off under the group."""
-    return any(p.settings.capacity_provider == "karpenter" and p.settings.capacity_reservation for p in plans)
+    return any(p.provider.node_pool and p.settings.capacity_reservation for p in plans)
 
 
 def karpenter_values(

@@ -34,10 +34,10 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.util import camel_case
 from pulumi.resource import ComponentResource
 
+from ..check.loading import load_settings
+from ..check.settings import Settings
 from ..composites import gpu_cluster
 from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem
-from ..config.loading import load_settings
-from ..config.settings import Settings
 from ..version import package_version, semver
 from .inputs import GpuClusterInputs
 

@@ -1,8 +1,6 @@
-"""EKS managed node groups: the shared launch-template + node-group pair, and the GPU node group.
-
-Both the system node group and the GPU node groups are ``aws.eks.NodeGroup`` with a launch
-template this library owns (rather than pulumi-eks's ManagedNodeGroup), so that the user data,
-IMDS settings and root volume are declared here, visible in previews and tested under mocks.
+"""The GPU node group (``GpuNodeGroup``): one group's nodes from its plan, a managed node group
+(``blocks/managed.py``, with the group's ASG tags and multi-node resources) or, where its capacity
+provider's nodes are a NodePool's, the Karpenter objects (``node_pool.py``).
 """
 
 from __future__ import annotations
@@ -14,28 +12,35 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..blocks import coverage
+from ..blocks.managed import ManagedNodeGroupSpec, declare_managed_node_group
 from ..config.groups import GpuNodeGroupSettings
 from ..config.isolation import ENFORCED, IsolationName
-from ..gpu_operator import coverage
-from ..karpenter import objects as karpenter_objects
-from ..karpenter.component import GroupObjects, KarpenterTarget, declare_group_objects
-from ..plan import asg
+from ..plan import asg, multinode
+from ..plan import karpenter as karpenter_objects
 from ..plan.group import GroupPlan, plan_group
-from . import multinode
-from .managed import ManagedNodeGroupSpec, declare_managed_node_group
+from .node_pool import GroupObjects, KarpenterTarget, declare_group_objects
 
 TYPE_PREFIX = "gpu-eks:nodegroup"
 
 
 @dataclass
 class GpuNodeGroupArgs:
-    settings: GpuNodeGroupSettings
     #: The EKS cluster's name: a string, or an Output (e.g. ``GpuCluster.cluster.cluster_name``).
     #: The cluster's GpuOperator must cover this group (``coverage``): declare the group first and
     #: pass it to the operator.
     cluster_name: pulumi.Input[str]
     node_role_arn: pulumi.Input[str]
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    #: The group's plan, made once with the cluster's inputs by whoever composes the cluster: an
+    #: entry of ``Settings.plans`` or ``GpuCapacitySettings.plans`` (for a group of your own,
+    #: ``load_capacity_settings({...}).plans[0]`` with your cluster's keys). Every component of the
+    #: cluster reads this one plan; nothing plans the group again.
+    plan: GroupPlan | None = None
+    #: Instead of ``plan``: the group's settings, planned here (``plan_group(settings,
+    #: isolation=isolation)``): with no add-on's DaemonSet pods counted on its nodes (the CloudWatch
+    #: pipeline's, the node monitoring agent's), which only the cluster's settings know.
+    settings: GpuNodeGroupSettings | None = None
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     #: Tag the group's Auto Scaling group for this EKS cluster's Cluster Autoscaler (discovery and
     #: scale-from-zero template tags, ``asg.asg_tags``). None: no CA tags.
@@ -45,14 +50,26 @@ class GpuNodeGroupArgs:
     kubernetes_version: str | None = None
     #: The cluster's Karpenter, for a ``capacityProvider: karpenter`` group (required there).
     karpenter: KarpenterTarget | None = None
-    #: The cluster's ``gpuOperator.isolation`` (config/isolation.py): the container-toolkit settings
-    #: of the nodes' boot stage. The cluster's GpuOperator refuses a group whose value is not its own.
+    #: With ``settings``: the cluster's ``gpuOperator.isolation`` (config/isolation.py), the
+    #: container-toolkit settings of the nodes' boot stage (a plan carries its own). The cluster's
+    #: GpuOperator refuses a group whose value is not its own.
     isolation: IsolationName = ENFORCED
     #: What launches nodes (the managed node group; a Karpenter group's EC2NodeClass and NodePool)
     #: waits for: the cluster's gpu-operator release (``declare_gpu_capacity`` passes it), so that no
     #: node with new toolkit settings registers before the device plugin hands out what they honour.
     #: An Output is allowed (the release is declared after the groups it covers).
     wait_for: pulumi.Input[Sequence[pulumi.Resource]] = ()
+
+    def group_plan(self) -> GroupPlan:
+        """``plan``, or the plan of ``settings``; a TypeError unless exactly one is given."""
+        if (self.plan is None) == (self.settings is None):
+            raise TypeError(
+                "GpuNodeGroupArgs: give plan (the group's plan, e.g. an entry of Settings.plans) or settings, "
+                f"not {'both' if self.plan is not None else 'neither'}"
+            )
+        if self.plan is not None:
+            return self.plan
+        return plan_group(self.settings, isolation=self.isolation)
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -62,11 +79,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
     group's taints, through a nodeadm NodeConfig in the launch template's user data.
     """
 
-    #: The validated settings the group was declared from.
-    settings: GpuNodeGroupSettings
-    #: Everything derived from them (``plan.group``): the operator, the autoscaler and the
-    #: verification read the group's plan from here.
+    #: The group's one plan (``GpuNodeGroupArgs.plan``): the operator, the autoscaler, the
+    #: verification, the teams and the observability read it from here.
     plan: GroupPlan
+    #: The validated settings it was made from (``plan.settings``).
+    settings: GpuNodeGroupSettings
     #: The managed node group and its launch template (None for a Karpenter group).
     node_group: aws.eks.NodeGroup | None
     launch_template: aws.ec2.LaunchTemplate | None
@@ -91,11 +108,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
     placement_group: aws.ec2.PlacementGroup | None
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
+        plan = self.plan = args.group_plan()
+        s = self.settings = plan.settings
         # Before anything is declared: a group its cluster's operator does not cover is an error.
         coverage.register_node_group(name, self, args.cluster_name)
         super().__init__(f"{TYPE_PREFIX}:GpuNodeGroup", name, None, opts)
-        s = self.settings = args.settings
-        plan = self.plan = plan_group(s, isolation=args.isolation)
         self.node_selector = dict(plan.node_labels)
         self.tolerations = [dict(t) for t in plan.tolerations]
         self.gpus_per_node = plan.gpus_per_node
@@ -106,12 +123,13 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.asg_tags = {}
         self.karpenter_objects = None
         self.efa_security_group = self.placement_group = None
-        if s.capacity_provider == "karpenter":
+        # The one branch on the capacity provider: which resources are the group's nodes.
+        if plan.provider.node_pool:
             self._declare_karpenter(name, args)
             return
-        subnet_ids, multinode_spec = args.subnet_ids, {}
+        subnet_ids, launch_template_data = args.subnet_ids, {}
         if multinode.is_multinode(s):
-            subnet_ids, multinode_spec = self._declare_multinode(name, args)
+            subnet_ids, launch_template_data = self._declare_multinode(name, args)
         spec = ManagedNodeGroupSpec(
             ami_type=plan.ami_type,
             instance_types=s.instance_types,
@@ -124,7 +142,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             root_volume_throughput=s.cold_start.root_volume_throughput,
             root_volume_iops=s.cold_start.root_volume_iops,
             node_repair_config=plan.repair.node_repair_config(),
-            **multinode_spec,
+            launch_template_data=launch_template_data,
         )
         self.launch_template, self.node_group = declare_managed_node_group(
             name,
@@ -165,40 +183,36 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
 
     def _declare_multinode(self, name: str, args: GpuNodeGroupArgs) -> tuple[Any, dict[str, Any]]:
-        """A multi-node group's own resources (``nodegroups.multinode``): with ``efa`` the EFA
-        security group ``{name}-efa`` (self-referencing all-traffic rules) on every EFA interface
-        beside the cluster security group, with ``placement: cluster`` the placement group
-        ``{name}-placement`` (``placementGroup``: the existing one by name); the subnets narrowed to
-        ``availabilityZone``. Returns the node group's
-        subnets and the ManagedNodeGroupSpec's multi-node fields."""
+        """A multi-node group's own resources (``plan.multinode``): with ``efa`` the EFA security group
+        ``{name}-efa`` (self-referencing all-traffic rules) on every EFA interface beside the cluster
+        security group, with ``placement: cluster`` the placement group ``{name}-placement``
+        (``placementGroup``: the existing one by name); the subnets narrowed to ``availabilityZone``.
+        Returns the node group's subnets and its launch template's additions: the plan's, with the
+        interfaces and the placement group."""
         s, opts = self.settings, pulumi.ResourceOptions(parent=self)
         tags = {**args.tags, "gpu-eks/node-group": s.name}
-        spec: dict[str, Any] = {
-            "capacity_reservation": multinode.capacity_reservation_specification(s),
-            "market_options": multinode.instance_market_options(s),
-            "launch_template_instance_type": multinode.launch_template_instance_type(s),
-        }
+        data: dict[str, Any] = dict(self.plan.launch_template_data)
         if s.efa:
             # The cluster's VPC and the security group EKS puts on nodes whose launch template names none.
             cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self))
             sg = self._declare_efa_security_group(name, cluster.vpc_config.vpc_id, tags)
             groups = [cluster.vpc_config.cluster_security_group_id, sg.id]
-            spec["network_interfaces"] = multinode.network_interfaces(s.instance_types[0], groups)
+            data["NetworkInterfaces"] = multinode.network_interfaces(s.instance_types[0], groups)
         if s.placement == multinode.CLUSTER_STRATEGY:
             self.placement_group = aws.ec2.PlacementGroup(
                 f"{name}-placement", strategy=multinode.CLUSTER_STRATEGY, tags=tags, opts=opts
             )
-            spec["placement_group_name"] = self.placement_group.name
+            data["Placement"] = {"GroupName": self.placement_group.name}
         elif s.placement_group is not None:
-            spec["placement_group_name"] = s.placement_group
+            data["Placement"] = {"GroupName": s.placement_group}
         subnet_ids = args.subnet_ids
         if s.availability_zone is not None:
             subnet_ids = subnets_in_zone(self, args.subnet_ids, s.availability_zone, s.name)
-        return subnet_ids, spec
+        return subnet_ids, data
 
     def _declare_efa_security_group(self, name: str, vpc_id: Any, tags: Mapping[str, Any]) -> aws.ec2.SecurityGroup:
         """``{name}-efa``: the EFA security group of the group's nodes, one ingress and one egress rule,
-        all traffic to and from itself (nodegroups/multinode.py)."""
+        all traffic to and from itself (plan/multinode.py)."""
         opts = pulumi.ResourceOptions(parent=self)
         sg = self.efa_security_group = aws.ec2.SecurityGroup(
             f"{name}-efa",

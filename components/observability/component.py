@@ -22,7 +22,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..cluster.iam import managed_policy_arn, partition_of
+from ..blocks.iam import managed_policy_arn, partition_of
 from ..config.addons import ObservabilitySettings
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan

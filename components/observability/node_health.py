@@ -52,7 +52,7 @@ def paused_expr(plan: GroupPlan) -> str:
     policy = plan.repair
     unhealthy, nodes = unhealthy_expr(plan.name), nodes_expr(plan.name)
     kind, n = policy.unhealthy_bound or ("eks", nh.EKS_DEFAULT_UNHEALTHY_PERCENT)
-    if kind == "karpenter":
+    if kind == "percentUp":
         return f"{unhealthy} > ceil({nodes} * {n / 100})"
     if kind == "percent":
         return f"{unhealthy} > {nodes} * {n / 100}"

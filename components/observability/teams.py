@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..catalog.labels import QUOTA_REQUESTS_PREFIX
 from ..config.teams import TeamSettings
-from ..teams.objects import QUOTA_REQUESTS_PREFIX
 from .rules import kube_state_metrics_name
 
 #: Name of the teams' rule group (in the same PrometheusRule as the shared-GPU alerts).

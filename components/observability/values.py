@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cluster import iam as cluster_iam
+from ..blocks import iam as cluster_iam
 from ..config.addons import ObservabilitySettings
 
 #: The EKS add-on.

@@ -26,7 +26,7 @@ Pure functions, no Pulumi. Every rule follows kubernetes/autoscaler at tag
   g4dn.2xlarge, needs no tag: CA's template is that type.) With nodes running, CA copies a
   running node instead (processors/nodeinfosprovider/mixed_nodeinfos_processor.go), whatever its
   size: no tag can steer that (docs/cluster-autoscaler.md). The settings warn
-  only where the tags are written (config/warnings.py).
+  only where the tags are written (check/warnings.py).
 """
 
 from __future__ import annotations

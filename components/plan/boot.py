@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..catalog import labels
 from ..catalog import mig as mig_catalog
+from ..config.capacity_provider import CapacityProvider
 from ..config.groups import Taint
 from ..config.isolation import ENFORCED, ISOLATIONS
 
@@ -42,11 +43,6 @@ PENDING_TAINT = Taint(key=labels.BOOT_STAGE_KEY, value="pending", effect="NoSche
 FAILED_TAINT_KEY = labels.BOOT_STAGE_FAILED_KEY
 #: The label it registers with then (``kubectl get nodes -l gpu-eks.io/boot-stage=failed``).
 FAILED_LABEL = labels.BOOT_STAGE_KEY
-#: Karpenter's startup taint, in its NodeConfig's ``registerWithTaints`` (kubernetes-sigs/karpenter
-#: v1.14.1 pkg/apis/v1/taints.go ``UnregisteredNoExecuteTaint``; aws/karpenter-provider-aws v1.14.1
-#: pkg/providers/amifamily/resolver.go, bootstrap/nodeadm.go ``generateInlineKubeletConfiguration``).
-#: A ``--register-with-taints`` flag wins over the config file, so ours repeat it.
-KARPENTER_UNREGISTERED = Taint(key="karpenter.sh/unregistered", effect="NoExecute")
 #: Exit status of a failed stage on the first boot: the unit counts it as success
 #: (``SuccessExitStatus=``), so kubelet starts and registers the node with the failure taint.
 FIRST_BOOT_FAILURE_STATUS = 3
@@ -133,9 +129,11 @@ After={UNIT_NAME}
 """
 
 
-def registration_taints(taints: Sequence[Taint], karpenter: bool) -> tuple[Taint, ...]:
-    """The taints a node of a group with ``taints`` registers with once its stage succeeded."""
-    return (*taints, *((KARPENTER_UNREGISTERED,) if karpenter else ()))
+def registration_taints(taints: Sequence[Taint], provider: CapacityProvider) -> tuple[Taint, ...]:
+    """The taints a node of a group with ``taints`` registers with once its stage succeeded: the
+    provider's startup taints too (a ``--register-with-taints`` flag wins over the config file the
+    provider writes them in, so ours repeat them)."""
+    return (*taints, *provider.startup_taints)
 
 
 _SCRIPT = r"""#!/bin/bash
@@ -338,19 +336,20 @@ def boot_stage(
     gpu: mig_catalog.MigGpu | None,
     layout: Mapping[str, int] | None,
     taints: Sequence[Taint],
-    karpenter: bool,
+    provider: CapacityProvider,
     toolkit: Sequence[tuple[str, str]] = ENFORCED_TOOLKIT_SETTINGS,
 ) -> BootStage:
     """The boot stage of a group of ``gpus`` GPUs per node, with ``layout`` (profile -> count per
-    GPU) on each ``gpu`` (None, None: no MIG), whose nodes register with ``taints`` (and Karpenter's
-    startup taint when ``karpenter``). A Karpenter node does not reboot for a pending MIG mode: a
-    reboot before kubelet can outlast Karpenter's 15-minute registration limit, after which Karpenter
-    deletes the NodeClaim and terminates the instance (kubernetes-sigs/karpenter v1.14.1
-    pkg/controllers/nodeclaim/lifecycle/liveness.go ``registrationTimeout``): it fails closed instead
-    (docs/node-boot-stage.md). ``isolate`` sets the toolkit keys of ``toolkit``."""
+    GPU) on each ``gpu`` (None, None: no MIG), whose nodes register with ``taints`` (and the
+    ``provider``'s startup taints). A Karpenter node does not reboot for a pending MIG mode
+    (``reboots_before_registering``): a reboot before kubelet can outlast Karpenter's 15-minute
+    registration limit, after which Karpenter deletes the NodeClaim and terminates the instance
+    (kubernetes-sigs/karpenter v1.14.1 pkg/controllers/nodeclaim/lifecycle/liveness.go
+    ``registrationTimeout``): it fails closed instead (docs/node-boot-stage.md). ``isolate`` sets the
+    toolkit keys of ``toolkit``."""
     creation = mig_creation(gpu, layout) if gpu is not None and layout is not None else ()
-    registered = registration_taints(taints, karpenter)
-    script = script_text(gpus, creation, registered, reboot=not karpenter, toolkit=toolkit)
+    registered = registration_taints(taints, provider)
+    script = script_text(gpus, creation, registered, reboot=provider.reboots_before_registering, toolkit=toolkit)
     unit, drop_in = unit_text(), kubelet_drop_in_text()
     part = (
         "#!/bin/bash\n"

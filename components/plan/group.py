@@ -9,11 +9,11 @@ itself:
 * the gpu-operator values (``gpu_operator.values``): the sharing profile and its device-plugin
   config file, the taints to tolerate, the MIG strategy;
 * the boot stage (``plan.boot``) in the user data: the toolkit isolation and the MIG layout;
-* the Cluster Autoscaler (``plan.asg``, ``autoscaler.rules``): the node-template tags that let
+* the Cluster Autoscaler (``plan.asg``, ``check.autoscaler``): the node-template tags that let
   it build a template node of the group at zero nodes;
 * the verification (``verification.jobs``): the node selector, tolerations, resource name and how
   many pods one node must run at once;
-* the settings rules across groups (``config.settings``) and the warnings, and the stack outputs.
+* the settings rules across groups (``check.settings``) and the warnings, and the stack outputs.
 
 A new sharing mode or GPU family is a change here (and in the catalog and the settings models),
 not in every component. A plan is frozen and its top-level maps are read-only views: copy them
@@ -31,13 +31,14 @@ from .. import catalog
 from ..catalog import efa as efa_catalog
 from ..catalog import labels
 from ..catalog import mig as mig_catalog
-from ..config import capacity_provider, multinode
+from ..config.capacity_provider import CapacityProvider
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.isolation import ENFORCED, ISOLATIONS
 from ..config.mig import gpu_layout
+from ..config.multinode import efa_enis_taken
 from ..config.sharing import Mps
-from . import asg, boot, device_plugin, placement, userdata
+from . import asg, boot, device_plugin, multinode, placement, userdata
 from .repair import RepairPolicy, repair_policy
 
 #: The extended resource a renamed profile advertises instead of ``nvidia.com/gpu``
@@ -113,13 +114,21 @@ class GroupPlan:
     taints: tuple[Taint, ...]
     #: One toleration per taint: what a pod needs to land on the group.
     tolerations: tuple[Mapping[str, str], ...]
-    #: The launch template's user data: base64 MIME with the nodeadm NodeConfig.
+    #: The user data as the group's capacity provider is sent it (``userdata.group_user_data``): a
+    #: managed node group's launch template takes base64 MIME with the nodeadm NodeConfig and the boot
+    #: stage; a Karpenter group's EC2NodeClass the MIME text, without what Karpenter writes itself.
     user_data: str
+    #: What EC2's 16 KB user data limit counts of it (``userdata.GroupUserData.size``).
+    user_data_bytes: int
     #: Cluster Autoscaler node-template tags of the group's ASG (labels, taints, resources),
     #: without the discovery tags (those name the cluster: ``plan.asg.asg_tags``).
     node_template_tags: Mapping[str, str]
+    #: A managed node group's launch template additions of its multi-node settings, in EC2's
+    #: ``LaunchTemplateData`` shape (``plan.multinode.launch_template_data``); empty without them and
+    #: for a Karpenter group (its EC2NodeClass carries its own: plan/karpenter.py).
+    launch_template_data: Mapping[str, Any]
     #: The boot stage of its nodes (plan/boot.py): toolkit isolation, the MIG layout. Its
-    #: cloud-init part is in ``user_data``; a Karpenter group's EC2NodeClass carries it too.
+    #: cloud-init part is in ``user_data``, for either provider.
     boot: boot.BootStage | None = None
     #: The MIG layout of each GPU (profile -> slices), None without ``mig``.
     mig_layout: Mapping[str, int] | None = None
@@ -133,6 +142,11 @@ class GroupPlan:
     @property
     def name(self) -> str:
         return self.settings.name
+
+    @property
+    def provider(self) -> CapacityProvider:
+        """What launches the group's nodes (``config.capacity_provider``): the facts that differ per provider."""
+        return self.settings.provider
 
     @property
     def sharing(self) -> SharingSettings:
@@ -278,15 +292,14 @@ def plan_group(
     }
     taints = tuple(group.taints)
     efa_devices = efa_catalog.efa_devices(group.instance_types[0]) if group.efa else 0
-    enis_taken = multinode.efa_enis_taken(group)
+    enis_taken = efa_enis_taken(group)
     mig_gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
     stage = boot.boot_stage(
-        instance.gpus,
-        mig_gpu,
-        layout,
-        taints,
-        karpenter=group.capacity_provider == capacity_provider.KARPENTER,
-        toolkit=ISOLATIONS[isolation].toolkit_settings,
+        instance.gpus, mig_gpu, layout, taints, group.provider, toolkit=ISOLATIONS[isolation].toolkit_settings
+    )
+    # Registered with the stage's pending taint, which only a stage that succeeded takes away.
+    user_data = userdata.group_user_data(
+        group.provider, node_labels, stage.pending, group.cold_start, [stage.user_data_part]
     )
     return GroupPlan(
         settings=group,
@@ -308,10 +321,8 @@ def plan_group(
         node_labels=_frozen(node_labels),
         taints=taints,
         tolerations=tuple(placement.tolerations_for(taints)),
-        # Registered with the stage's pending taint, which only a stage that succeeded takes away.
-        user_data=userdata.render_user_data(
-            [userdata.gpu_node_config(node_labels, stage.pending, group.cold_start)], [stage.user_data_part]
-        ),
+        user_data=user_data.sent,
+        user_data_bytes=user_data.size,
         node_template_tags=_frozen(
             asg.node_template_tags(
                 node_labels,
@@ -321,6 +332,7 @@ def plan_group(
             )
             | asg.hugepages_tags(efa_devices)
         ),
+        launch_template_data=_frozen(multinode.launch_template_data(group)),
         boot=stage,
         mig_layout=_frozen(layout) if layout is not None else None,
         efa_devices=efa_devices,

@@ -12,7 +12,6 @@ from types import MappingProxyType
 from typing import Any
 
 from ..catalog import node_health as nh
-from ..config.capacity_provider import KARPENTER
 from ..config.groups import GpuNodeGroupSettings
 
 #: What happens to a fault the agent only reports as an event (``nh.EVENT_ONLY_REASONS``) or that
@@ -25,15 +24,18 @@ class RepairPolicy:
     """What node repair does to a node of the group, per fault of the node monitoring agent."""
 
     group: str
-    #: ``managedNodeGroup`` or ``karpenter``.
-    provider: str
+    #: Who repairs, in the outputs' words (``CapacityProvider.repair_by``).
+    by: str
+    #: The provider's fixed repair, one feature gate for all its groups (Karpenter's,
+    #: ``CapacityProvider.repair_gate``); else the group's own (EKS's ``nodeRepairConfig``).
+    gate: bool
     enabled: bool
     #: Minutes a fault stands before the node is repaired (Karpenter: its fixed 10).
     wait_minutes: int
     #: Fault class -> ``Reboot`` | ``Replace`` | ``NoAction`` (Karpenter: ``Replace`` for every class).
     actions: Mapping[str, str]
     #: (``percent`` | ``count``, n): repair pauses while more than n (percent) of the group is
-    #: unhealthy; (``karpenter``, 20): Karpenter's fixed 20% of the NodePool, rounded up; None:
+    #: unhealthy; (``percentUp``, 20): the gate's fixed 20% of the NodePool, rounded up; None:
     #: EKS's default (more than 20% once the group has more than 5 nodes).
     unhealthy_bound: tuple[str, int] | None
     #: (``percent`` | ``count``, n) repaired at once; None on Karpenter (no limit).
@@ -50,7 +52,7 @@ class RepairPolicy:
         fault = nh.FAULTS_BY_REASON.get(reason)
         if not self.enabled or fault is None:
             return ALERT_ONLY
-        if self.provider != KARPENTER and not self.overrides:
+        if self.eks_actions:
             return ALERT_ONLY if reason in nh.EKS_NO_ACTION_REASONS else nh.EKS_DEFAULT_ACTION
         action = self.actions[fault.fault_class]
         return ALERT_ONLY if action == "NoAction" else action
@@ -99,15 +101,11 @@ class RepairPolicy:
     @property
     def eks_actions(self) -> bool:
         """A managed group without overrides: EKS's own action per reason."""
-        return self.provider != KARPENTER and not self.overrides
-
-    @property
-    def by(self) -> str:
-        return "karpenter nodeRepair" if self.provider == KARPENTER else "eks nodeRepairConfig"
+        return not self.gate and not self.overrides
 
     @property
     def bound_words(self) -> str:
-        if self.provider == KARPENTER:
+        if self.gate:
             return f"{nh.KARPENTER_UNHEALTHY_PERCENT}% unhealthy (rounded up)"
         if self.unhealthy_bound is None:
             return (
@@ -133,15 +131,16 @@ class RepairPolicy:
 
 def repair_policy(group: GpuNodeGroupSettings) -> RepairPolicy:
     """The repair policy of ``group`` (validated settings: a Karpenter group sets only ``enabled``)."""
-    r = group.repair
-    if group.capacity_provider == KARPENTER:
+    r, provider = group.repair, group.provider
+    if provider.repair_gate:
         return RepairPolicy(
             group=group.name,
-            provider=KARPENTER,
+            by=provider.repair_by,
+            gate=True,
             enabled=r.enabled,
             wait_minutes=nh.DEFAULT_WAIT_MINUTES,
             actions=MappingProxyType(dict.fromkeys(nh.FAULT_CLASSES, "Replace")),
-            unhealthy_bound=("karpenter", nh.KARPENTER_UNHEALTHY_PERCENT),
+            unhealthy_bound=("percentUp", nh.KARPENTER_UNHEALTHY_PERCENT),
             parallel=None,
         )
     bound = (
@@ -158,7 +157,8 @@ def repair_policy(group: GpuNodeGroupSettings) -> RepairPolicy:
     )
     return RepairPolicy(
         group=group.name,
-        provider=group.capacity_provider,
+        by=provider.repair_by,
+        gate=False,
         enabled=r.enabled,
         wait_minutes=r.wait_minutes,
         actions=MappingProxyType({c: r.actions.of(c) for c in nh.FAULT_CLASSES}),

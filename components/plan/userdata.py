@@ -1,10 +1,15 @@
-"""nodeadm user data: the NodeConfig that labels and taints GPU nodes, and its MIME envelope.
+"""nodeadm user data: the one builder of a GPU group's user data for both capacity providers
+(``group_user_data``, the model being terraform-aws-eks's ``_user_data`` module): the NodeConfig
+that labels and taints GPU nodes, the boot stage's part, and their MIME envelope.
 
 AL2023 nodes are configured by nodeadm, which reads only the MIME parts of type
 ``application/node.eks.aws`` (YAML NodeConfig documents) from the instance user data. EKS
 managed node groups prepend their own NodeConfig (cluster endpoint, CA, ...) to the user data
 of the launch template, so ours carries only what we add: kubelet flags. nodeadm *appends*
 ``spec.kubelet.flags`` across documents, so our flags add to EKS's rather than replace them.
+Karpenter writes a NodeConfig of its own too, with the node's labels and taints from the NodePool
+(aws/karpenter-provider-aws v1.14.1 pkg/providers/amifamily/bootstrap/nodeadm.go ``Script``,
+``getNodeConfigYAML``): a Karpenter group's part leaves them out (``CapacityProvider.writes_node_labels``).
 
 A malformed MIME (boundary mismatch, no blank line after a part's headers) makes nodeadm fail
 and the node never join, so the MIME is built with the standard library's email package and
@@ -16,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from email import message_from_string
 from email.mime.multipart import MIMEMultipart
 from email.mime.nonmultipart import MIMENonMultipart
@@ -25,6 +31,7 @@ import yaml
 
 from .. import catalog
 from ..catalog import labels
+from ..config.capacity_provider import CapacityProvider
 from ..config.coldstart import ColdStart
 from ..config.groups import Taint
 
@@ -129,6 +136,52 @@ def render_mime(documents: Sequence[Mapping[str, Any]], scripts: Sequence[str] =
 def render_user_data(documents: Sequence[Mapping[str, Any]], scripts: Sequence[str] = ()) -> str:
     """Base64 of ``render_mime(documents, scripts)``: what an EC2 launch template's ``userData`` takes."""
     return base64.b64encode(render_mime(documents, scripts).encode("ascii")).decode("ascii")
+
+
+@dataclass(frozen=True)
+class GroupUserData:
+    """A group's user data as its capacity provider is sent it, and its size."""
+
+    #: A managed node group's launch template takes it base64-encoded (``render_user_data``), a
+    #: Karpenter group's EC2NodeClass as text (``spec.userData``: Karpenter encodes it with its own part).
+    sent: str
+    #: What EC2's 16 KB limit counts of the group's own (rules: ``check/groups.py``): the MIME text
+    #: before base64, and where the provider writes the node's labels into its own NodeConfig part,
+    #: that flag too (it grows with the group's labels as ours would).
+    size: int
+
+
+def group_user_data(
+    provider: CapacityProvider,
+    node_labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    cold_start: ColdStart,
+    scripts: Sequence[str],
+) -> GroupUserData:
+    """The user data of a group on ``provider`` whose nodes register with ``node_labels`` and
+    ``taints`` (the boot stage's pending taint included), with the group's ``cold_start`` levers and
+    the boot stage's ``scripts`` (cloud-init shell parts, run before nodeadm-run starts kubelet).
+
+    A managed node group's part holds the whole NodeConfig (``gpu_node_config``). Karpenter writes
+    the labels, the NodePool's taints, max pods and the instance store's strategy into its own part
+    (the EC2NodeClass's fields: plan/karpenter.py), so a Karpenter group's part holds only the
+    ``--register-with-taints`` flag, which wins over Karpenter's ``registerWithTaints`` and so repeats
+    them with the boot stage's pending taint (plan/boot.py ``registration_taints``), and FastImagePull's
+    gate, which no EC2NodeClass field sets. Not a NodePool taint: Karpenter would put it back at
+    registration (nodeclaim/lifecycle/registration.go syncNode) and plan pods against it."""
+    if not provider.writes_node_labels:
+        documents = [gpu_node_config(node_labels, taints, cold_start)]
+        extra = 0
+    else:
+        spec: dict[str, Any] = {}
+        if cold_start.fast_image_pull:
+            spec["featureGates"] = cold_start_spec(cold_start)["featureGates"]
+        spec["kubelet"] = {"flags": kubelet_flags({}, taints)}
+        documents = [{"apiVersion": NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": spec}]
+        extra = sum(len(flag) for flag in kubelet_flags(node_labels, ()))
+    mime = render_mime(documents, scripts)
+    sent = render_user_data(documents, scripts) if provider.user_data_base64 else mime
+    return GroupUserData(sent=sent, size=len(mime.encode("ascii")) + extra)
 
 
 def parse_mime(text: str) -> list[tuple[str, str]]:

@@ -18,9 +18,9 @@ import boto3
 import yaml
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ..check.loading import eks_regions, load_stack
 from ..config.errors import ConfigError
-from ..config.loading import eks_regions
-from ..config.stackfile import StackNotFound, find_project_root, load_stack, region, stack_file
+from ..config.stackfile import StackNotFound, find_project_root, region, stack_file
 from ..version import PACKAGE
 from .results import FAIL, PASS, WARN, AwsAccessError, CheckResult, access_error, error_code, is_unparseable_reply
 from .run import run_checks

@@ -35,8 +35,7 @@ def efa_only_groups(groups: Sequence[GpuNodeGroupSettings]) -> list[str]:
     for g in groups:
         if not g.efa:
             continue
-        layout = efa.karpenter_interfaces if g.capacity_provider == "karpenter" else efa.efa_interfaces
-        if any(i.interface_type == efa.EFA_ONLY for i in layout(g.instance_types[0])):
+        if any(i.interface_type == efa.EFA_ONLY for i in g.provider.efa_interfaces(g.instance_types[0])):
             found.append(g.name)
     return found
 

@@ -86,7 +86,7 @@ def _beyond(group: GpuNodeGroupSettings) -> str:
     reservation only with "sufficient available capacity"); a Karpenter group falls back itself."""
     if group.capacity_type == CAPACITY_BLOCK:
         return "launches beyond it fail (a Capacity Block has no On-Demand fallback)"
-    if group.capacity_provider == "karpenter":
+    if group.provider.picks_reserved_offerings:
         return "Karpenter launches the others On-Demand (its NodePool allows on-demand beside reserved)"
     return "launches beyond it fail (EC2 does not fall back to On-Demand from a reservation targeted by id)"
 
@@ -136,7 +136,7 @@ def _verification_parts(group: GpuNodeGroupSettings, found: dict[str, Any], need
             )
         ]
     free = found.get("AvailableInstanceCount")
-    if group.capacity_provider == "karpenter" and group.capacity_type != CAPACITY_BLOCK:
+    if group.provider.picks_reserved_offerings and group.capacity_type != CAPACITY_BLOCK:
         return []  # Karpenter launches On-Demand when the reservation is full
     if isinstance(free, int) and free < needed:
         return [

@@ -10,7 +10,7 @@ import boto3
 from botocore.exceptions import BotoCoreError
 
 from .. import catalog
-from ..config.settings import Settings
+from ..check.settings import Settings
 from ..config.verification import instances_needed
 from .capacity import VCPU_QUOTA_CODE, check_instance_type, check_vcpu_quota, counts_against_g_quota
 from .checks import check_ami, check_existing_vpc, check_kubernetes_version, check_zones

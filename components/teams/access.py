@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cluster.iam import access_entry_keys
+from ..blocks.iam import access_entry_keys
 from ..config.teams import TeamSettings
 
 #: The access policy of a team's principals (see the module docstring).

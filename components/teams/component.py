@@ -11,11 +11,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..cluster.iam import cluster_access_policy_arn, partition_of, principal_partition_problems
+from ..blocks.iam import cluster_access_policy_arn, partition_of, principal_partition_problems
+from ..blocks.jobs import await_annotations
 from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem, deploy_time_error
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan
-from ..verification.jobs import AWAIT_MARGIN_SECONDS
 from . import access, objects, policy, verification
 
 TYPE_NAME = "gpu-eks:teams:Teams"
@@ -154,7 +154,7 @@ class Teams(pulumi.ComponentResource):
                 name=verification.check_name(team),
                 namespace=ns,
                 labels=dict(verification.CHECK_LABELS),
-                annotations={"pulumi.com/timeoutSeconds": str(verification.DEADLINE_SECONDS + AWAIT_MARGIN_SECONDS)},
+                annotations=await_annotations(verification.DEADLINE_SECONDS),
             ),
             spec=spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, role_binding, *self._egress]),

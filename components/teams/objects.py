@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..catalog.labels import QUOTA_REQUESTS_PREFIX
 from ..config.teams import TeamSettings
 
 #: The label every team object carries (and the namespace's), with the team's name.
@@ -16,16 +17,6 @@ TEAM_LABEL = "gpu-eks.io/team"
 #: Pod Security admission's namespace labels (Kubernetes docs, "Enforce Pod Security Standards with
 #: namespace labels": ``pod-security.kubernetes.io/<MODE>: <LEVEL>``, modes enforce, audit, warn).
 POD_SECURITY_MODES = ("enforce", "audit", "warn")
-#: ResourceQuota keys of extended resources: "Quota items for extended resources must have the prefix
-#: requests." and "only quota items with prefix requests. is allowed for now", since overcommit is not
-#: allowed for them (Kubernetes docs, "Resource Quotas", "Resource quota for extended resources").
-#: The API server does not refuse a bare or ``limits.`` key (k8s.io/kubernetes pkg/apis/core/validation
-#: validation.go ValidateResourceQuotaResourceName checks only names without a ``/`` against the
-#: standard quota resources): it stores it, and the quota never charges it, since the pod evaluator
-#: counts an extended resource only as ``requests.<resource>`` (pkg/quota/v1/evaluator/core/pods.go
-#: isExtendedResourceNameForQuota, podComputeUsageHelper). So a key without the prefix would be a
-#: quota that limits nothing.
-QUOTA_REQUESTS_PREFIX = "requests."
 
 
 def object_name(team: TeamSettings) -> str:

@@ -27,7 +27,7 @@ Least RBAC: a ServiceAccount in the verification namespace, bound by a Role in t
 to ``create`` on ``pods`` and nothing else (a dry run needs the verb of the real request); no read
 access. A NetworkPolicy lets the check pods reach the API server (TCP 443), the verification
 namespace's deny-all keeps everything else. Every pod meets the restricted Pod Security Standard
-(``verification.podsecurity``); the Job's pod mounts its token, the probe pods do not.
+(``blocks.podsecurity``); the Job's pod mounts its token, the probe pods do not.
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..blocks.podsecurity import restricted_pod_spec
 from ..catalog.device_lists import DEVICE_LIST_ROOT
 from ..catalog.labels import NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan
-from ..verification.podsecurity import restricted_pod_spec
 from . import policy
 from .objects import team_labels
 

@@ -11,14 +11,15 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..blocks.coverage import DeclaredGroup
+from ..blocks.jobs import await_annotations
+from ..blocks.podsecurity import DENY_ALL_NETWORK_POLICY_SPEC, NAMESPACE_LABELS
 from ..catalog.efa import nccl_bus_bandwidth_floor_gbytes
 from ..config import verification as verification_rules
 from ..config.addons import VerificationSettings
 from ..config.isolation import ISOLATIONS, NOT_ENFORCED
-from ..nodegroups.component import GpuNodeGroup
 from ..plan.group import GroupPlan
 from .jobs import (
-    AWAIT_MARGIN_SECONDS,
     concurrent_job_spec,
     exclusive_job_spec,
     image_for,
@@ -29,7 +30,6 @@ from .jobs import (
 )
 from .mig import mig_job_specs
 from .nccl import nccl_job_spec, nccl_name, nccl_network_policy_spec, nccl_service_spec
-from .podsecurity import DENY_ALL_NETWORK_POLICY_SPEC, NAMESPACE_LABELS
 
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
 
@@ -39,7 +39,7 @@ class TimeSlicingVerificationArgs:
     settings: VerificationSettings
     #: The GPU node groups to verify (two Jobs each, three for exclusive groups); the Jobs also
     #: wait for them.
-    gpu_node_groups: Sequence[GpuNodeGroup]
+    gpu_node_groups: Sequence[DeclaredGroup]
     #: Resources to finish first besides the groups: the operator release and, when groups start
     #: at zero, the Cluster Autoscaler. (A component's `depends_on` does not reach its children,
     #: so this is an explicit argument.)
@@ -93,7 +93,7 @@ class TimeSlicingVerification(pulumi.ComponentResource):
                 pulumi.log.info(f"GPU node group {plan.name!r}: not verified: {skipped}", resource=self)
                 continue
             # Karpenter launches a group's first node for the warm-up Jobs' pending pods.
-            launched = args.autoscaling or plan.settings.capacity_provider == "karpenter"
+            launched = args.autoscaling or plan.provider.node_pool
             if plan.settings.scaling.desired_size < 1 and not launched:
                 # Nothing would ever bring a node; waiting would only time out.
                 pulumi.log.warn(
@@ -210,12 +210,5 @@ class TimeSlicingVerification(pulumi.ComponentResource):
 def _job_metadata(
     name: str, namespace: k8s.core.v1.Namespace, spec: dict[str, Any], skip_await: bool = False
 ) -> k8s.meta.v1.ObjectMetaArgs:
-    timeout = spec["activeDeadlineSeconds"] + AWAIT_MARGIN_SECONDS
-    annotations = {"pulumi.com/timeoutSeconds": str(timeout)}
-    if skip_await:
-        annotations[SKIP_AWAIT_ANNOTATION] = "true"
+    annotations = await_annotations(spec["activeDeadlineSeconds"], skip_await)
     return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace.metadata.name, annotations=annotations)
-
-
-#: pulumi-kubernetes creates a resource with this annotation and does not wait for it (PR #417).
-SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"

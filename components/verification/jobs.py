@@ -44,9 +44,9 @@ import hashlib
 import json
 from typing import Any
 
-from ..autoscaler.values import SAFE_TO_EVICT_ANNOTATION
+from ..blocks.podsecurity import restricted_pod_spec
+from ..catalog.cluster_autoscaler import SAFE_TO_EVICT_ANNOTATION
 from ..plan.group import GroupPlan
-from .podsecurity import restricted_pod_spec
 
 #: How long each pod of the concurrent Job holds its slot, running vectorAdd in a loop.
 HOLD_SECONDS = 180
@@ -58,8 +58,6 @@ CONCURRENT_DEADLINE_SECONDS = HOLD_SECONDS + START_ALLOWANCE_SECONDS
 #: The warm-up may wait for a node from zero: CA reaction, EC2 boot, node join, gpu-operator
 #: device plugin, vectorAdd image pull.
 WARMUP_DEADLINE_SECONDS = 1200
-#: Pulumi's await bound per Job: its deadline plus a minute for the Job controller to report.
-AWAIT_MARGIN_SECONDS = 60
 
 #: Run vectorAdd once (CUDA works on this share) and exit.
 VECTOR_ADD_ONCE = "/cuda-samples/vectorAdd"

@@ -26,7 +26,7 @@ The transport comes from NCCL's own log (``NCCL_DEBUG=INFO``: "Using network AWS
 aws-ofi-nccl, "Using network Libfabric" in its newer releases, "Using network Socket" when it fell
 back; anything else is ``unknown`` and fails too): a socket fallback prints
 ``transport=Socket ... FAIL`` and the Job fails, whatever its bandwidth. The image brings PyTorch,
-NCCL, libfabric and aws-ofi-nccl (the AMI has the EFA driver only: efa/chart.py).
+NCCL, libfabric and aws-ofi-nccl (the AMI has the EFA driver only: catalog/efa.py).
 
 What makes it fail only on the fabric (issue 41):
 
@@ -70,10 +70,9 @@ import hashlib
 import json
 from typing import Any
 
+from ..blocks.podsecurity import restricted_pod_spec
 from ..catalog import efa as efa_catalog
-from ..config.capacity_provider import KARPENTER
 from ..plan.group import GroupPlan
-from .podsecurity import restricted_pod_spec
 
 #: The all-reduce: 1 GiB of float32 per rank, 5 warm-up and 20 timed iterations.
 MESSAGE_BYTES = 1 << 30
@@ -192,9 +191,10 @@ def nccl_network_policy_spec(name: str) -> dict[str, Any]:
 
 
 def _huge_pages(plan: GroupPlan) -> tuple[dict[str, str], list[dict[str, str]]]:
-    """(resources, env) for libfabric's huge pages: a request on a managed group, none and
-    ``FI_EFA_USE_HUGE_PAGE=0`` on a Karpenter group (the module docstring says why)."""
-    if plan.settings.capacity_provider == KARPENTER:
+    """(resources, env) for libfabric's huge pages: a request where the provider counts them when it
+    launches a node (a managed group's Cluster Autoscaler), none and ``FI_EFA_USE_HUGE_PAGE=0`` on a
+    Karpenter group (the module docstring says why)."""
+    if not plan.provider.huge_pages:
         return {}, [{"name": "FI_EFA_USE_HUGE_PAGE", "value": "0"}]
     return {efa_catalog.HUGEPAGES_RESOURCE: efa_catalog.HUGEPAGES_REQUEST}, []
 

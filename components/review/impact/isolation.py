@@ -20,6 +20,7 @@ from typing import Any
 
 from ...catalog import device_lists as dl
 from ...catalog import gpu_operator as operator_catalog
+from ...catalog.charts import GPU_OPERATOR
 from ...catalog.labels import GPU_COUNT_LABEL
 from ...config.isolation import NOT_ENFORCED
 from .rules import LAUNCH_TEMPLATE_TYPE, NODECLASS_TYPE, NODEPOOL_TYPE
@@ -52,7 +53,7 @@ def _strategy(items: Sequence[Mapping[str, Any]]) -> str | None:
     """The device plugin's strategy of the render's gpu-operator release; None without one."""
     for item in items:
         inputs = item.get("inputs") or {}
-        if item["type"] == _HELM_RELEASE and inputs.get("chart") == operator_catalog.CHART_NAME:
+        if item["type"] == _HELM_RELEASE and inputs.get("chart") == GPU_OPERATOR.chart:
             env = _dig(inputs, "values", "devicePlugin", "env")
             cdi = bool(_dig(inputs, "values", "cdi", "enabled"))
             return operator_catalog.device_list_strategy(env, cdi, str(inputs.get("version")))

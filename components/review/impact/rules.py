@@ -75,7 +75,7 @@ class Rule:
 
 
 NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
-#: Karpenter's kinds as pulumi-kubernetes types them (components/karpenter/objects.py).
+#: Karpenter's kinds as pulumi-kubernetes types them (components/plan/karpenter.py).
 NODEPOOL_TYPE = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 #: Not hashed for drift: a NodePool's nodes drift only where their labels no longer meet it.

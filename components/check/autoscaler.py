@@ -1,35 +1,34 @@
-"""What the Cluster Autoscaler could not handle: rules checked once the settings models parse, for a
-GpuCluster's settings and a GpuCapacity's alike."""
+"""What the Cluster Autoscaler could not handle: rules the settings models run with their rules across
+keys (``check/settings.py``) while the autoscaler is enabled, for a GpuCluster's settings and a
+GpuCapacity's alike, loaded or built in Python."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..catalog import cluster_autoscaler as chart
 from ..catalog.labels import ACCELERATOR_LABEL
-from ..config import capacity_provider
-from ..config.errors import CONFIG_NAMESPACE, Problem
-from ..config.settings import GpuCapacitySettings
+from ..config.errors import KeyedProblem
 from ..plan import asg
 from ..plan.group import GroupPlan
 
 
-def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_NAMESPACE) -> list[Problem]:
-    """What the Cluster Autoscaler could not handle (checked after the models parse), for a
-    GpuCluster's settings and a GpuCapacity's alike."""
-    if not settings.autoscaler_enabled:
-        return []
-    problems = []
-    if settings.kubernetes_version not in chart.AUTOSCALER_IMAGE_TAGS:
+def autoscaler_problems(kubernetes_version: str, plans: Sequence[GroupPlan]) -> list[KeyedProblem]:
+    """What the Cluster Autoscaler could not handle on a cluster of ``kubernetes_version`` with the
+    groups of ``plans`` (keys from the stack's root)."""
+    problems: list[KeyedProblem] = []
+    if kubernetes_version not in chart.AUTOSCALER_IMAGE_TAGS:
         problems.append(
-            Problem(
-                key=f"{namespace}:kubernetesVersion",
-                received=settings.kubernetes_version,
-                expected=f"one of {', '.join(chart.AUTOSCALER_IMAGE_TAGS)} while the Cluster Autoscaler is "
+            (
+                ("kubernetesVersion",),
+                kubernetes_version,
+                f"one of {', '.join(chart.AUTOSCALER_IMAGE_TAGS)} while the Cluster Autoscaler is "
                 "enabled (its release must match the cluster's minor), or autoscaler.enabled: false",
             )
         )
-    for i, plan in enumerate(settings.plans):
-        group_key = f"{namespace}:gpuNodeGroups[{i}]"
-        if plan.settings.capacity_provider == capacity_provider.KARPENTER:
+    for i, plan in enumerate(plans):
+        group_key = ("gpuNodeGroups", i)
+        if not plan.provider.auto_scaling_group:
             # No ASG: Karpenter launches the group's instances itself (nodegroups/component.py declares
             # no managed node group and no ASG tag for it), so only the rule on its nodes applies.
             problems += _renamed_gpu_problems(plan, group_key)
@@ -40,17 +39,17 @@ def autoscaler_problems(settings: GpuCapacitySettings, namespace: str = CONFIG_N
     return problems
 
 
-def _asg_tag_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
+def _asg_tag_problems(plan: GroupPlan, group_key: tuple[str | int, ...]) -> list[KeyedProblem]:
     """The group's ASG tags: how many, and each key's length."""
-    problems = []
+    problems: list[KeyedProblem] = []
     # How many tags, not their values: any cluster name gives the same count.
     count = len(asg.asg_tags(plan.node_template_tags, "cluster")) + chart.EKS_OWN_ASG_TAGS
     if count > chart.ASG_TAG_LIMIT:
         problems.append(
-            Problem(
-                key=f"{group_key}.labels",
-                received=plan.settings.labels,
-                expected=f"fewer labels and taints: the group's ASG would need {count} tags (the Cluster "
+            (
+                (*group_key, "labels"),
+                plan.settings.labels,
+                f"fewer labels and taints: the group's ASG would need {count} tags (the Cluster "
                 f"Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows {chart.ASG_TAG_LIMIT}",
             )
         )
@@ -58,25 +57,25 @@ def _asg_tag_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
     return problems
 
 
-def _taint_tag_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
+def _taint_tag_problems(plan: GroupPlan, group_key: tuple[str | int, ...]) -> list[KeyedProblem]:
     """One ASG tag k8s.io/cluster-autoscaler/node-template/taint/<key> holds one value:effect
     (cloudprovider/aws/aws_manager.go extractTaintsFromAsg, cluster-autoscaler-1.35.2)."""
-    problems = []
+    problems: list[KeyedProblem] = []
     keys = [t.key for t in plan.taints]
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
         problems.append(
-            Problem(
-                key=f"{group_key}.taints",
-                received=[t.model_dump() for t in plan.taints],
-                expected=f"one taint per key while the Cluster Autoscaler is enabled (repeated: {repeated}): "
+            (
+                (*group_key, "taints"),
+                [t.model_dump() for t in plan.taints],
+                f"one taint per key while the Cluster Autoscaler is enabled (repeated: {repeated}): "
                 "an ASG taint tag carries one value:effect per key",
             )
         )
     return problems
 
 
-def _renamed_gpu_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
+def _renamed_gpu_problems(plan: GroupPlan, group_key: tuple[str | int, ...]) -> list[KeyedProblem]:
     """Every GPU node carries k8s.amazonaws.com/accelerator (userdata.accelerator_labels); CA
     holds such a node as "GPU not ready" until it advertises nvidia.com/gpu, which a renamed
     profile never does (processors/customresources/gpu_processor.go, cluster-autoscaler-1.35.2):
@@ -85,29 +84,29 @@ def _renamed_gpu_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
     CA reads every node of the cluster this way, a Karpenter group's too (its unready count)."""
     if ACCELERATOR_LABEL in plan.node_labels and asg.NVIDIA_GPU not in plan.advertised_resources:
         return [
-            Problem(
-                key=f"{group_key}.timeSlicing.renameByDefault",
-                received=True,
-                expected="false while the Cluster Autoscaler is enabled: CA treats a GPU node without "
+            (
+                (*group_key, "timeSlicing", "renameByDefault"),
+                True,
+                "false while the Cluster Autoscaler is enabled: CA treats a GPU node without "
                 "allocatable nvidia.com/gpu as not ready (a renamed node advertises only nvidia.com/gpu.shared)",
             )
         ]
     return []
 
 
-def _tag_key_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
+def _tag_key_problems(plan: GroupPlan, group_key: tuple[str | int, ...]) -> list[KeyedProblem]:
     """A label or taint key whose CA template tag (``asg.LABEL_TAG_PREFIX`` / ``TAINT_TAG_PREFIX``
     plus the key) is longer than an ASG tag key may be: EC2 Auto Scaling refuses the tag and the
     group's ASG tagging fails (so 128 - 46 = 82 characters at most)."""
     limit = chart.ASG_TAG_KEY_MAX_LENGTH
-    problems = []
+    problems: list[KeyedProblem] = []
     for key in plan.settings.labels:
         if len(asg.LABEL_TAG_PREFIX + key) > limit:
             problems.append(
-                Problem(
-                    key=f"{group_key}.labels.{key}",
-                    received=key,
-                    expected=f"a label key of at most {limit - len(asg.LABEL_TAG_PREFIX)} characters while the "
+                (
+                    (*group_key, "labels", key),
+                    key,
+                    f"a label key of at most {limit - len(asg.LABEL_TAG_PREFIX)} characters while the "
                     f"Cluster Autoscaler is enabled: its ASG tag {asg.LABEL_TAG_PREFIX}<key> may have at most "
                     f"{limit} (EC2 Auto Scaling TagKey)",
                 )
@@ -115,10 +114,10 @@ def _tag_key_problems(plan: GroupPlan, group_key: str) -> list[Problem]:
     for j, taint in enumerate(plan.taints):
         if len(asg.TAINT_TAG_PREFIX + taint.key) > limit:
             problems.append(
-                Problem(
-                    key=f"{group_key}.taints[{j}].key",
-                    received=taint.key,
-                    expected=f"a taint key of at most {limit - len(asg.TAINT_TAG_PREFIX)} characters while the "
+                (
+                    (*group_key, "taints", j, "key"),
+                    taint.key,
+                    f"a taint key of at most {limit - len(asg.TAINT_TAG_PREFIX)} characters while the "
                     f"Cluster Autoscaler is enabled: its ASG tag {asg.TAINT_TAG_PREFIX}<key> may have at most "
                     f"{limit} (EC2 Auto Scaling TagKey)",
                 )

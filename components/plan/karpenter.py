@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalog import IMDS_HOP_LIMIT, ROOT_DEVICE
 from ..catalog import efa as efa_catalog
-from ..nodegroups.managed import IMDS_HOP_LIMIT, ROOT_DEVICE
-from ..plan import device_plugin, userdata
-from ..plan.group import GroupPlan
+from . import device_plugin
+from .group import GroupPlan
 
 #: API versions of Karpenter 1.14.1's kinds (its CRDs' served versions).
 NODEPOOL_API_VERSION = "karpenter.sh/v1"
@@ -140,15 +140,13 @@ def ec2_node_class(
     ``id`` alone in its term); an ``efa`` group's ``networkInterfaces`` come from the catalog
     (``catalog.efa.karpenter_interfaces``).
 
-    No labels or taints in ``userData``: Karpenter writes the nodeadm NodeConfig itself (cluster endpoint, CA and CIDR;
-    ``--node-labels`` from the NodePool's labels; kubelet ``registerWithTaints`` from its taints
-    plus ``karpenter.sh/unregistered``; ``maxPods``) and appends it after the user's parts
-    (pkg/providers/amifamily/bootstrap/nodeadm.go Script, getNodeConfigYAML). The plan's own
-    NodeConfig (for managed node groups) would add ``--register-with-taints``, which kubelet takes
-    over the config file's ``registerWithTaints``: the node would lose Karpenter's
-    ``karpenter.sh/unregistered`` taint. The labels and taints reach kubelet through the NodePool.
-    The group's cold-start levers map to the EC2NodeClass's own fields (root volume IOPS and
-    throughput, ``instanceStorePolicy``), and FastImagePull to a NodeConfig part with only its gate.
+    ``userData`` is the plan's (``GroupPlan.user_data``): no labels, Karpenter writes the nodeadm
+    NodeConfig itself (cluster endpoint, CA and CIDR; ``--node-labels`` from the NodePool's labels;
+    kubelet ``registerWithTaints`` from its taints plus ``karpenter.sh/unregistered``; ``maxPods``)
+    in a part of its own beside the user's (pkg/providers/amifamily/bootstrap/nodeadm.go Script,
+    getNodeConfigYAML). The labels and taints reach kubelet through the NodePool. The group's
+    cold-start levers map to the EC2NodeClass's own fields (root volume IOPS and throughput,
+    ``instanceStorePolicy``), and FastImagePull to the user data's NodeConfig part, with only its gate.
     """
     cold = plan.cold_start
     ebs: dict[str, Any] = {
@@ -175,7 +173,7 @@ def ec2_node_class(
                 "ebs": ebs,
             }
         ],
-        # As the managed node groups' launch template (nodegroups/managed.py): IMDSv2 only, hop limit 1.
+        # As the managed node groups' launch template (blocks/managed.py): IMDSv2 only, hop limit 1.
         "metadataOptions": {
             "httpEndpoint": "enabled",
             "httpProtocolIPv6": "disabled",
@@ -190,25 +188,10 @@ def ec2_node_class(
         # Karpenter's own NodeConfig then sets nodeadm's instance.localStorage.strategy
         # (pkg/providers/amifamily/bootstrap/nodeadm.go getNodeConfigYAML).
         spec["instanceStorePolicy"] = cold.local_storage
-    # A NodeConfig part of our own: Karpenter keeps the user's MIME parts ahead of its own NodeConfig
-    # (mime.NewArchive; bootstrap/nodeadm.go Script, v1.14.1), and nodeadm merges them. Its
-    # ``--register-with-taints`` registers the node with the boot stage's pending taint beside the
-    # NodePool's taints and Karpenter's startup taint (a flag wins over Karpenter's
-    # ``registerWithTaints`` in the kubelet config, so it repeats them: plan/boot.py
-    # ``registration_taints``); only the stage's drop-in, written when it succeeded, registers the
-    # node without the pending taint. Not a NodePool taint: Karpenter would put it back at
-    # registration (nodeclaim/lifecycle/registration.go syncNode) and plan pods against it.
-    doc_spec: dict[str, Any] = {}
-    if cold.fast_image_pull:
-        doc_spec["featureGates"] = userdata.cold_start_spec(cold)["featureGates"]
-    if plan.boot:
-        doc_spec["kubelet"] = {"flags": userdata.kubelet_flags({}, plan.boot.pending)}
-    documents = (
-        [{"apiVersion": userdata.NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": doc_spec}] if doc_spec else []
-    )
-    # The boot stage (plan/boot.py: toolkit isolation, the MIG layout) as a shell part, which
-    # cloud-init runs before nodeadm-run starts kubelet.
-    spec["userData"] = userdata.render_mime(documents, [plan.boot.user_data_part] if plan.boot else [])
+    # The group's user data (plan/userdata.py ``group_user_data``): the boot stage's part, and a
+    # NodeConfig part with only what Karpenter does not write itself. Karpenter keeps the user's MIME
+    # parts beside its own NodeConfig (mime.NewArchive; bootstrap/nodeadm.go Script, v1.14.1).
+    spec["userData"] = plan.user_data
     reservation = plan.settings.capacity_reservation
     if reservation is not None and reservation.id is not None:
         spec["capacityReservationSelectorTerms"] = [{"id": reservation.id}]

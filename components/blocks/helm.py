@@ -1,6 +1,6 @@
-"""How this library installs a Helm chart: one ``k8s.helm.v3.Release`` helper for every chart
-(gpu-operator, Cluster Autoscaler, Karpenter, the EFA device plugin), so the install and upgrade
-settings are one decision.
+"""How this library installs a Helm chart: one ``k8s.helm.v3.Release`` helper for every chart it
+pins (``catalog/charts.py``: gpu-operator, Cluster Autoscaler, Karpenter, the EFA device plugin), so
+the install and upgrade settings are one decision.
 
 * ``atomic``: a failed install or upgrade is rolled back (helm ``--atomic``, which also waits), so a
   failed ``pulumi up`` leaves the last working release, not a half-upgraded one;
@@ -17,28 +17,28 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog.charts import ChartPin
+
 
 def helm_release(
     resource_name: str,
+    chart: ChartPin,
     *,
-    release_name: str,
-    chart: str,
-    version: str,
-    namespace: pulumi.Input[str],
     values: Mapping[str, Any],
     timeout_seconds: int,
     opts: pulumi.ResourceOptions,
-    repository: str | None = None,
+    version: str | None = None,
+    namespace: pulumi.Input[str] | None = None,
 ) -> k8s.helm.v3.Release:
-    """The release ``release_name`` of ``chart`` at ``version`` (from ``repository``, or an
-    ``oci://`` chart reference without one)."""
+    """``chart``'s release at ``version`` (its default) in ``namespace`` (its own), from its
+    repository, or its ``oci://`` reference without one."""
     return k8s.helm.v3.Release(
         resource_name,
-        name=release_name,
-        chart=chart,
-        version=version,
-        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repository) if repository else None,
-        namespace=namespace,
+        name=chart.release,
+        chart=chart.chart,
+        version=version if version is not None else chart.default,
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repository) if chart.repository else None,
+        namespace=namespace if namespace is not None else chart.namespace,
         create_namespace=False,
         values=values,
         atomic=True,

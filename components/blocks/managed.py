@@ -9,21 +9,15 @@ previews and tested under mocks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog import IMDS_HOP_LIMIT, ROOT_DEVICE
 from ..config.groups import Scaling
 from ..config.names import LAUNCH_TEMPLATE_SUFFIX
-
-#: AL2023 AMIs boot from /dev/xvda.
-ROOT_DEVICE = "/dev/xvda"
-#: IMDSv2 only. A hop limit of 1 keeps pods (one network hop further) away from the node's
-#: instance-role credentials, as the EKS best-practices guide recommends; host-network pods
-#: (VPC CNI, kube-proxy) are unaffected. Workloads get AWS access through IRSA / Pod Identity.
-IMDS_HOP_LIMIT = 1
 
 
 @dataclass
@@ -46,14 +40,11 @@ class ManagedNodeGroupSpec:
     #: gp3 root volume throughput (MiB/s) and IOPS; None: not set, EC2's defaults (125, 3,000).
     root_volume_throughput: int | None = None
     root_volume_iops: int | None = None
-    #: A multi-node group's launch template additions (``nodegroups.multinode``, EC2's API shape):
-    #: its EFA ``NetworkInterfaces``, placement group, ``CapacityReservationSpecification``,
-    #: ``InstanceMarketOptions`` and, for a Capacity Block, the ``InstanceType``. Unset: as before.
-    network_interfaces: Sequence[Mapping[str, Any]] = ()
-    placement_group_name: pulumi.Input[str] | None = None
-    capacity_reservation: Mapping[str, Any] | None = None
-    market_options: Mapping[str, Any] | None = None
-    launch_template_instance_type: str | None = None
+    #: A multi-node group's launch template additions in EC2's ``LaunchTemplateData`` shape
+    #: (``plan.multinode``): its EFA ``NetworkInterfaces``, ``Placement.GroupName``,
+    #: ``CapacityReservationSpecification``, ``InstanceMarketOptions`` and, for a Capacity Block, the
+    #: ``InstanceType``. Empty: as before.
+    launch_template_data: Mapping[str, Any] = field(default_factory=dict)
     #: ``nodeRepairConfig`` in the EKS API's names (``plan.repair.RepairPolicy.node_repair_config``);
     #: None: not set (the system node group). An in-place update of the node group (EKS
     #: UpdateNodegroupConfig takes it; aws_eks_node_group marks no part of it ForceNew).
@@ -89,22 +80,22 @@ def _capacity_reservation(
     )
 
 
-def _multinode_args(spec: ManagedNodeGroupSpec) -> dict[str, Any]:
-    """The launch template's multi-node arguments; none for a group without them (so its
-    launch template's inputs are exactly as before)."""
+def _multinode_args(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The launch template's multi-node arguments from ``LaunchTemplateData`` additions; none for a
+    group without them (so its launch template's inputs are exactly as before)."""
     args: dict[str, Any] = {}
-    if spec.network_interfaces:
-        args["network_interfaces"] = [_network_interface(i) for i in spec.network_interfaces]
-    if spec.placement_group_name is not None:
-        args["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=spec.placement_group_name)
-    if spec.capacity_reservation is not None:
-        args["capacity_reservation_specification"] = _capacity_reservation(spec.capacity_reservation)
-    if spec.market_options is not None:
+    if data.get("NetworkInterfaces"):
+        args["network_interfaces"] = [_network_interface(i) for i in data["NetworkInterfaces"]]
+    if "Placement" in data:
+        args["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=data["Placement"]["GroupName"])
+    if "CapacityReservationSpecification" in data:
+        args["capacity_reservation_specification"] = _capacity_reservation(data["CapacityReservationSpecification"])
+    if "InstanceMarketOptions" in data:
         args["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
-            market_type=spec.market_options["MarketType"]
+            market_type=data["InstanceMarketOptions"]["MarketType"]
         )
-    if spec.launch_template_instance_type is not None:
-        args["instance_type"] = spec.launch_template_instance_type
+    if "InstanceType" in data:
+        args["instance_type"] = data["InstanceType"]
     return args
 
 
@@ -149,7 +140,7 @@ def declare_managed_node_group(
             for kind in ("instance", "volume")
         ],
         tags=dict(tags),
-        **_multinode_args(spec),
+        **_multinode_args(spec.launch_template_data),
         opts=pulumi.ResourceOptions(parent=parent),
     )
     node_group = aws.eks.NodeGroup(
@@ -161,7 +152,7 @@ def declare_managed_node_group(
         version=spec.kubernetes_version,
         release_version=spec.release_version,
         # A Capacity Block's launch template names the type; EKS then refuses instanceTypes.
-        instance_types=None if spec.launch_template_instance_type else list(spec.instance_types),
+        instance_types=None if "InstanceType" in spec.launch_template_data else list(spec.instance_types),
         capacity_type=spec.capacity_type,
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(
             min_size=spec.scaling.min_size,

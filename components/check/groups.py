@@ -6,14 +6,13 @@ cover groups declared elsewhere.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 
 from .. import catalog
+from ..config.capacity_provider import needs_karpenter
+from ..config.errors import KeyedProblem
+from ..config.names import reserved_group_name_problem
 from ..plan.group import GroupPlan
-from .capacity_provider import uses_karpenter
-from .errors import KeyedProblem
-from .names import reserved_group_name_problem
 
 #: EC2 launch template user data: "User data is limited to 16 KB" (botocore ec2 2016-11-15
 #: RequestLaunchTemplateData.UserData; EC2 User Guide: "in raw form, before it is base64-encoded").
@@ -22,7 +21,9 @@ from .names import reserved_group_name_problem
 #: Guide, "Node bootstrapping"): the cluster's name, API server endpoint, base64 CA certificate
 #: (about 1.5 KiB alone) and service CIDR, in a MIME part of its own (awslabs.github.io/amazon-eks-ami
 #: nodeadm: the minimum NodeConfig). So the group's own part may take at most
-#: USER_DATA_OWN_MAX_BYTES: 4 KiB is left for EKS's part.
+#: USER_DATA_OWN_MAX_BYTES: 4 KiB is left for EKS's part. Karpenter adds a NodeConfig part of its own
+#: with the same cluster facts to a Karpenter group's, and the node's labels, which the group's size
+#: counts (``GroupPlan.user_data_bytes``, plan/userdata.py).
 USER_DATA_MAX_BYTES = 16 * 1024
 USER_DATA_EKS_RESERVE_BYTES = 4 * 1024
 USER_DATA_OWN_MAX_BYTES = USER_DATA_MAX_BYTES - USER_DATA_EKS_RESERVE_BYTES
@@ -48,7 +49,7 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
                 (("gpuNodeGroups", i, "name"), p.name, f"a name of its own (gpuNodeGroups[{first_of[p.name]}] has it)")
             )
         first_of.setdefault(p.name, i)
-        reserved = reserved_group_name_problem(p.name, uses_karpenter(q.settings for q in plans))
+        reserved = reserved_group_name_problem(p.name, needs_karpenter(q.settings for q in plans))
         if reserved:
             problems.append((("gpuNodeGroups", i, "name"), p.name, reserved))
     first: dict[str, int] = {}
@@ -74,16 +75,21 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
                 )
             )
     for i, p in enumerate(plans):
-        size = len(base64.b64decode(p.user_data))
+        # What is sent: the provider's user data (plan/userdata.py ``group_user_data``).
+        size = p.user_data_bytes
         if size > USER_DATA_OWN_MAX_BYTES:
+            what, theirs = (
+                ("its boot stage and nodeadm NodeConfig, and the labels Karpenter writes", "Karpenter adds")
+                if p.provider.writes_node_labels
+                else ("its nodeadm NodeConfig and boot stage", "EKS merges")
+            )
             problems.append(
                 (
                     ("gpuNodeGroups", i, "labels"),
                     len(p.settings.labels),
-                    "fewer or shorter labels and taints: the group's user data (its nodeadm NodeConfig and boot "
-                    f"stage) would be {size} bytes; at most {USER_DATA_OWN_MAX_BYTES}, since EC2 takes "
-                    f"{USER_DATA_MAX_BYTES} in all and EKS merges its own NodeConfig part (cluster endpoint and CA) "
-                    "into it",
+                    f"fewer or shorter labels and taints: the group's user data ({what}) would be {size} bytes; at "
+                    f"most {USER_DATA_OWN_MAX_BYTES}, since EC2 takes {USER_DATA_MAX_BYTES} in all and {theirs} its "
+                    "own NodeConfig part (cluster endpoint and CA) into it",
                 )
             )
     strategies = {p.mig_strategy for p in plans}
@@ -111,7 +117,7 @@ def karpenter_repair_gate_problems(plans: Sequence[GroupPlan]) -> list[KeyedProb
     """Karpenter's repair is one feature gate of its controller, for every NodePool
     (``settings.featureGates.nodeRepair``, chart 1.14.1): the Karpenter groups' ``repair.enabled``
     must agree (the first one's is the expected value)."""
-    karpenter = [(i, p) for i, p in enumerate(plans) if p.settings.capacity_provider == "karpenter"]
+    karpenter = [(i, p) for i, p in enumerate(plans) if p.provider.repair_gate]
     if not karpenter:
         return []
     first_i, first = karpenter[0]

@@ -11,16 +11,15 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import catalog
 from ..catalog import node_health
-from ..plan.group import GroupPlan, plan_groups
-from .addons import (
+from ..config.addons import (
     AutoscalerSettings,
     GpuOperatorSettings,
     NodeMonitoringAgentSettings,
     ObservabilitySettings,
     VerificationSettings,
 )
-from .addresses import gpu_group_addresses, system_group_addresses
-from .capacity_provider import (
+from ..config.addresses import gpu_group_addresses, system_group_addresses
+from ..config.capacity_provider import (
     address_note,
     cluster_name_problems,
     karpenter_pods,
@@ -28,8 +27,8 @@ from .capacity_provider import (
     scaled_by_autoscaler,
     tag_problems,
 )
-from .errors import KeyedProblem, KeyedProblems
-from .fields import (
+from ..config.errors import KeyedProblem, KeyedProblems
+from ..config.fields import (
     _LOG_TYPES,
     CONTROL_PLANE_LOG_TYPES,
     MAX_PUBLIC_ACCESS_CIDRS,
@@ -43,15 +42,18 @@ from .fields import (
     doc,
     kubernetes_version_problem,
 )
-from .group_rules import gpu_groups_problems
-from .groups import GpuNodeGroupSettings
-from .instance_types import ami_release_problem
-from .multinode import efa_enis_taken
-from .network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
-from .sharing import allocation_policy_problems
-from .system_group import SystemNodeGroupSettings, system_service_pods
-from .teams import TeamSettings, settings_teams_problems
-from .verification import nccl_check_problems
+from ..config.groups import GpuNodeGroupSettings
+from ..config.instance_types import ami_release_problem
+from ..config.multinode import efa_enis_taken
+from ..config.network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
+from ..config.sharing import allocation_policy_problems
+from ..config.system_group import SystemNodeGroupSettings, system_service_pods
+from ..config.teams import TeamSettings
+from ..config.verification import nccl_check_problems
+from ..plan.group import GroupPlan, plan_groups
+from .autoscaler import autoscaler_problems
+from .groups import gpu_groups_problems
+from .teams import settings_teams_problems
 
 
 def _non_empty(groups: tuple[GpuNodeGroupSettings, ...]) -> tuple[GpuNodeGroupSettings, ...]:
@@ -200,6 +202,9 @@ class GpuCapacitySettings(_Model):
     @model_validator(mode="after")
     def _consistent(self) -> GpuCapacitySettings:
         problems = self._problems()
+        if self.autoscaler_enabled:
+            # What the Cluster Autoscaler could not handle: loaded or built in Python alike.
+            problems += autoscaler_problems(self.kubernetes_version, self.plans)
         if problems:
             raise KeyedProblems(problems)
         return self

@@ -15,8 +15,8 @@ from typing import Any, TypeVar, overload
 
 from pydantic import ValidationError
 
-from ..autoscaler.rules import autoscaler_problems
-from .errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from, settings_error
+from ..config import stackfile
+from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from, settings_error
 from .settings import GpuCapacitySettings, Settings
 
 _S = TypeVar("_S", bound=GpuCapacitySettings)
@@ -33,9 +33,9 @@ def load_settings(
     ``Settings`` (a whole cluster, the default) or ``GpuCapacitySettings`` (GPU capacity for an
     existing cluster: only the GPU keys).
 
-    The model's rules run first, then the autoscaler's (which need parsed settings). Raises
-    ConfigError listing every problem (``settings_error``: its report names the mapping's own keys,
-    and a Pulumi program shows it without a traceback); each problem's key is prefixed with ``namespace``.
+    Raises ConfigError listing every problem (``settings_error``: its report names the mapping's own
+    keys, and a Pulumi program shows it without a traceback); each problem's key is prefixed with
+    ``namespace``.
     """
     try:
         # by_name=False: only the documented camelCase keys (the stack file's, docs/configuration.md's, the
@@ -43,13 +43,9 @@ def load_settings(
         # builds the models directly; read from a mapping they would be a second, undocumented
         # spelling of a key, and both could be given at once. A snake_case key is refused naming
         # its camelCase key (problems_from).
-        settings = model.model_validate(dict(raw), by_name=False)
+        return model.model_validate(dict(raw), by_name=False)
     except ValidationError as err:
         raise settings_error(problems_from(err, namespace, model)) from None
-    problems = autoscaler_problems(settings, namespace)
-    if problems:
-        raise settings_error(problems)
-    return settings
 
 
 def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> GpuCapacitySettings:
@@ -230,3 +226,10 @@ def settings_from_pulumi_config() -> Settings:
         return settings_from_config(config, pulumi.get_project(), pulumi.get_stack())
     except ConfigError as err:
         raise pulumi.RunError(err.report()) from None
+
+
+def load_stack(stack: str, root: Path | None = None) -> tuple[dict[str, Any], Settings]:
+    """The stack file's config map and its settings, validated exactly as the program would
+    (raises ``stackfile.StackNotFound``, ConfigError), from one read of the file."""
+    config = stackfile.read_stack_config(stack, root)
+    return config, settings_from_config(stackfile.cli_config(config), stackfile.project_name(root), stack)

@@ -16,9 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pulumi
+
+from ..plan.group import GroupPlan
+
+
+class DeclaredGroup(Protocol):
+    """A GPU node group declared on a cluster (a ``GpuNodeGroup``), as the cluster's other components
+    take it: they read its one plan, and wait for it (a Pulumi resource)."""
+
+    plan: GroupPlan
 
 
 class HalfWiredError(ValueError):

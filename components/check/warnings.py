@@ -11,18 +11,18 @@ from .. import catalog
 from ..catalog import gpu_operator as chart
 from ..catalog import node_health
 from ..catalog.storage import INSTANCE_IO
-from ..plan import asg
-from . import teams
-from .coldstart import (
+from ..config.coldstart import (
     FAST_IMAGE_PULL_MIN_MEMORY_GIB,
     FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS,
     FAST_IMAGE_PULL_MIN_VCPUS,
     SOCI_ON_LOCAL_STORAGE_MIN_AMI_RELEASE,
     soci_store_on_root_volume,
 )
-from .errors import CONFIG_NAMESPACE, Problem
-from .group_rules import capacity_message
-from .network import EKS_ADDRESSES_PER_SUBNET
+from ..config.errors import CONFIG_NAMESPACE, Problem
+from ..config.network import EKS_ADDRESSES_PER_SUBNET
+from ..plan import asg
+from . import teams
+from .groups import capacity_message
 from .settings import GpuCapacitySettings, Settings
 
 #: A rule returns one Problem per risky value it finds (same key/received/expected form as errors).
@@ -71,7 +71,7 @@ def _autoscaled_group_not_smallest_first(settings: GpuCapacitySettings) -> Itera
         return
     for i, p in enumerate(settings.plans):
         # A Karpenter group has no ASG: Karpenter sizes each node from its own instance types.
-        if asg.CPU_TAG not in p.node_template_tags or p.settings.capacity_provider == "karpenter":
+        if asg.CPU_TAG not in p.node_template_tags or not p.provider.auto_scaling_group:
             continue
         rows = [catalog.GPU_INSTANCE_TYPES[t] for t in p.instance_types]
         sizes = ", ".join(f"{r.name}={r.vcpus} vCPUs {r.memory_mib} MiB" for r in rows)
@@ -96,7 +96,7 @@ def _groups_nobody_scales(settings: GpuCapacitySettings) -> Iterable[Problem]:
         return
     own = "" if isinstance(settings, Settings) else " (unless the existing cluster runs its own Cluster Autoscaler)"
     for i, g in enumerate(settings.gpu_node_groups):
-        if g.capacity_provider == "karpenter":
+        if not g.provider.auto_scaling_group:
             continue  # Karpenter launches and removes its nodes itself
         if g.scaling.min_size < g.scaling.max_size or g.scaling.desired_size == 0:
             yield Problem(

@@ -47,7 +47,7 @@ _AGENT_DEFAULT_EXPRESSIONS: tuple[dict[str, Any], ...] = (
 def agent_affinity() -> dict[str, Any]:
     """The agent on the GPU groups' nodes only (their ``gpu-eks.io/node-group`` label): repair is
     set up for them; on the system nodes its pod would take one of the few pods a small instance
-    runs (``config.settings`` counts them) and repair nothing (the system group has no repair)."""
+    runs (``check.settings`` counts them) and repair nothing (the system group has no repair)."""
     expressions = [*_AGENT_DEFAULT_EXPRESSIONS, {"key": labels.NODE_GROUP_LABEL, "operator": "Exists"}]
     return {
         "nodeAffinity": {

@@ -2,7 +2,9 @@
 ``capacityType: CAPACITY_BLOCK``) adds to its managed node group's launch template, in EC2's own
 API shape (``LaunchTemplateData`` keys, botocore ``ec2`` 2016-11-15: tests validate each fragment
 against ``RequestLaunchTemplateData`` with botocore's validator and create it under moto).
-Pure: no Pulumi; ``managed.py`` turns the fragments into the launch template's arguments.
+Pure: no Pulumi. The plan carries the fragments known from the settings (``launch_template_data``,
+``GroupPlan.launch_template_data``); ``blocks/managed.py`` turns them into the launch template's
+arguments, with the EFA interfaces once their security groups exist (``network_interfaces``).
 
 * ``NetworkInterfaces`` (EFA): ``catalog.efa.efa_interfaces`` (EC2 User Guide, efa.html and
   efa-start-nccl.html: card 0 device 0 ``efa``, every other card device 1 ``efa-only``), each
@@ -81,6 +83,21 @@ def launch_template_instance_type(group: Any) -> str | None:
     """The launch template's ``InstanceType``: a Capacity Block group's one type, else None (the
     node group lists its types)."""
     return group.instance_types[0] if group.capacity_type == CAPACITY_BLOCK else None
+
+
+def launch_template_data(group: Any) -> dict[str, Any]:
+    """What ``group``'s multi-node settings add to its managed node group's launch template, in
+    ``LaunchTemplateData`` keys (``CapacityReservationSpecification``, ``InstanceMarketOptions``,
+    ``InstanceType``; only those set): empty without them, and for a group whose nodes a NodePool
+    launches (its EC2NodeClass selects reservations itself: plan/karpenter.py)."""
+    if group.provider.node_pool:
+        return {}
+    fragments = {
+        "CapacityReservationSpecification": capacity_reservation_specification(group),
+        "InstanceMarketOptions": instance_market_options(group),
+        "InstanceType": launch_template_instance_type(group),
+    }
+    return {key: value for key, value in fragments.items() if value is not None}
 
 
 def zone_subnets_problem(ids: list[str], zone: str, group: str) -> str | None:
