@@ -216,6 +216,7 @@ class _OnCluster:
                 # CA runs on an untainted node (the system node group).
                 wait_for=list(self.target.ready),
                 tags=self.tags,
+                plans=[g.plan for g in self.covered],
             ),
             opts=self._opts(),
         )
