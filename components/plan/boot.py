@@ -175,6 +175,10 @@ ON_PENDING=@ON_PENDING@
 
 log() { echo "gpu-eks-boot: $*" >&2; }
 
+# Registered on an earlier boot? (read before this boot writes the marker)
+REGISTERED_BEFORE=no
+[ ! -e "$STATE_DIR/kubelet-started" ] || REGISTERED_BEFORE=yes
+
 # register TAINTS [LABEL]: nodeadm reads it after the user data; kubelet keeps the last taints.
 register() {
   mkdir -p "${NODEADM_DROP_IN%/*}" && printf '%s\n' "apiVersion: node.eks.aws/v1alpha1" "kind: NodeConfig" \
@@ -196,8 +200,8 @@ fail() {
   log "FAILED ($reason): $*; no GPU pod may run here, replace the node (docs/node-boot-stage.md)"
   logger -t gpu-eks-boot -p daemon.err "FAILED ($reason): $*" || true
   register "${TAINTS:+$TAINTS,}@FAILED_TAINT_KEY@=$reason:NoSchedule" "@FAILED_LABEL@=failed" \
-    || log "cannot write $NODEADM_DROP_IN"
-  if [ -e "$STATE_DIR/kubelet-started" ]; then
+    || log "cannot write $NODEADM_DROP_IN (the user data's taints hold)"
+  if [ "$REGISTERED_BEFORE" = yes ]; then
     log "the node registered before: its taints stay as they were, so kubelet does not start"
     exit 1
   fi
