@@ -73,6 +73,8 @@ def test_the_mig_example_renders_the_flag_and_dev_does_not():
         "expander": "least-waste",
         "balance-similar-node-groups": True,
         "skip-nodes-with-local-storage": False,
+        "startup-taint": "gpu-eks.io/boot-stage",
+        "status-taint": "gpu-eks.io/boot-stage-failed",
         "max-node-provision-time": "60m",
     }
     fractional = example("fractional").one(RELEASE, "gpu-eks-autoscaler-release").inputs["values"]["extraArgs"]

@@ -47,6 +47,24 @@ def max_node_provision_time(plans: Iterable[GroupPlan]) -> str | None:
     return f"{boot.minutes_to_register(reboots=True)}m"
 
 
+def boot_stage_taints() -> dict[str, str]:
+    """The boot stage's taints as CA's startup and status taints, so that neither stays on a template node.
+
+    CA copies a running node of a group as its template (processors/nodeinfosprovider/
+    mixed_nodeinfos_processor.go: a Ready node, stable and schedulable, first) with its taints, less
+    those ``taints.SanitizeTaints`` drops: CA's own, node-condition taints, and the ``--startup-taint``
+    and ``--status-taint`` keys (utils/taints/taints.go, kubernetes/autoscaler cluster-autoscaler-1.35.2;
+    the flags in config/flags/flags.go at 1.32.7 to 1.36.1). A node of a ``mixed`` MIG group has no
+    accelerator label, so CA's GPU readiness check (which holds a labelled node without GPUs unready)
+    does not apply: a Ready node with ``gpu-eks.io/boot-stage=pending`` (its stage has not finished, or
+    never ran) or ``gpu-eks.io/boot-stage-failed`` can be its group's template, and CA would then not
+    grow the group for a pod that does not tolerate those taints, that is any GPU pod. As a startup
+    taint the pending one also marks its node unready for CA (``FilterOutNodesWithStartupTaints``): a
+    node still starting. The failure taint is a status taint: dropped from the template, its node
+    not counted unready (it will not become ready, and would count against CA's unready limits)."""
+    return {"startup-taint": boot.PENDING_TAINT.key, "status-taint": boot.FAILED_TAINT_KEY}
+
+
 def extra_args(settings: AutoscalerSettings, plans: Iterable[GroupPlan] = ()) -> dict[str, Any]:
     """CA flags (chart ``extraArgs``; Helm merges maps, so the chart's logging flags stay).
 
@@ -61,12 +79,14 @@ def extra_args(settings: AutoscalerSettings, plans: Iterable[GroupPlan] = ()) ->
       emptyDir; with CA's default (true) such a node could never scale down.
     * ``max-node-provision-time`` where a group of ``plans`` may reboot its nodes before they
       register (``max_node_provision_time``).
+    * ``startup-taint`` / ``status-taint``: the boot stage's taints (``boot_stage_taints``).
     """
     args: dict[str, Any] = {
         "scale-down-unneeded-time": settings.scale_down_unneeded_time,
         "expander": "least-waste",
         "balance-similar-node-groups": True,
         "skip-nodes-with-local-storage": False,
+        **boot_stage_taints(),
     }
     provision_time = max_node_provision_time(plans)
     if provision_time is not None:
