@@ -502,10 +502,17 @@ def test_values_paths_exist_in_the_chart_values(version):
     extra_args = values.pop("extraArgs")
     _check_paths(values, reference, "", problems)
     assert problems == []
-    # extraArgs is free-form; every flag we set is one the chart documents (commented example).
+    # extraArgs is free-form; every flag we set is one the chart documents (commented example), or
+    # one of CA's flags it does not show: kubernetes/autoscaler config/flags/flags.go declares
+    # multiStringFlag("startup-taint", ...) and multiStringFlag("status-taint", ...) at every image
+    # tag of catalog/cluster_autoscaler.py (1.32.7, 1.33.6, 1.34.5, 1.35.2, 1.36.1).
     text = reference_path("cluster-autoscaler", version, "values.yaml").read_text()
-    for flag in extra_args:
+    not_in_the_chart = {"startup-taint", "status-taint"}
+    assert not_in_the_chart <= set(extra_args)
+    for flag in set(extra_args) - not_in_the_chart:
         assert re.search(rf"^  # {re.escape(flag)}: ", text, flags=re.M), flag
+    for flag in not_in_the_chart:
+        assert flag not in text, flag
     # The chart's own discovery tags are exactly ours (its template runs them through tpl).
     assert reference["autoDiscovery"]["tags"] == [
         "k8s.io/cluster-autoscaler/enabled",
@@ -543,6 +550,8 @@ def test_release_in_each_stack(stack_sim):
         "expander": "least-waste",
         "balance-similar-node-groups": True,
         "skip-nodes-with-local-storage": False,
+        "startup-taint": "gpu-eks.io/boot-stage",
+        "status-taint": "gpu-eks.io/boot-stage-failed",
     }
     # Never on a GPU node (of this library, Karpenter or Auto Mode); fine on the system nodes.
     system = {"kubernetes.io/os": "linux", "eks.amazonaws.com/nodegroup": "system"}

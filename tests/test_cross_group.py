@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from components.autoscaler import values as autoscaler_values
 from components.check import groups as group_rules
 from components.check.groups import gpu_groups_problems
 from components.check.loading import load_settings
@@ -128,6 +129,16 @@ EXPECTED: dict[str, dict[str, object]] = {
         "all-exclusive": True,
         "multinode-beside-plain": True,
     },
+    # A managed MIG group's stage may reboot its nodes before they register: CA waits longer.
+    "max_node_provision_time": {
+        "karpenter-shared-beside-exclusive": None,
+        "karpenter-shared-beside-managed": None,
+        "vgpu-beside-managed-shared": None,
+        "managed-modes": None,
+        "mig-beside-others": "60m",
+        "all-exclusive": None,
+        "multinode-beside-plain": None,
+    },
     # The smallest slot's share of GPU memory (MiB): the dashboard's red line.
     "smallest_share": {
         "karpenter-shared-beside-exclusive": 5758,  # an L4 (23,034 MiB as its driver reports) / 4
@@ -176,6 +187,14 @@ def check_node_repair_needed(cluster: str) -> None:
         decided = karpenter_values.node_repair_needed(plans)
         assert decided == any(p.settings.capacity_provider == "karpenter" and p.repair.enabled for p in plans)
         _expect("node_repair_needed", cluster, decided)
+
+
+def check_max_node_provision_time(cluster: str) -> None:
+    for plans in _both_orders(cluster):
+        decided = autoscaler_values.max_node_provision_time(plans)
+        rebooting = any(is_mig(p) and p.provider.reboots_before_registering for p in plans)
+        assert (decided is not None) == rebooting
+        _expect("max_node_provision_time", cluster, decided)
 
 
 def check_karpenter_repair_gate_problems(cluster: str) -> None:
@@ -532,6 +551,7 @@ DECISIONS: dict[str, Callable[[str], None]] = {
     "components.karpenter.values:reserved_capacity_needed": check_reserved_capacity_needed,
     "components.efa.values:efa_plans": check_efa_plans,
     "components.karpenter.values:node_repair_needed": check_node_repair_needed,
+    "components.autoscaler.values:max_node_provision_time": check_max_node_provision_time,
     "components.check.groups:karpenter_repair_gate_problems": check_karpenter_repair_gate_problems,
     "components.observability.node_health:rule_group": check_rule_group,
     "components.efa.values:efa_plugin_values": check_efa_plugin_values,
@@ -572,6 +592,8 @@ DECISIONS: dict[str, Callable[[str], None]] = {
 
 #: Functions over several groups that decide nothing across them, and why.
 NOT_DECISIONS: dict[str, str] = {
+    "components.autoscaler.values:extra_args": "hands the plans to max_node_provision_time (test_autoscaler.py)",
+    "components.autoscaler.values:autoscaler_values": "hands the plans to extra_args (test_autoscaler.py)",
     "components.check.autoscaler:autoscaler_problems": "each group's own rules (test_autoscaler.py)",
     "components.coldstart.model:render_text": "prints each group's own cold-start model, one after the other",
     "components.composites.declare:declare_gpu_capacity": "declares; its decisions are the functions it calls",

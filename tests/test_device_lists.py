@@ -358,20 +358,25 @@ def test_the_operator_model_reads_the_assets_strategy(version):
 
 PLUGIN_0_2_0 = operator_catalog.device_list_strategy(None, False, "v26.7.0")
 PLUGIN_0_3_0 = "envvar,volume-mounts"
+#: A new node between the operator's release and the operator's update of the plugin's DaemonSet.
+EARLY_NODE = "an enforced node registered before the operator updates the plugin (until its pod is replaced)"
 
 
 @pytest.mark.parametrize("version", CHART_VERSIONS)
 def test_gpu_pods_start_on_every_node_at_every_step_of_the_upgrade(version):
     """Each step: (plugin strategy, node) pairs that meet while it deploys. The library updates the
     operator's release before what launches nodes (test_new_nodes_wait_for_the_operators_release),
-    so the new strategy meets the old nodes and the new ones, and the old strategy no new node."""
+    so the new strategy meets the old nodes and the new ones. The operator writes the release's
+    strategy into the plugin's DaemonSet shortly after the release, on its own: a new node that
+    registers in between meets the old strategy until its plugin pod is replaced (the last case;
+    docs/node-boot-stage.md says how an operator rules it out)."""
     migrating, enforced = rendered_strategy("migrating", version, False), rendered_strategy("enforced", version, False)
     steps = {
         "0.2.0 -> migrating": [(PLUGIN_0_2_0, "0.2.0"), (migrating, "0.2.0"), (migrating, "migrating")],
         "migrating -> enforced": [(migrating, "migrating"), (enforced, "migrating"), (enforced, "enforced")],
         "0.3.0 -> enforced": [(PLUGIN_0_3_0, "enforced"), (enforced, "enforced")],
         "direct 0.2.0 -> enforced": [(PLUGIN_0_2_0, "0.2.0"), (enforced, "0.2.0"), (enforced, "enforced")],
-        "migrating nodes before the plugin switches (prevented)": [(migrating, "enforced")],
+        EARLY_NODE: [(migrating, "enforced")],
     }
     cases = [(step, strategy, node) for step, pairs in steps.items() for strategy, node in pairs]
     answers = toolkit.visible_devices([(node_settings(n), gpu_pod_spec(s, [UUID_A])) for _, s, n in cases])
@@ -398,13 +403,14 @@ def test_gpu_pods_start_on_every_node_at_every_step_of_the_upgrade(version):
             f"volume-mounts on 0.2.0: {dl.NOT_CREATED}",
             "volume-mounts on enforced: its devices",
         ],
-        "migrating nodes before the plugin switches (prevented)": ["envvar on enforced: no GPU"],
+        EARLY_NODE: ["envvar on enforced: no GPU"],
     }
 
 
 def test_new_nodes_wait_for_the_operators_release():
     """What launches GPU nodes (a managed node group; a Karpenter EC2NodeClass and NodePool) depends
-    on the gpu-operator release: the strategy changes before a node with new settings registers."""
+    on the gpu-operator release: nodes with new settings launch after the release (the operator
+    applies its strategy to the plugin's DaemonSet shortly after it, on its own)."""
     for sim in (simulate("dev"), example("karpenter"), example("multinode")):
         release = sim.one("kubernetes:helm.sh/v3:Release", "gpu-eks-gpu-operator-release").urn
         waiting = {(r.type.rsplit(":", 1)[1], r.name) for r in sim.resources if release in r.dependencies}

@@ -101,8 +101,48 @@ def test_the_example_declares_the_plugin_for_its_efa_groups():
     ],
 )
 def test_the_image_is_each_regions_eks_registry(region, repository):
-    """EKS User Guide, add-ons-images (awsdocs/amazon-eks-user-guide 4d52b4d): one registry per Region."""
+    """EKS User Guide, add-ons-images: one registry per Region (catalog/efa.py: AWS's table in
+    awslabs/amazon-eks-ami v20260304 templates/al2/runtime/get-ecr-uri.sh)."""
     assert chart.image_repository(region) == repository
+
+
+@pytest.mark.parametrize(
+    ("region", "account"),
+    [
+        # Regions EKS opened after the User Guide of Dec 2024: each has its own registry account
+        # (get-ecr-uri.sh at v20260304; the add-ons-images page lists the same accounts).
+        ("ap-east-2", "533267051163"),
+        ("ap-southeast-5", "151610086707"),
+        ("ap-southeast-6", "333609536671"),
+        ("ap-southeast-7", "121268973566"),
+        ("mx-central-1", "730335286997"),
+    ],
+)
+def test_regions_newer_than_the_first_table_have_their_own_registry(region, account):
+    assert chart.image_repository(region) == f"{account}.dkr.ecr.{region}.amazonaws.com/eks/aws-efa-k8s-device-plugin"
+
+
+def test_every_eks_region_is_in_the_table():
+    """Every Region botocore's eks endpoint data lists (the Regions ``aws:region`` accepts) is named:
+    in the table of its own account or on the explicit list of 602401143452's. No Region falls
+    through to a guessed account; a new botocore with a new Region fails here until the table has it."""
+    from components.check.loading import eks_regions
+
+    named = set(chart.REGISTRY_ACCOUNTS) | chart.SHARED_ACCOUNT_REGIONS
+    assert not set(chart.REGISTRY_ACCOUNTS) & chart.SHARED_ACCOUNT_REGIONS
+    assert sorted(eks_regions() - named) == []
+    assert len(chart.SHARED_ACCOUNT_REGIONS) == 17
+    assert "602401143452" not in chart.REGISTRY_ACCOUNTS.values()
+
+
+def test_a_region_not_in_the_table_keeps_the_charts_image():
+    """No account is guessed (602401143452 has no registry in a Region opened since): the chart's
+    default image, as 0.3.0 rendered it."""
+    assert chart.image_repository("ap-southeast-9") is None
+    assert chart.image_values("ap-southeast-9") == {}
+    assert chart.image_values("us-west-2") == {
+        "repository": "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"
+    }
 
 
 def test_the_region_is_the_aws_providers(monkeypatch):
@@ -126,6 +166,38 @@ def test_the_region_is_the_aws_providers(monkeypatch):
     assert release["values"]["image"] == {
         "repository": "455263428931.dkr.ecr.eu-south-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"
     }
+
+
+def test_a_region_not_in_the_table_renders_the_charts_image_and_warns(monkeypatch):
+    """A Region the catalog does not name: ``image`` is empty (the chart's default repository) and
+    the deployment is warned, on the plugin's component."""
+    import yaml
+
+    from components.config import stackfile
+    from components.review import fakecloud
+    from tests.support import ROOT
+    from tooling.simulation import program_from_file, run_program
+
+    monkeypatch.setattr(fakecloud, "FAKE_REGION", "ap-southeast-9")
+    config = yaml.safe_load((ROOT / "examples" / "Pulumi.multinode.yaml").read_text())["config"]
+    sim = run_program(
+        program_from_file(ROOT / "__main__.py"),
+        stackfile.cli_config({**config, "gpu-eks:verifyTimeSlicing": False, "gpu-eks:verification": {}}),
+        project=stackfile.project_name(ROOT),
+        stack="multinode",
+    )
+    release = sim.one("kubernetes:helm.sh/v3:Release", "gpu-eks-efa-release").inputs
+    assert release["values"]["image"] == {}
+    about = [(r.type if r else None, m) for r, m in sim.warnings() if "EFA device plugin" in m]
+    assert about == [
+        (
+            "gpu-eks:efa:EfaDevicePlugin",
+            "the EFA device plugin keeps its chart's default image in ap-southeast-9: no Amazon EKS "
+            "registry is known for ap-southeast-9 (components/catalog/efa.py), so its nodes pull "
+            "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin over the internet "
+            "(a NAT gateway or proxy), which a private cluster without one cannot do",
+        )
+    ]
 
 
 def test_no_plugin_without_an_efa_group():

@@ -17,8 +17,8 @@ from components.check.loading import load_settings
 from components.cluster.node_monitoring import DCGM_TOLERATIONS
 from components.config.groups import Taint
 from components.gpu_operator.values import gpu_operator_values
+from components.plan import boot, userdata
 from components.plan import karpenter as objects
-from components.plan import userdata
 from components.plan.group import GroupPlan
 from components.plan.placement import tolerates
 from tests.standins import nvidia_smi as standin
@@ -154,6 +154,30 @@ def test_a_node_whose_stage_failed_registers_failed(plans, group, tmp_path, stan
     fail, reason = FAILURE[group]
     documents = [*user_data_documents(plans[group]), stage_drop_in(tmp_path, plans[group], (fail,))]
     assert registered_taints(documents) == [*WORKING[group], f"gpu-eks.io/boot-stage-failed={reason}:NoSchedule"]
+
+
+@pytest.mark.parametrize("group", [g["name"] for g in GROUPS])
+def test_a_first_boot_that_cannot_write_the_drop_in_registers_pending(plans, group, tmp_path, standin_port):
+    """The stage succeeds but its drop-in cannot be written (a full or read-only root volume): on the
+    node's first boot it exits 3 (the unit's SuccessExitStatus: kubelet starts) and, with no drop-in,
+    kubelet registers the user data's taints, the pending one among them (docs/node-boot-stage.md). A
+    later boot that cannot write it fails the unit: kubelet does not start."""
+    plan = plans[group]
+    model = mig_catalog.FAMILY_MIG_GPU.get(plan.instance.family.name, "H100-80GB-HBM3")
+    node = Node(tmp_path, model, plan.gpus_per_node)
+    node.drop_in.parent.write_text("")  # a file where the drop-in's folder would be: nothing is written
+    assert f"SuccessExitStatus={boot.FIRST_BOOT_FAILURE_STATUS}\n" in plan.boot.unit
+    rc, _, err = node.run(plan.boot.script)
+    assert rc == 3, err
+    assert "gpu-eks-boot: FAILED (registration): cannot write" in err
+    assert "the node registered before" not in err
+    assert not node.drop_in.exists()
+    assert registered_taints(user_data_documents(plan)) == [*WORKING[group], PENDING]
+    assert (node.state_dir / "kubelet-started").exists()
+    # A later boot: the node registered (pending), so a stage that cannot register keeps kubelet down.
+    rc, _, err = node.run(plan.boot.script)
+    assert rc == 1, err
+    assert "the node registered before: its taints stay as they were, so kubelet does not start" in err
 
 
 def test_only_the_node_monitoring_agent_tolerates_the_pending_and_the_failure_taints(plans):

@@ -1,11 +1,11 @@
 """``gpuOperator.isolation: migrating`` in the program and in the change-impact summary (issue 40):
 the dev stack rendered with it (the nodes' boot stage, the plugin's strategy, the isolation Job left
 out, the outputs saying isolation is not enforced), and the summary of each step of the upgrade from
-0.2.0, of the direct jump and of the upgrade from 0.3.0, from the renders."""
+0.2.0, of the direct jump and of the upgrade from 0.3.0, from the renders: the released ones as base
+(tests/releases/)."""
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -55,23 +55,16 @@ def boot_part(document: dict[str, Any]) -> str:
     return next(p["content"] for p in parts if p["contentType"] == "text/x-shellscript")
 
 
-def as_0_2_0(document: dict[str, Any]) -> dict[str, Any]:
-    """The render as 0.2.0 had it (19061e2 tests/snapshots/dev.yaml): no devicePlugin.env, and the
-    GPU launch template's user data the nodeadm NodeConfig alone (no boot stage)."""
-    old = copy.deepcopy(document)
-    del resource(old, RELEASE, OPERATOR)["inputs"]["values"]["devicePlugin"]["env"]
-    user_data = resource(old, LT, "gpu-eks-t4-lt")["inputs"]["userData"]
-    user_data["parts"] = [p for p in user_data["parts"] if p["contentType"] == "application/node.eks.aws"]
-    return old
+#: The dev stack as the releases rendered it: this repository's own snapshots (tests/snapshots/dev.yaml),
+#: kept as they were. 0.2.0: 19061e2 ("0.2.0 is cut"). 0.3.0: 70c91a5, whose dev snapshot is the
+#: release's (d502619, the 0.3.0 merge, and 70c91a5 render the same bytes; the commits between change
+#: tests and render-neutral code only).
+RELEASES = ROOT / "tests" / "releases"
 
 
-def as_0_3_0(document: dict[str, Any]) -> dict[str, Any]:
-    """0.3.0's render: the same user data, DEVICE_LIST_STRATEGY=envvar,volume-mounts."""
-    old = copy.deepcopy(document)
-    resource(old, RELEASE, OPERATOR)["inputs"]["values"]["devicePlugin"]["env"] = [
-        {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"}
-    ]
-    return old
+def released(version: str) -> dict[str, Any]:
+    """The dev render of release ``version``, loaded as the review tools read a base render."""
+    return render_values.load((RELEASES / f"dev-{version}.yaml").read_text())
 
 
 def test_migrating_sets_the_nodes_and_the_plugin_for_both_kinds_of_node(enforced, migrating):
@@ -110,8 +103,24 @@ def isolation_notes(summary: impact.Impact) -> list[str]:
     return [n for n in summary.notes if "gpu-eks-t4-lt:" in n]
 
 
+def test_the_releases_renders_are_what_they_were():
+    """The base renders carry what each release sent: 0.2.0 no boot stage and no devicePlugin.env,
+    0.3.0 its stage (0.3.0's toolkit settings) and envvar,volume-mounts."""
+    old, v030 = released("0.2.0"), released("0.3.0")
+    parts = resource(old, LT, "gpu-eks-t4-lt")["inputs"]["userData"]["parts"]
+    assert [p["contentType"] for p in parts] == ["application/node.eks.aws"]
+    assert "env" not in resource(old, RELEASE, OPERATOR)["inputs"]["values"]["devicePlugin"]
+    assert "--set accept-nvidia-visible-devices-envvar-when-unprivileged=false" in boot_part(v030)
+    # 0.3.0's drop-in was written on a failure only; the user data registered no pending taint (issue 40).
+    assert "/etc/eks/nodeadm.d/90-gpu-eks-boot-failed.yaml" in boot_part(v030)
+    assert "gpu-eks.io/boot-stage=pending" not in json.dumps(resource(v030, LT, "gpu-eks-t4-lt"))
+    assert resource(v030, RELEASE, OPERATOR)["inputs"]["values"]["devicePlugin"]["env"] == [
+        {"name": "DEVICE_LIST_STRATEGY", "value": "envvar,volume-mounts"}
+    ]
+
+
 def test_the_summary_of_each_step_of_the_upgrade(enforced, migrating):
-    step_1 = impact.summarize("dev", as_0_2_0(migrating[0]), migrating[0])
+    step_1 = impact.summarize("dev", released("0.2.0"), migrating[0])
     assert isolation_notes(step_1) == [NOT_ISOLATED]
     assert [r.node_group for r in step_1.node_rolls] == ["gpu-eks-t4"]
     step_2 = impact.summarize("dev", migrating[0], enforced[0])
@@ -121,15 +130,20 @@ def test_the_summary_of_each_step_of_the_upgrade(enforced, migrating):
 
 
 def test_the_summary_of_the_direct_jump_from_0_2_0_says_what_breaks(enforced):
-    summary = impact.summarize("dev", as_0_2_0(enforced[0]), enforced[0])
+    summary = impact.summarize("dev", released("0.2.0"), enforced[0])
     assert isolation_notes(summary) == [BREAKS]
     assert BREAKS in impact.text(summary, "dev")
+    assert [r.node_group for r in summary.node_rolls] == ["gpu-eks-t4"]
 
 
-def test_from_0_3_0_no_node_rolls_and_nothing_breaks(enforced):
-    summary = impact.summarize("dev", as_0_3_0(enforced[0]), enforced[0])
+def test_from_0_3_0_every_gpu_node_rolls_and_nothing_breaks(enforced):
+    """UPGRADING ("Every GPU node rolls once"): the boot stage's fixes change the user data, so the
+    group rolls; the plugin's strategy changes from envvar,volume-mounts to volume-mounts, which sends
+    the same (test_device_lists.py): no note that GPU pods stop starting."""
+    summary = impact.summarize("dev", released("0.3.0"), enforced[0])
     assert isolation_notes(summary) == []
-    assert summary.node_rolls == []
-    # The plugin's DaemonSet rolls for the env value; what it sends stays the same (test_device_lists.py).
+    assert [r.node_group for r in summary.node_rolls] == ["gpu-eks-t4"]
     assert [d.release for d in summary.device_plugin_rolls] == [OPERATOR]
-    assert [r.label for r in summary.of("update")] == [f"{RELEASE} {OPERATOR}"]
+    updated = [r.label for r in summary.of("update")]
+    assert f"{LT} gpu-eks-t4-lt" in updated and f"{NG} gpu-eks-t4" in updated
+    assert f"{RELEASE} {OPERATOR}" in updated

@@ -200,3 +200,32 @@ def test_the_example_karpenter_group():
         "nodeRepair": True,
         "reservedCapacity": True,
     }
+
+
+def test_huge_pages_through_a_node_overlay_of_the_users_own():
+    """docs/multi-node.md, Karpenter groups: Karpenter 1.14.1 counts no huge pages, and the library
+    adds none to the group's NodeOverlay (an exclusive EFA group needs none: the alpha gate stays
+    off). The overlay the docs describe passes the 1.14.1 CRD with its CEL rules (capacity refuses
+    cpu, memory, ephemeral-storage and pods only); one naming cpu does not."""
+    p = plan(**P5, efa=True)  # exclusive whole GPUs
+    assert not objects.needs_overlay(p)
+    assert "hugepages-2Mi" not in objects.advertised_capacity(p)
+    assert not values.node_overlay_needed([p])
+    theirs = {
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": "h100-hugepages"},
+        "spec": {
+            "requirements": [
+                {"key": "karpenter.sh/nodepool", "operator": "In", "values": ["gpu-eks-h100"]},
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
+            ],
+            "capacity": {"hugepages-2Mi": "10256Mi"},  # 5,128 pages of 2 MiB (catalog/efa.py)
+        },
+    }
+    assert crd_problems(theirs, karpenter_schema("NodeOverlay")) == []
+    refused = {**theirs, "spec": {**theirs["spec"], "capacity": {"cpu": "1"}}}
+    assert crd_problems(refused, karpenter_schema("NodeOverlay")) == [
+        ".spec.capacity: invalid resource restricted (self.all(x, !(x in ['cpu', 'memory', 'ephemeral-storage', "
+        "'pods'])): False)"
+    ]

@@ -477,6 +477,33 @@ def test_the_impact_summary_names_a_groups_new_repair_policy_and_replaces_nothin
     ]
 
 
+def test_the_impact_summary_says_that_dropped_overrides_may_stay_on_eks():
+    """A group that stops sending its overrides (0.3.0's 28 -> the default): the note says it is not
+    known whether EKS drops them, and how to check. Not said where overrides were never sent."""
+    from components.review import impact
+
+    (with_overrides,) = settings({"name": "t4", "repair": {"overrides": True}}).plans
+    (default,) = settings({"name": "t4"}).plans
+    assert len(with_overrides.repair.node_repair_config()["nodeRepairConfigOverrides"]) == 28
+
+    def render(config: dict[str, Any]) -> dict[str, Any]:
+        return {"project": "p", "resources": [_item(NG, "gpu-eks-t4", {"nodeRepairConfig": config})]}
+
+    summary = impact.summarize(
+        "dev", render(with_overrides.repair.node_repair_config()), render(default.repair.node_repair_config())
+    )
+    (note,) = summary.notes
+    assert note.endswith(
+        "nodeRepairConfig is updated in place (EKS UpdateNodegroupConfig): no node is replaced by this change; "
+        "whether EKS drops the nodeRepairConfigOverrides no longer sent is not verified: check "
+        "`aws eks describe-nodegroup` after the update (UPGRADING.md)"
+    )
+    back = impact.summarize(
+        "dev", render(default.repair.node_repair_config()), render(with_overrides.repair.node_repair_config())
+    )
+    assert [n for n in back.notes if "not verified" in n] == []
+
+
 def test_the_impact_summary_says_when_karpenters_repair_gate_turns_on():
     from components.review import impact
 

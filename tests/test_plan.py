@@ -100,7 +100,7 @@ def test_the_default_group():
     assert "apply_mig() {" not in p.boot.script  # the MIG functions stay out of a group without MIG
     assert p.boot.user_data_part in base64.b64decode(p.user_data).decode()
     # What EC2's 16 KB limit counts: the MIME before base64. No multi-node launch template additions.
-    assert p.user_data_bytes == len(base64.b64decode(p.user_data)) == 4234
+    assert p.user_data_bytes == len(base64.b64decode(p.user_data)) == 4419
     assert dict(p.launch_template_data) == {}
 
 
@@ -130,7 +130,7 @@ def test_a_karpenter_groups_user_data_is_its_ec2nodeclass_text():
         },
     }
     # The text, and the labels flag Karpenter writes into its own part.
-    assert p.user_data_bytes == len(p.user_data) + len(userdata.kubelet_flags(p.node_labels, ())[0]) == 4297
+    assert p.user_data_bytes == len(p.user_data) + len(userdata.kubelet_flags(p.node_labels, ())[0]) == 4482
     assert dict(p.launch_template_data) == {}
 
 

@@ -112,6 +112,8 @@ def release_values(run: str) -> dict[str, Any]:
             "expander": "least-waste",
             "balance-similar-node-groups": True,
             "skip-nodes-with-local-storage": False,
+            "startup-taint": "gpu-eks.io/boot-stage",
+            "status-taint": "gpu-eks.io/boot-stage-failed",
         },
     }
 

@@ -686,16 +686,16 @@ def test_user_data_over_12_kib_is_refused_leaving_4_kib_of_ecs_16_for_eks():
     # EC2 user data is limited to 16 KB (botocore ec2 RequestLaunchTemplateData.UserData) and EKS merges
     # its own NodeConfig part (endpoint, base64 CA, ...) into it: our part may take 12,288 bytes.
     # Labels of a 66-character key and a 63-character value: with the boot stage's part (plan/boot.py,
-    # the toolkit isolation and the stage's nodeadm drop-in: about 3.4 KB) 61 make 12,211 bytes of
-    # user data, 62 12,342.
+    # the toolkit isolation and the stage's nodeadm drop-in: about 3.6 KB) 60 make 12,265 bytes of
+    # user data, 61 12,396.
     def labels(n: int) -> dict[str, str]:
         return {f"l{i}.example.com/" + "k" * 50: "v" * 63 for i in range(n)}
 
-    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(61)}]})
-    assert len(fits.gpu_node_groups[0].labels) == 61
-    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(62)}]}) == [
-        "gpu-eks:gpuNodeGroups[0].labels: received 62; expected fewer or shorter labels and taints: the group's "
-        "user data (its nodeadm NodeConfig and boot stage) would be 12342 bytes; at most 12288, since EC2 takes 16384 "
+    fits = accepted({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(60)}]})
+    assert len(fits.gpu_node_groups[0].labels) == 60
+    assert problems({"autoscaler": {"enabled": False}, "gpuNodeGroups": [{"name": "g", "labels": labels(61)}]}) == [
+        "gpu-eks:gpuNodeGroups[0].labels: received 61; expected fewer or shorter labels and taints: the group's "
+        "user data (its nodeadm NodeConfig and boot stage) would be 12396 bytes; at most 12288, since EC2 takes 16384 "
         "in all and EKS merges its own NodeConfig part (cluster endpoint and CA) into it"
     ]
 
@@ -704,7 +704,7 @@ def test_a_karpenter_groups_user_data_is_measured_as_sent():
     """A Karpenter group's user data is its EC2NodeClass's (the boot stage and a NodeConfig part with
     only the registration taints), and Karpenter writes the labels into its own part beside it: the
     rule counts both (issue 43; before, it measured the managed node group's text for every group).
-    With the labels of the test above: 61 make 12,274 bytes, 62 12,405."""
+    With the labels of the test above: 59 make 12,197 bytes, 60 12,328."""
     from components.plan import karpenter as objects
     from components.plan import userdata
 
@@ -715,17 +715,17 @@ def test_a_karpenter_groups_user_data_is_measured_as_sent():
         scaling = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
         return {"name": "g", "capacityProvider": "karpenter", "scaling": scaling, "labels": labels(n)}
 
-    fits = accepted({"gpuNodeGroups": [group(61)]}).plans[0]
+    fits = accepted({"gpuNodeGroups": [group(59)]}).plans[0]
     sent = objects.ec2_node_class(fits, role="r", discovery="c")["spec"]["userData"]
     assert fits.user_data == sent and [t for t, _ in userdata.parse_mime(sent)] == [
         "application/node.eks.aws",
         "text/x-shellscript",
     ]
     labels_flag = userdata.kubelet_flags(fits.node_labels, ())[0]
-    assert fits.user_data_bytes == len(sent) + len(labels_flag) == 12274
-    assert problems({"gpuNodeGroups": [group(62)]}) == [
-        "gpu-eks:gpuNodeGroups[0].labels: received 62; expected fewer or shorter labels and taints: the group's "
-        "user data (its boot stage and nodeadm NodeConfig, and the labels Karpenter writes) would be 12405 bytes; "
+    assert fits.user_data_bytes == len(sent) + len(labels_flag) == 12197
+    assert problems({"gpuNodeGroups": [group(60)]}) == [
+        "gpu-eks:gpuNodeGroups[0].labels: received 60; expected fewer or shorter labels and taints: the group's "
+        "user data (its boot stage and nodeadm NodeConfig, and the labels Karpenter writes) would be 12328 bytes; "
         "at most 12288, since EC2 takes 16384 in all and Karpenter adds its own NodeConfig part (cluster endpoint "
         "and CA) into it"
     ]

@@ -20,6 +20,7 @@ from ..blocks.helm import helm_release
 from ..blocks.iam import partition_of
 from ..catalog.charts import CLUSTER_AUTOSCALER
 from ..config.addons import AutoscalerSettings
+from ..plan.group import GroupPlan
 from . import iam, values
 
 TYPE_NAME = "gpu-eks:autoscaler:ClusterAutoscaler"
@@ -38,6 +39,8 @@ class ClusterAutoscalerArgs:
     #: Resources to finish first (the system node group: CA needs an untainted node).
     wait_for: Sequence[pulumi.Resource] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
+    #: The plans of the GPU groups it scales (the flags some of them need: values.extra_args).
+    plans: Sequence[GroupPlan] = ()
 
 
 class ClusterAutoscaler(pulumi.ComponentResource):
@@ -86,6 +89,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             kubernetes_version=args.kubernetes_version,
             region=region,
             role_arn=role_arn,
+            plans=args.plans,
         )
         self.release = helm_release(
             f"{name}-release",

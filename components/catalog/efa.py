@@ -165,7 +165,7 @@ def nccl_bus_bandwidth_floor_gbytes(instance_type: str) -> float:
 #   instance types as values (every EFA type of our catalog is among them), ``tolerations: []``,
 #   ``nodeSelector: {}``; the image ``602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin``
 #   (``image.repository``; ``image.tag`` v0.5.20), one Region's registry: the library points it at
-#   the cluster's Region's (``image_repository``).
+#   the cluster's Region's where the table below names it (``image_values``).
 # * The plugin advertises ``vpc.amazonaws.com/efa``, one per EFA device under ``/dev/infiniband``.
 #
 # The AMI (awslabs/amazon-eks-ami v20260724): ``templates/al2023/variables-default.json`` sets
@@ -187,16 +187,53 @@ IMAGE_PATH = "eks/aws-efa-k8s-device-plugin"
 #: repository in each Amazon EKS supported AWS Region. Your nodes can pull the container image over
 #: the internet from any of the following registries. Alternatively, your nodes can pull the image
 #: over Amazon's network if you created an interface VPC endpoint for Amazon ECR" (EKS User Guide,
-#: add-ons-images, awsdocs/amazon-eks-user-guide 4d52b4d). The chart's default, us-west-2's registry,
-#: is reached from another Region only over the internet: a private cluster (no NAT, ECR endpoints of
-#: its own Region) cannot pull it. Every Region not named here uses 602401143452.
-DEFAULT_REGISTRY_ACCOUNT = "602401143452"
+#: add-ons-images, docs.aws.amazon.com/eks/latest/userguide/add-ons-images.html). The chart's default,
+#: us-west-2's registry, is reached from another Region only over the internet: a private cluster (no
+#: NAT, ECR endpoints of its own Region) cannot pull it.
+#:
+#: The table is AWS's own machine-readable copy of that page: awslabs/amazon-eks-ami
+#: ``templates/al2/runtime/get-ecr-uri.sh`` at v20260304 (its last tag before AL2's removal, b2289030),
+#: which names every commercial Region of 602401143452 (``SHARED_ACCOUNT_REGIONS``) and every other
+#: Region's account, the GovCloud and China Regions' included (the ISO partitions left out: EKS's
+#: botocore endpoint data has none of them). It adds, to the User Guide of Dec 2024 (4d52b4d),
+#: ap-east-2, ap-southeast-5, ap-southeast-6, ap-southeast-7 and mx-central-1; the current page's
+#: rows read for them agree (ap-east-2, ap-southeast-5, -6, -7; its ap-east-2 row names the ap-east-1
+#: host, a typo the script does not have).
+#: tests/test_efa_plugin.py checks every Region botocore's ``eks`` endpoint data lists is in one of
+#: the two. A Region in neither gets no account guessed: ``image_repository`` answers None, and the
+#: plugin keeps the chart's default image (``efa/component.py`` warns).
+SHARED_ACCOUNT = "602401143452"
+SHARED_ACCOUNT_REGIONS: frozenset[str] = frozenset(
+    {
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-northeast-3",
+        "ap-south-1",
+        "ap-southeast-1",
+        "ap-southeast-2",
+        "ca-central-1",
+        "eu-central-1",
+        "eu-north-1",
+        "eu-west-1",
+        "eu-west-2",
+        "eu-west-3",
+        "sa-east-1",
+        "us-east-1",
+        "us-east-2",
+        "us-west-1",
+        "us-west-2",
+    }
+)
 REGISTRY_ACCOUNTS: dict[str, str] = {
     "af-south-1": "877085696533",
     "ap-east-1": "800184023465",
+    "ap-east-2": "533267051163",
     "ap-south-2": "900889452093",
     "ap-southeast-3": "296578399912",
     "ap-southeast-4": "491585149902",
+    "ap-southeast-5": "151610086707",
+    "ap-southeast-6": "333609536671",
+    "ap-southeast-7": "121268973566",
     "ca-west-1": "761377655185",
     "cn-north-1": "918309763551",
     "cn-northwest-1": "961992271922",
@@ -206,14 +243,34 @@ REGISTRY_ACCOUNTS: dict[str, str] = {
     "il-central-1": "066635153087",
     "me-central-1": "759879836304",
     "me-south-1": "558608220178",
+    "mx-central-1": "730335286997",
     "us-gov-east-1": "151742754352",
     "us-gov-west-1": "013241004608",
 }
 
 
-def image_repository(region: str) -> str:
+def image_repository(region: str) -> str | None:
     """The plugin image's repository in ``region``'s Amazon EKS registry (``.amazonaws.com.cn`` in
-    the China Regions, as the guide's table writes them)."""
-    account = REGISTRY_ACCOUNTS.get(region, DEFAULT_REGISTRY_ACCOUNT)
+    the China Regions, as the table writes them); None for a Region the table does not name."""
+    account = SHARED_ACCOUNT if region in SHARED_ACCOUNT_REGIONS else REGISTRY_ACCOUNTS.get(region)
+    if account is None:
+        return None
     domain = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
     return f"{account}.dkr.ecr.{region}.{domain}/{IMAGE_PATH}"
+
+
+def image_values(region: str) -> dict[str, str]:
+    """The chart's ``image`` values in ``region``: its registry's repository, or nothing (the chart's
+    default image, us-west-2's, pulled over the internet) where the table names no registry."""
+    repository = image_repository(region)
+    return {"repository": repository} if repository else {}
+
+
+def unknown_region_warning(region: str) -> str:
+    """What a deployment in a Region the table does not name is told."""
+    return (
+        f"the EFA device plugin keeps its chart's default image in {region}: no Amazon EKS registry "
+        f"is known for {region} (components/catalog/efa.py), so its nodes pull "
+        f"{SHARED_ACCOUNT}.dkr.ecr.us-west-2.amazonaws.com/{IMAGE_PATH} over the internet (a NAT "
+        "gateway or proxy), which a private cluster without one cannot do"
+    )

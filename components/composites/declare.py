@@ -102,8 +102,9 @@ def declare_gpu_capacity(
     # by; None: no autoscaler.
     ca_cluster_name = _autoscaler_cluster_name(name, target, settings, autoscaler_cluster_name)
     # What launches the groups' nodes waits for the operator's release (GpuNodeGroupArgs.wait_for):
-    # a change of gpuOperator.isolation reaches the device plugin before any node with the new
-    # toolkit settings registers. The release is declared after the groups it covers: an Output.
+    # a change of gpuOperator.isolation reaches the release before any node with the new toolkit
+    # settings launches (the operator applies it to the plugin's DaemonSet shortly after, on its own).
+    # The release is declared after the groups it covers: an Output.
     release, resolve_release = pulumi.deferred_output()
     try:
         # Each group's one plan, made with the cluster's inputs (``settings.plans``): every part reads it.
@@ -216,6 +217,7 @@ class _OnCluster:
                 # CA runs on an untainted node (the system node group).
                 wait_for=list(self.target.ready),
                 tags=self.tags,
+                plans=[g.plan for g in self.covered],
             ),
             opts=self._opts(),
         )

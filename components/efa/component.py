@@ -32,11 +32,12 @@ class EfaDevicePlugin(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EfaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-eks:efa:EfaDevicePlugin", name, None, opts)
-        # The image from the cluster's Region's EKS registry, not the chart's us-west-2 (catalog/efa.py).
+        # The image from the cluster's Region's EKS registry, not the chart's us-west-2 (catalog/efa.py);
+        # in a Region the catalog does not name, the chart's default image and a warning.
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         self.values = {
             **values.efa_plugin_values(args.plans),
-            "image": {"repository": region.apply(efa.image_repository)},
+            "image": region.apply(self._image_values),
         }
         self.release = helm_release(
             f"{name}-release",
@@ -46,3 +47,9 @@ class EfaDevicePlugin(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.wait_for)),
         )
         self.register_outputs({"releaseName": self.release.name, "chartVersion": EFA_DEVICE_PLUGIN.default})
+
+    def _image_values(self, region: str) -> dict[str, str]:
+        image = efa.image_values(region)
+        if not image:
+            pulumi.log.warn(efa.unknown_region_warning(region), resource=self)
+        return image

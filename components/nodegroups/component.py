@@ -55,8 +55,9 @@ class GpuNodeGroupArgs:
     #: GpuOperator refuses a group whose value is not its own.
     isolation: IsolationName = ENFORCED
     #: What launches nodes (the managed node group; a Karpenter group's EC2NodeClass and NodePool)
-    #: waits for: the cluster's gpu-operator release (``declare_gpu_capacity`` passes it), so that no
-    #: node with new toolkit settings registers before the device plugin hands out what they honour.
+    #: waits for: the cluster's gpu-operator release (``declare_gpu_capacity`` passes it), so that
+    #: nodes with new toolkit settings launch after the release; the operator applies its strategy
+    #: to the device plugin's DaemonSet shortly after, on its own (docs/node-boot-stage.md).
     #: An Output is allowed (the release is declared after the groups it covers).
     wait_for: pulumi.Input[Sequence[pulumi.Resource]] = ()
 

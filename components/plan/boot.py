@@ -46,6 +46,23 @@ FAILED_LABEL = labels.BOOT_STAGE_KEY
 #: Exit status of a failed stage on the first boot: the unit counts it as success
 #: (``SuccessExitStatus=``), so kubelet starts and registers the node with the failure taint.
 FIRST_BOOT_FAILURE_STATUS = 3
+#: The unit's limit on each boot (``TimeoutStartSec``): a stage still running then is failed by systemd,
+#: and kubelet (``Requisite=``) does not start: the node never registers.
+UNIT_TIMEOUT_MINUTES = 20
+#: ASSUMPTION (no AWS document gives a figure per type): the minutes one boot of the largest GPU
+#: instances takes besides the stage (a p4d or p5: firmware, 1-2 TiB of memory, 8 GPUs and their
+#: NVSwitches), from the launch or the reboot until the stage starts, plus ``nodeadm-run`` and kubelet's
+#: registration after it.
+BOOT_MINUTES = 10
+
+
+def minutes_to_register(reboots: bool) -> int:
+    """The longest a node whose stage does not fail takes from its launch to kubelet's registration:
+    per boot (two when the stage reboots it once), the boot and the stage's own limit. A stage that
+    takes longer fails, and the node never registers: an autoscaler removing it then is right."""
+    return (2 if reboots else 1) * (BOOT_MINUTES + UNIT_TIMEOUT_MINUTES)
+
+
 #: The units the stage runs after, where the AMI has them: the driver (``nvidia-kmod-load``), its
 #: daemons (NVLink trained by the fabric manager), the AMI's ``set-nvidia-clocks`` (v20260724
 #: templates/al2023/runtime/gpu) and the toolkit's ``nvidia-cdi-refresh`` (NVIDIA/nvidia-container-
@@ -82,6 +99,9 @@ class BootStage:
     pending: tuple[Taint, ...]
     #: The taints a node registers with once its stage succeeded.
     registered: tuple[Taint, ...]
+    #: The stage may reboot the node once before kubelet registers it (a MIG mode still pending after
+    #: the GPU reset, on a provider that lets it: ``reboots_before_registering``).
+    reboots: bool = False
 
 
 def mig_creation(gpu: mig_catalog.MigGpu, layout: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
@@ -110,7 +130,7 @@ Type=oneshot
 RemainAfterExit=yes
 ExecStart={SCRIPT_PATH}
 SuccessExitStatus={FIRST_BOOT_FAILURE_STATUS}
-TimeoutStartSec=20min
+TimeoutStartSec={UNIT_TIMEOUT_MINUTES}min
 SyslogIdentifier=gpu-eks-boot
 StandardOutput=journal+console
 StandardError=journal+console
@@ -155,6 +175,10 @@ ON_PENDING=@ON_PENDING@
 
 log() { echo "gpu-eks-boot: $*" >&2; }
 
+# Registered on an earlier boot? (read before this boot writes the marker)
+REGISTERED_BEFORE=no
+[ ! -e "$STATE_DIR/kubelet-started" ] || REGISTERED_BEFORE=yes
+
 # register TAINTS [LABEL]: nodeadm reads it after the user data; kubelet keeps the last taints.
 register() {
   mkdir -p "${NODEADM_DROP_IN%/*}" && printf '%s\n' "apiVersion: node.eks.aws/v1alpha1" "kind: NodeConfig" \
@@ -176,8 +200,8 @@ fail() {
   log "FAILED ($reason): $*; no GPU pod may run here, replace the node (docs/node-boot-stage.md)"
   logger -t gpu-eks-boot -p daemon.err "FAILED ($reason): $*" || true
   register "${TAINTS:+$TAINTS,}@FAILED_TAINT_KEY@=$reason:NoSchedule" "@FAILED_LABEL@=failed" \
-    || log "cannot write $NODEADM_DROP_IN"
-  if [ -e "$STATE_DIR/kubelet-started" ]; then
+    || log "cannot write $NODEADM_DROP_IN (the user data's taints hold)"
+  if [ "$REGISTERED_BEFORE" = yes ]; then
     log "the node registered before: its taints stay as they were, so kubelet does not start"
     exit 1
   fi
@@ -369,4 +393,5 @@ def boot_stage(
         user_data_part=part,
         pending=(*registered, PENDING_TAINT),
         registered=registered,
+        reboots=bool(creation) and provider.reboots_before_registering,
     )

@@ -9,8 +9,10 @@ From the renders alone: the device plugin's strategy is the gpu-operator release
 what a GPU pod gets from a pair of them is catalog/device_lists.py ``gpu_pod_outcome`` (checked
 against the toolkit's compiled decision in tests/test_device_lists.py). The library updates the
 operator's release before what launches GPU nodes (GpuNodeGroupArgs.wait_for), so during the roll
-the new strategy meets the old nodes and the new ones; the old strategy never meets a new node.
-CDI strategies are not judged (not encoded).
+the new strategy meets the old nodes and the new ones. The operator writes the release's strategy
+into the plugin's DaemonSet shortly after the release, on its own: a new node that registers in
+between meets the old strategy until its plugin pod is replaced (docs/node-boot-stage.md); that
+window is not judged here. CDI strategies are not judged (not encoded).
 """
 
 from __future__ import annotations

@@ -14,6 +14,19 @@ from ...catalog import node_health as nh
 from .rules import NODE_GROUP_TYPE
 
 _CONFIG = "nodeRepairConfig"
+_OVERRIDES = "nodeRepairConfigOverrides"
+#: Said where a node group stops sending its overrides: whether EKS then drops the ones it has is not
+#: known. The AWS provider's ``node_repair_config`` block is Optional and Computed (hashicorp/
+#: terraform-provider-aws internal/service/eks/node_group.go; pulumi-aws 7.51.1 types
+#: ``NodeGroup.node_repair_config`` as always set, its mark of a computed attribute), and its
+#: ``node_repair_config_overrides`` list came with provider v6.20.0 (PR #44894, "Optional, List");
+#: whether an update without the list sends EKS an empty list or none, and whether EKS's
+#: UpdateNodegroupConfig then clears or keeps the overrides it has, neither source says (the EKS API
+#: reference does not), and nothing here was sent to EKS.
+DROPPED_OVERRIDES = (
+    "whether EKS drops the nodeRepairConfigOverrides no longer sent is not verified: check "
+    "`aws eks describe-nodegroup` after the update (UPGRADING.md)"
+)
 _HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 _GATE = ("values", "settings", "featureGates", nh.KARPENTER_REPAIR_GATE)
 
@@ -70,10 +83,12 @@ def notes(new_items: Sequence[Mapping[str, Any]], old_items: Mapping[str, Mappin
             if before is None:
                 out.append(f"node group {item['name']} (new): {policy_words(inputs.get(_CONFIG))}")
                 continue
+            dropped = (old_inputs.get(_CONFIG) or {}).get(_OVERRIDES) and not inputs[_CONFIG].get(_OVERRIDES)
             out.append(
                 f"node group {item['name']}: {policy_words(inputs.get(_CONFIG))} (was: "
                 f"{policy_words(old_inputs.get(_CONFIG))}); nodeRepairConfig is updated in place "
                 "(EKS UpdateNodegroupConfig): no node is replaced by this change"
+                + (f"; {DROPPED_OVERRIDES}" if dropped else "")
             )
         if item["type"] == _HELM_RELEASE and _dig(inputs, _GATE) is not None:
             now, was = bool(_dig(inputs, _GATE)), bool(_dig(old_inputs, _GATE))
