@@ -44,9 +44,9 @@ from ..config.fields import (
 )
 from ..config.groups import GpuNodeGroupSettings
 from ..config.instance_types import ami_release_problem
+from ..config.mps import allocation_policy_problems
 from ..config.multinode import efa_enis_taken
 from ..config.network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
-from ..config.sharing import allocation_policy_problems
 from ..config.system_group import SystemNodeGroupSettings, system_service_pods
 from ..config.teams import TeamSettings
 from ..config.verification import nccl_check_problems

@@ -23,8 +23,8 @@ from .fields import (
 )
 from .instance_types import known_gpu_types, sharing_problem
 from .mig import Mig, mig_problems
+from .mps import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 from .repair import Repair, repair_problems
-from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 from .taints import DEFAULT_GPU_TAINT, Taint, group_taints
 
 #: The root volume (gp3, launch template ``blockDeviceMappings``): at least the AMI's root snapshot,

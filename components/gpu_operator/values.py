@@ -17,7 +17,7 @@ from ..catalog import gpu_operator as chart
 from ..catalog.gpu_operator import EnvVar
 from ..config.groups import Taint
 from ..config.isolation import ISOLATIONS
-from ..config.sharing import allocation_policy_problems
+from ..config.mps import allocation_policy_problems
 from ..plan import device_plugin, placement
 from ..plan.group import GroupPlan
 

@@ -36,8 +36,8 @@ from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.isolation import ENFORCED, ISOLATIONS
 from ..config.mig import gpu_layout
+from ..config.mps import Mps
 from ..config.multinode import efa_enis_taken
-from ..config.sharing import Mps
 from . import asg, boot, device_plugin, multinode, placement, userdata
 from .repair import RepairPolicy, repair_policy
 
