@@ -42,9 +42,8 @@ from ..config.fields import (
     doc,
     kubernetes_version_problem,
 )
-from ..config.groups import GpuNodeGroupSettings
+from ..config.groups import GpuNodeGroupSettings, allocation_policy_problems
 from ..config.instance_types import ami_release_problem
-from ..config.mps import allocation_policy_problems
 from ..config.multinode import efa_enis_taken
 from ..config.network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
 from ..config.system_group import SystemNodeGroupSettings, system_service_pods

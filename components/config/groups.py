@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from .. import catalog
-from ..catalog import labels
+from ..catalog import gpu_operator, labels
 from . import capacity_provider, multinode
 from .coldstart import ColdStart, cold_start_problems
 from .errors import KeyedProblem, KeyedProblems
@@ -445,3 +446,22 @@ def sharing_problems(group: GpuNodeGroupSettings) -> list[KeyedProblem]:
             )
         )
     return problems
+
+
+def allocation_policy_problems(policies: Sequence[str | None], chart_version: str) -> list[KeyedProblem]:
+    """``sharedDevicesAllocationPolicy`` where the chart's device plugin does not read it."""
+    facts = gpu_operator.chart_defaults(chart_version)
+    if facts.shared_devices_allocation_policy:
+        return []
+    newer = [v for v, c in gpu_operator.SUPPORTED_CHART_VERSIONS.items() if c.shared_devices_allocation_policy]
+    return [
+        (
+            ("gpuNodeGroups", i, "sharedDevicesAllocationPolicy"),
+            policy,
+            f"no key with gpuOperator.chartVersion {chart_version} (device plugin {facts.device_plugin_version}, "
+            "which has no flags.plugin.sharedDevicesAllocationPolicy and would ignore it: NVIDIA/k8s-device-plugin "
+            f"api/config/v1/flags.go); chart {', '.join(newer)} or newer reads it (device plugin v0.20.0)",
+        )
+        for i, policy in enumerate(policies)
+        if policy is not None
+    ]

@@ -15,9 +15,8 @@ from typing import Any
 
 from ..catalog import gpu_operator as chart
 from ..catalog.gpu_operator import EnvVar
-from ..config.groups import Taint
+from ..config.groups import Taint, allocation_policy_problems
 from ..config.isolation import ISOLATIONS
-from ..config.mps import allocation_policy_problems
 from ..plan import device_plugin, placement
 from ..plan.group import GroupPlan
 
