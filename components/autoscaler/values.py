@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import cluster_autoscaler as chart
-from ..catalog import labels
+from ..catalog import cluster_autoscaler, labels
 from ..catalog.charts import CLUSTER_AUTOSCALER
 from ..config.addons import AutoscalerSettings
 from ..plan.asg import discovery_tags
@@ -21,7 +20,7 @@ SERVICE_ACCOUNT = "cluster-autoscaler"
 
 def image_tag(kubernetes_version: str) -> str:
     """The Cluster Autoscaler image tag for the cluster's Kubernetes minor."""
-    return chart.AUTOSCALER_IMAGE_TAGS[kubernetes_version]
+    return cluster_autoscaler.AUTOSCALER_IMAGE_TAGS[kubernetes_version]
 
 
 def extra_args(settings: AutoscalerSettings) -> dict[str, Any]:

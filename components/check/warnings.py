@@ -8,8 +8,7 @@ import ipaddress
 from collections.abc import Callable, Iterable
 
 from .. import catalog
-from ..catalog import gpu_operator as chart
-from ..catalog import node_health
+from ..catalog import gpu_operator, node_health
 from ..catalog.storage import INSTANCE_IO
 from ..config.coldstart import (
     FAST_IMAGE_PULL_MIN_MEMORY_GIB,
@@ -191,17 +190,17 @@ def _gpu_operator_past_nvidia_support(settings: GpuCapacitySettings) -> Iterable
     # NVIDIA's life cycle of gpu-operator major versions (catalog/gpu_operator.py CHART_LIFE_CYCLE,
     # from its "Platform Support" page): a chart past support still deploys, but gets no fixes.
     version = settings.gpu_operator.chart_version
-    status = chart.support_status(version)
-    if status in (None, chart.CHART_LIFE_CYCLE[0][1]):
+    status = gpu_operator.support_status(version)
+    if status in (None, gpu_operator.CHART_LIFE_CYCLE[0][1]):
         return
-    supported = ".".join(str(n) for n in chart.CHART_LIFE_CYCLE[0][0])
+    supported = ".".join(str(n) for n in gpu_operator.CHART_LIFE_CYCLE[0][0])
     major = ".".join(version.removeprefix("v").split(".")[:2])
     what = "critical bug and CVE fixes only" if status == "Deprecated" else "no patch releases any more"
     yield Problem(
         key=f"{CONFIG_NAMESPACE}:gpuOperator.chartVersion",
         received=version,
-        expected=f"a chart NVIDIA supports: v{supported}.x ({chart.DEFAULT_CHART_VERSION} is the default); NVIDIA's "
-        f"platform-support page ({chart.PLATFORM_SUPPORT_URL}) lists {major}.x as {status} ({what})",
+        expected=f"a chart NVIDIA supports: v{supported}.x ({gpu_operator.DEFAULT_CHART_VERSION} is the default); "
+        f"NVIDIA's platform-support page ({gpu_operator.PLATFORM_SUPPORT_URL}) lists {major}.x as {status} ({what})",
     )
 
 

@@ -68,7 +68,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..catalog import efa as efa_catalog
+from ..catalog import efa
 from .errors import KeyedProblem
 from .fields import _Model, doc
 
@@ -223,7 +223,7 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
     reservation = group.capacity_reservation
     by_id = reservation is not None and reservation.id is not None
     if group.efa:
-        without = [t for t in types if t not in efa_catalog.EFA_TYPES]
+        without = [t for t in types if t not in efa.EFA_TYPES]
         if without:
             problems.append(
                 (
@@ -233,8 +233,8 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
                     "NetworkInfo.EfaSupported false, botocore 1.44.5 / moto 5.2.5; components/catalog/efa.py)",
                 )
             )
-        elif len({efa_catalog.efa_devices(t) for t in types}) > 1:
-            counts = ", ".join(f"{t}: {efa_catalog.efa_devices(t)}" for t in types)
+        elif len({efa.efa_devices(t) for t in types}) > 1:
+            counts = ", ".join(f"{t}: {efa.efa_devices(t)}" for t in types)
             problems.append(
                 (
                     ("instanceTypes",),

@@ -28,9 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import catalog
-from ..catalog import efa as efa_catalog
-from ..catalog import labels
-from ..catalog import mig as mig_catalog
+from ..catalog import efa, labels, mig
 from ..config.capacity_provider import CapacityProvider
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
@@ -186,7 +184,7 @@ class GroupPlan:
         it; time-slicing does not); on MIG, the smallest of a slice's nominal memory divided by its
         replicas."""
         if self.mig_layout is not None and self.settings.mig is not None:
-            gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[self.instance.family.name]]
+            gpu = mig.MIG_GPUS[mig.FAMILY_MIG_GPU[self.instance.family.name]]
             shares = self.settings.mig.replicas
             return min(gpu.profiles[p].memory_gb * 1024 // shares.get(p, 1) for p in self.mig_layout)
         return self.instance.memory_per_client_mib(self.replicas)
@@ -243,7 +241,7 @@ class GroupPlan:
 
 def node_resources(gpu_resources: Mapping[str, int], efa_devices: int) -> Mapping[str, int]:
     """``gpu_resources`` and, with ``efa_devices``, ``vpc.amazonaws.com/efa`` (read-only)."""
-    return MappingProxyType({**gpu_resources, **({efa_catalog.EFA_RESOURCE: efa_devices} if efa_devices else {})})
+    return MappingProxyType({**gpu_resources, **({efa.EFA_RESOURCE: efa_devices} if efa_devices else {})})
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -291,9 +289,9 @@ def plan_group(
         labels.NODE_GROUP_LABEL: group.name,
     }
     taints = tuple(group.taints)
-    efa_devices = efa_catalog.efa_devices(group.instance_types[0]) if group.efa else 0
+    efa_devices = efa.efa_devices(group.instance_types[0]) if group.efa else 0
     enis_taken = efa_enis_taken(group)
-    mig_gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
+    mig_gpu = mig.MIG_GPUS[mig.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
     stage = boot.boot_stage(
         instance.gpus, mig_gpu, layout, taints, group.provider, toolkit=ISOLATIONS[isolation].toolkit_settings
     )

@@ -71,7 +71,7 @@ import json
 from typing import Any
 
 from ..blocks.podsecurity import restricted_pod_spec
-from ..catalog import efa as efa_catalog
+from ..catalog import efa
 from ..plan.group import GroupPlan
 
 #: The all-reduce: 1 GiB of float32 per rank, 5 warm-up and 20 timed iterations.
@@ -130,7 +130,7 @@ def _facts(plan: GroupPlan) -> dict[str, Any]:
         "efa": plan.efa_devices,
         "bytes": MESSAGE_BYTES,
         "iterations": ITERATIONS,
-        "floor": efa_catalog.nccl_bus_bandwidth_floor_gbytes(plan.instance_types[0]),
+        "floor": efa.nccl_bus_bandwidth_floor_gbytes(plan.instance_types[0]),
     }
 
 
@@ -138,7 +138,7 @@ def check_script(plan: GroupPlan, name: str) -> str:
     """The container's shell script: wait for pod 0's name, torchrun, then the verdict from NCCL's
     log and the bandwidth (exit ``VERDICT_FAIL_EXIT`` on FAIL, torchrun's status when it failed)."""
     instance_type = plan.instance_types[0]
-    floor = efa_catalog.nccl_bus_bandwidth_floor_gbytes(instance_type)
+    floor = efa.nccl_bus_bandwidth_floor_gbytes(instance_type)
     peer = f"{name}-0.{name}"
     return (
         "set -u; cat > $HOME/allreduce.py <<'EOF'\n"
@@ -196,7 +196,7 @@ def _huge_pages(plan: GroupPlan) -> tuple[dict[str, str], list[dict[str, str]]]:
     Karpenter group (the module docstring says why)."""
     if not plan.provider.huge_pages:
         return {}, [{"name": "FI_EFA_USE_HUGE_PAGE", "value": "0"}]
-    return {efa_catalog.HUGEPAGES_RESOURCE: efa_catalog.HUGEPAGES_REQUEST}, []
+    return {efa.HUGEPAGES_RESOURCE: efa.HUGEPAGES_REQUEST}, []
 
 
 def nccl_job_spec(plan: GroupPlan, image: str, name: str) -> dict[str, Any]:
@@ -237,7 +237,7 @@ def nccl_job_spec(plan: GroupPlan, image: str, name: str) -> dict[str, Any]:
                         "memory": MEMORY,
                         **huge_pages,
                         plan.resource_name: plan.gpus_per_node,
-                        efa_catalog.EFA_RESOURCE: plan.efa_devices,
+                        efa.EFA_RESOURCE: plan.efa_devices,
                     },
                 },
                 "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
