@@ -210,7 +210,7 @@ def _strip_required(typ: Any) -> Any:
 
 
 class GpuCluster(gpu_cluster.GpuCluster):
-    """A GPU-ready EKS cluster: AL2023 NVIDIA node groups and the gpu-operator with GPU time-slicing."""
+    """A GPU-ready EKS cluster: AL2023 NVIDIA node groups and the gpu-operator sharing their GPUs."""
 
     cluster_name: pulumi.Output[str]
     """EKS cluster name."""
