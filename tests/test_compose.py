@@ -612,7 +612,7 @@ def test_one_plan_per_group_reaches_every_component():
     assert calls == 0
     gpu = declared["gpu"]
     # Every component reads the plans of the GpuNodeGroups it is given (GpuOperatorArgs.gpu_node_groups,
-    # TimeSlicingVerificationArgs.gpu_node_groups, the teams' and observability's plans from them).
+    # GpuVerificationArgs.gpu_node_groups, the teams' and observability's plans from them).
     assert [g.plan for g in gpu.gpu_node_groups.values()] == list(settings.plans)
     assert all(g.plan is p for g, p in zip(gpu.gpu_node_groups.values(), settings.plans, strict=True))
 

@@ -40,7 +40,7 @@ from ..nodegroups.node_pool import KarpenterTarget
 from ..observability.component import GpuObservability, GpuObservabilityArgs
 from ..plan import karpenter as karpenter_objects
 from ..teams.component import Teams, TeamsArgs, TeamsCheck
-from ..verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
+from ..verification.component import GpuVerification, GpuVerificationArgs
 
 
 @dataclass
@@ -68,7 +68,7 @@ class GpuCapacityParts:
     gpu_node_groups: dict[str, GpuNodeGroup]
     operator: GpuOperator
     autoscaler: ClusterAutoscaler | None
-    verification: TimeSlicingVerification | None
+    verification: GpuVerification | None
     observability: GpuObservability | None = None
     teams: Teams | None = None
     efa_plugin: EfaDevicePlugin | None = None
@@ -220,12 +220,10 @@ class _OnCluster:
             opts=self._opts(),
         )
 
-    def verification(
-        self, gpu_operator: GpuOperator, cluster_autoscaler: ClusterAutoscaler | None
-    ) -> TimeSlicingVerification:
-        return TimeSlicingVerification(
+    def verification(self, gpu_operator: GpuOperator, cluster_autoscaler: ClusterAutoscaler | None) -> GpuVerification:
+        return GpuVerification(
             f"{self.name}-{VERIFICATION_CHILD}",
-            TimeSlicingVerificationArgs(
+            GpuVerificationArgs(
                 settings=self.settings.verification,
                 gpu_node_groups=self.covered,
                 # With an autoscaler, the warm-up Jobs are what bring a group's first node.
@@ -262,7 +260,7 @@ class _OnCluster:
             opts=self._opts(),
         )
 
-    def teams(self, check: TimeSlicingVerification | None) -> Teams:
+    def teams(self, check: GpuVerification | None) -> Teams:
         settings = self.settings
         return Teams(
             f"{self.name}-{TEAMS_CHILD}",
