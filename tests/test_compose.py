@@ -208,7 +208,7 @@ def _capacity_program(**overrides: Any):
             {
                 "kubernetesVersion": "1.34",
                 "gpuNodeGroups": [GROUP_T4],
-                "verifyTimeSlicing": True,
+                "verification": {"enabled": True},
                 "tags": {"team": "ml"},
             }
         )
@@ -569,7 +569,7 @@ WITH_ADD_ONS = {
     "clusterName": "ml",
     "kubernetesVersion": "1.35",
     "observability": {"enabled": True},
-    "verifyTimeSlicing": True,
+    "verification": {"enabled": True},
     "teams": [{"name": "vision", "nodeGroups": ["t4", "big"], "quota": {"nvidia.com/gpu": 8}}],
     "gpuNodeGroups": [
         GROUP_T4,

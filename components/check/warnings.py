@@ -19,6 +19,7 @@ from ..config.coldstart import (
 )
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.network import EKS_ADDRESSES_PER_SUBNET
+from ..config.verification import NEW_ENABLED_KEY, OLD_ENABLED_KEY
 from ..plan import asg
 from . import teams
 from .groups import capacity_message
@@ -43,11 +44,24 @@ def settings_warnings(settings: GpuCapacitySettings) -> list[Problem]:
 
 
 @warning_rule
+def _old_enabled_key(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # verifyTimeSlicing still works until 1.0 (config/verification.py OldEnabledKey); it says so.
+    old = settings.old_verify_time_slicing
+    if old is not None:
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:{OLD_ENABLED_KEY}",
+            received=old,
+            expected=f"its new name, {NEW_ENABLED_KEY} ({str(old).lower()}): {OLD_ENABLED_KEY} is read until 1.0 "
+            "(UPGRADING.md)",
+        )
+
+
+@warning_rule
 def _advertised_slots_exceed_pod_capacity(settings: GpuCapacitySettings) -> Iterable[Problem]:
     # Shares the node cannot run pods for are advertised but never usable (the scheduler sees
     # free nvidia.com/gpu and still cannot place the pod: "Too many pods"). With the
     # verification on, Settings reports this as an error instead.
-    if settings.verify_time_slicing:
+    if settings.verification.enabled:
         return
     for i, p in enumerate(settings.plans):
         if p.slots_per_node > p.usable_pod_slots:

@@ -87,7 +87,7 @@ def declare_gpu_capacity(
 ) -> GpuCapacityParts:
     """Declare ``{name}-<group>`` per group of ``settings``, ``{name}-gpu-operator``, with the
     autoscaler enabled ``{name}-autoscaler`` (and the groups' ASG tags), and with
-    ``verifyTimeSlicing`` ``{name}-verify``, with ``observability.enabled`` ``{name}-observability``,
+    ``verification.enabled`` ``{name}-verify``, with ``observability.enabled`` ``{name}-observability``,
     with ``teams`` ``{name}-teams``, all children of ``parent``.
 
     ``settings`` is a ``GpuCapacitySettings`` or a ``Settings`` (which extends it).
@@ -139,7 +139,7 @@ def declare_gpu_capacity(
         raise
     resolve_release(pulumi.Output.from_input([gpu_operator.release]))
     cluster_autoscaler = on_cluster.autoscaler(ca_cluster_name) if ca_cluster_name is not None else None
-    check = on_cluster.verification(gpu_operator, cluster_autoscaler) if settings.verify_time_slicing else None
+    check = on_cluster.verification(gpu_operator, cluster_autoscaler) if settings.verification.enabled else None
     # The EFA device plugin: only when a group has efa (issue 32).
     efa_plugin = on_cluster.efa_plugin() if any(g.plan.efa_devices for g in on_cluster.covered) else None
     observability = on_cluster.observability(gpu_operator, exporter) if settings.observability.enabled else None

@@ -86,7 +86,8 @@ class TimeSlicing(_Model):
             "A100/H100/H200 with mig-manager, 2 fewer with the node monitoring agent; max pods is the VPC CNI's, "
             "capped by EKS managed node groups at 110 below 30 vCPUs and 250 otherwise; without the agent "
             "g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): an error with "
-            "`verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further).",
+            "`verification.enabled`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared "
+            "further).",
             type="int ≥ 1",
             default="`4`",
         ),
