@@ -1,23 +1,10 @@
 """The plan of one GPU node group: every fact the library derives from the group's settings, once.
 
 ``plan_group`` is a pure function (no Pulumi, no I/O) from a validated ``GpuNodeGroupSettings`` to
-a frozen ``GroupPlan``. Everything that acts on a GPU node group reads its plan and derives nothing
-itself:
-
-* the node group (``nodegroups.component``): instance types, AMI type, the nodeadm user data that
-  labels and taints its nodes;
-* the gpu-operator values (``gpu_operator.values``): the sharing profile and its device-plugin
-  config file, the taints to tolerate, the MIG strategy;
-* the boot stage (``plan.boot``) in the user data: the toolkit isolation and the MIG layout;
-* the Cluster Autoscaler (``plan.asg``, ``check.autoscaler``): the node-template tags that let
-  it build a template node of the group at zero nodes;
-* the verification (``verification.jobs``): the node selector, tolerations, resource name and how
-  many pods one node must run at once;
-* the settings rules across groups (``check.settings``) and the warnings, and the stack outputs.
-
-A new sharing mode or GPU family is a change here (and in the catalog and the settings models),
-not in every component. A plan is frozen and its top-level maps are read-only views: copy them
-(``dict(...)``) before handing them to something that mutates (Pulumi inputs, Helm values).
+a frozen ``GroupPlan``, built by the builders of this folder. Who reads which fact, and where a new
+sharing mode or GPU family goes: docs/architecture.md ("The path of a setting", "Where a change
+goes"). A plan is frozen and its top-level maps are read-only views: copy them (``dict(...)``) before
+handing them to something that mutates (Pulumi inputs, Helm values).
 """
 
 from __future__ import annotations
