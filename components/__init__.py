@@ -2,7 +2,7 @@
 
 Import the composite (``GpuCluster``), GPU capacity for an existing cluster
 (``GpuCapacity``), or the pieces (``Cluster``, ``GpuNodeGroup``,
-``GpuOperator``, ``TimeSlicingVerification``); build settings with ``load_settings`` (plain
+``GpuOperator``, ``GpuVerification``); build settings with ``load_settings`` (plain
 dict, e.g. from your own config) or ``settings_from_pulumi_config`` (the ``gpu-eks:*`` keys);
 ``plan_group`` gives everything derived from one GPU node group's settings (labels, taints,
 tolerations, resource name, slots: a ``GroupPlan``).
@@ -40,8 +40,8 @@ _EXPORTS: dict[str, str] = {
     "GpuNodeGroupArgs": "nodegroups.component",
     "GpuOperator": "gpu_operator.component",
     "GpuOperatorArgs": "gpu_operator.component",
-    "TimeSlicingVerification": "verification.component",
-    "TimeSlicingVerificationArgs": "verification.component",
+    "GpuVerification": "verification.component",
+    "GpuVerificationArgs": "verification.component",
     "ConfigError": "config.errors",
     "GpuCapacitySettings": "check.settings",
     "GpuNodeGroupSettings": "config.groups",
@@ -53,6 +53,13 @@ _EXPORTS: dict[str, str] = {
     "load_capacity_settings": "check.loading",
     "load_settings": "check.loading",
     "settings_from_pulumi_config": "check.loading",
+}
+
+#: Old names of exports, importable until 1.0 with a DeprecationWarning: the module that says what
+#: each is now (its ``old_name``). Not in ``__all__``: a star import does not warn.
+_OLD_EXPORTS: dict[str, str] = {
+    "TimeSlicingVerification": "verification.component",
+    "TimeSlicingVerificationArgs": "verification.component",
 }
 
 __all__ = [
@@ -72,11 +79,11 @@ __all__ = [
     "GpuOperator",
     "GpuOperatorArgs",
     "GpuOperatorSettings",
+    "GpuVerification",
+    "GpuVerificationArgs",
     "GroupPlan",
     "Settings",
     "Taint",
-    "TimeSlicingVerification",
-    "TimeSlicingVerificationArgs",
     "load_capacity_settings",
     "load_settings",
     "plan_group",
@@ -96,7 +103,7 @@ if TYPE_CHECKING:
     from .gpu_operator.component import GpuOperator, GpuOperatorArgs
     from .nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
     from .plan.group import GroupPlan, plan_group
-    from .verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
+    from .verification.component import GpuVerification, GpuVerificationArgs
 
 
 def __getattr__(name: str) -> Any:
@@ -106,6 +113,9 @@ def __getattr__(name: str) -> Any:
         from .version import package_version
 
         return package_version()
+    if name in _OLD_EXPORTS:
+        # Not cached in the module's globals: each use says it is an old name.
+        return importlib.import_module(f".{_OLD_EXPORTS[name]}", __name__).old_name(name, stacklevel=2)
     if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

@@ -63,6 +63,8 @@ MOVED_MODULES: dict[str, str] = {
     "efa.chart": "catalog.efa",
     # The node monitoring agent's add-on values, the cluster's own.
     "nodehealth.values": "cluster.node_monitoring",
+    # Issue 43, item 7: modules named by what they hold.
+    "config.sharing": "config.mps",
 }
 #: Old packages that are gone as folders: an empty package of their old modules.
 MOVED_PACKAGES: tuple[str, ...] = ("sharing", "nodehealth")

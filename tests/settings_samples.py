@@ -17,7 +17,7 @@ from components import catalog
 from components.catalog import gpu_operator as operator_chart
 from components.catalog import mig as mig_catalog
 from components.catalog.charts import CLUSTER_AUTOSCALER
-from components.config import capacity_provider, fields, names, sharing
+from components.config import capacity_provider, fields, mps, names
 from components.config.fields import supported_kubernetes_versions
 from components.plan import device_plugin
 
@@ -251,8 +251,8 @@ CATALOG: dict[tuple[str, str], tuple[Callable[[], Strategy[Any]], Callable[[], S
         lambda: st.sampled_from(["99.0.0", "v9.59.0", ""]),
     ),
     ("Mps", "replicas"): (
-        lambda: st.integers(2, sharing.MPS_MAX_REPLICAS),
-        lambda: st.sampled_from([1, sharing.MPS_MAX_REPLICAS + 1, 0, "2"]),
+        lambda: st.integers(2, mps.MPS_MAX_REPLICAS),
+        lambda: st.sampled_from([1, mps.MPS_MAX_REPLICAS + 1, 0, "2"]),
     ),
     ("Mig", "layout"): (lambda: st.sampled_from(_mig_layouts()), lambda: st.sampled_from(["all-9g.99gb", ""])),
     ("Mig", "mig_devices"): (

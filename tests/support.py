@@ -347,8 +347,11 @@ VARIANT_OVERRIDES: dict[str, object] = {
     # cdiEnabled stays false: with v25.3.1 the settings refuse it (config/addons.py: its operator would
     # put the device list back into NVIDIA_VISIBLE_DEVICES, which the boot stage's toolkit refuses).
     "gpu-eks:gpuOperator": {"chartVersion": "v25.3.1", "namespace": "nvidia-gpu", "cdiEnabled": False},
-    "gpu-eks:verifyTimeSlicing": True,
-    "gpu-eks:verification": {"image": "registry.example.com/cuda-sample:vectoradd", "namespace": "gpu-check"},
+    "gpu-eks:verification": {
+        "enabled": True,
+        "image": "registry.example.com/cuda-sample:vectoradd",
+        "namespace": "gpu-check",
+    },
     "gpu-eks:tags": {"team": "ml"},
     # No Cluster Autoscaler (it would be on by default: the groups have minSize < maxSize): the
     # path without ASG tags, where "big" may rename its resource and "idle" is not verified.
@@ -381,7 +384,7 @@ AUTOSCALED_OVERRIDES: dict[str, object] = {
         },
     ],
     "gpu-eks:autoscaler": {"enabled": True, "chartVersion": "9.59.0", "scaleDownUnneededTime": "30m"},
-    "gpu-eks:verifyTimeSlicing": True,
+    "gpu-eks:verification": {"enabled": True},
     "gpu-eks:tags": {"team": "ml"},
 }
 #: The name the promise tests give the variant run (it is stack "dev" with VARIANT_OVERRIDES).

@@ -208,7 +208,7 @@ def _capacity_program(**overrides: Any):
             {
                 "kubernetesVersion": "1.34",
                 "gpuNodeGroups": [GROUP_T4],
-                "verifyTimeSlicing": True,
+                "verification": {"enabled": True},
                 "tags": {"team": "ml"},
             }
         )
@@ -569,7 +569,7 @@ WITH_ADD_ONS = {
     "clusterName": "ml",
     "kubernetesVersion": "1.35",
     "observability": {"enabled": True},
-    "verifyTimeSlicing": True,
+    "verification": {"enabled": True},
     "teams": [{"name": "vision", "nodeGroups": ["t4", "big"], "quota": {"nvidia.com/gpu": 8}}],
     "gpuNodeGroups": [
         GROUP_T4,
@@ -612,7 +612,7 @@ def test_one_plan_per_group_reaches_every_component():
     assert calls == 0
     gpu = declared["gpu"]
     # Every component reads the plans of the GpuNodeGroups it is given (GpuOperatorArgs.gpu_node_groups,
-    # TimeSlicingVerificationArgs.gpu_node_groups, the teams' and observability's plans from them).
+    # GpuVerificationArgs.gpu_node_groups, the teams' and observability's plans from them).
     assert [g.plan for g in gpu.gpu_node_groups.values()] == list(settings.plans)
     assert all(g.plan is p for g, p in zip(gpu.gpu_node_groups.values(), settings.plans, strict=True))
 

@@ -472,7 +472,7 @@ def test_more_shares_than_a_capped_node_runs_pods_is_refused():
     """g6.4xlarge: the ENI formula says 234, EKS runs the kubelet with 110; 200 shares never fit."""
     (line,) = problems(
         {
-            "verifyTimeSlicing": True,
+            "verification": {"enabled": True},
             "gpuNodeGroups": [{"name": "g", "instanceTypes": ["g6.4xlarge"], "timeSlicing": {"replicas": 200}}],
         }
     )
@@ -537,7 +537,9 @@ def capacity_warnings(settings) -> list:
 
 def test_more_shares_than_pods_with_verification_is_an_error():
     # 9 DaemonSet pods: the 7 of every GPU node and the node monitoring agent's two (agent, dcgm-server).
-    (line,) = problems({"verifyTimeSlicing": True, "gpuNodeGroups": [{"name": "g", "timeSlicing": {"replicas": 21}}]})
+    (line,) = problems(
+        {"verification": {"enabled": True}, "gpuNodeGroups": [{"name": "g", "timeSlicing": {"replicas": 21}}]}
+    )
     assert line == (
         "gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 21; expected at most 20 for g4dn.xlarge: 1 GPU(s) "
         "x 21 = 21 advertised, but a node runs at most 20 pods besides its 9 DaemonSet pods (max pods 29 with the "
@@ -547,7 +549,7 @@ def test_more_shares_than_pods_with_verification_is_an_error():
     ok = load_settings(
         {
             "clusterName": "c",
-            "verifyTimeSlicing": True,
+            "verification": {"enabled": True},
             "gpuNodeGroups": [{"name": "g", "timeSlicing": {"replicas": 20}}],
         }
     )

@@ -158,7 +158,7 @@ def test_the_region_is_the_aws_providers(monkeypatch):
     config = yaml.safe_load((ROOT / "examples" / "Pulumi.multinode.yaml").read_text())["config"]
     sim = run_program(
         program_from_file(ROOT / "__main__.py"),
-        stackfile.cli_config({**config, "gpu-eks:verifyTimeSlicing": False, "gpu-eks:verification": {}}),
+        stackfile.cli_config({**config, "gpu-eks:verification": {"enabled": False}}),
         project=stackfile.project_name(ROOT),
         stack="multinode",
     )

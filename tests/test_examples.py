@@ -142,7 +142,10 @@ def test_graviton_with_an_arm64_image_runs_it_on_arm64_groups_only():
     config = {
         **config,
         "gpu-eks:gpuNodeGroups": groups,
-        "gpu-eks:verification": {"imageArm64": "registry.example.com/cuda-sample:vectoradd-arm64"},
+        "gpu-eks:verification": {
+            **config["gpu-eks:verification"],
+            "imageArm64": "registry.example.com/cuda-sample:vectoradd-arm64",
+        },
     }
     sim = run_program(
         program_from_file(ROOT / "__main__.py"),

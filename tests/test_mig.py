@@ -452,7 +452,7 @@ def test_slots_beyond_the_pods_a_node_runs_are_keyed_at_mig_replicas():
         "besides its 10 DaemonSet pods (max pods 100 with the VPC CNI defaults)"
     )
     with pytest.raises(ConfigError) as info:
-        settings(raw, verifyTimeSlicing=True)
+        settings(raw, verification={"enabled": True})
     (problem,) = info.value.problems
     assert str(problem).endswith("(the verification packs that many pods on one node, so it could never succeed)")
 

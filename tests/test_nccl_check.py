@@ -54,7 +54,8 @@ def test_the_check_needs_its_image_the_verification_and_an_exclusive_efa_group()
     assert problems([{"name": "t4"}], verification={"ncclAllReduce": True}) == [
         "gpu-eks:verification.ncclImage: received null; expected an image with PyTorch, NCCL, libfabric and "
         "aws-ofi-nccl",
-        "gpu-eks:verifyTimeSlicing: received false; expected true with verification.ncclAllReduce (its Jobs run there)",
+        "gpu-eks:verification.enabled: received false; expected true with verification.ncclAllReduce (its Jobs "
+        "run there)",
         "gpu-eks:verification.ncclAllReduce: received true; expected false, or a group with efa and exclusive GPUs "
         "(timeSlicing replicas 1): NCCL needs every GPU of its node whole (a shared slot or a MIG slice is no NCCL "
         "device of its own)",
@@ -64,8 +65,7 @@ def test_the_check_needs_its_image_the_verification_and_an_exclusive_efa_group()
 def test_the_check_needs_two_nodes():
     found = problems(
         [{**P5, "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 1}}],
-        verifyTimeSlicing=True,
-        verification={"ncclAllReduce": True, "ncclImage": IMAGE},
+        verification={"enabled": True, "ncclAllReduce": True, "ncclImage": IMAGE},
     )
     assert found == [
         "gpu-eks:gpuNodeGroups[0].scaling.maxSize: received 1; expected at least 2 with verification.ncclAllReduce: "

@@ -47,10 +47,10 @@ from components.config.addons import (
 from components.config.coldstart import ColdStart
 from components.config.groups import GpuNodeGroupSettings, Scaling, Taint, TimeSlicing
 from components.config.mig import Mig
+from components.config.mps import Mps
 from components.config.multinode import CapacityReservation
 from components.config.network import NetworkSettings
 from components.config.repair import Repair, RepairActions
-from components.config.sharing import Mps
 from components.config.system_group import SystemNodeGroupSettings
 from components.config.teams import TeamSettings
 from tests.promised import DEFAULT_REPAIR_POLICY

@@ -66,7 +66,7 @@ def capacity_program(autoscaler: bool) -> Any:
                 "kubernetesVersion": "1.35",
                 "gpuNodeGroups": [{"name": "t4", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 3}}],
                 "autoscaler": {"enabled": autoscaler},
-                "verifyTimeSlicing": autoscaler,
+                "verification": {"enabled": autoscaler},
                 "tags": {"team": "ml"},
             }
         )

@@ -289,7 +289,7 @@ def test_coredns_addon_inputs(run: tuple[str, Simulation]):
 
 def test_node_monitoring_agent_addon_inputs(run: tuple[str, Simulation]):
     """The agent's v1.7.0 add-on build on every stack's 1.35 (catalog.node_health), on the GPU groups'
-    nodes only, its DCGM host engine tolerating every taint (nodehealth.values)."""
+    nodes only, its DCGM host engine tolerating every taint (cluster.node_monitoring)."""
     name, sim = run
     addon = sim.one("aws:eks/addon:Addon", "gpu-eks-cluster-node-monitoring-agent").inputs
     assert json.loads(addon.pop("configurationValues")) == {

@@ -214,7 +214,7 @@ def run(request: pytest.FixtureRequest) -> tuple[str, Simulation]:
 
 def test_which_groups_get_a_verification(run: tuple[str, Simulation]):
     """A warm-up and a concurrency Job per GPU group that can get a node; none with
-    verifyTimeSlicing off (prod, defaults), none for a group at desiredSize 0 without an
+    verification.enabled off (prod, defaults), none for a group at desiredSize 0 without an
     autoscaler (variant's "idle": waiting would only time out). dev's t4 is at desiredSize 0 with
     an autoscaler: verified, its warm-up Job brings the node."""
     name, sim = run

@@ -136,8 +136,7 @@ def settings(**verification: Any) -> Any:
         {
             "clusterName": "c",
             "gpuNodeGroups": GROUPS,
-            "verifyTimeSlicing": True,
-            "verification": {"ncclAllReduce": True, "ncclImage": "example.com/nccl:1", **verification},
+            "verification": {"enabled": True, "ncclAllReduce": True, "ncclImage": "example.com/nccl:1", **verification},
         }
     )
 

@@ -33,7 +33,7 @@ def test_defaults_are_documented_values():
     assert (g.instance_types, g.capacity_type, g.disk_size_gib) == (["g4dn.xlarge"], "ON_DEMAND", 100)
     assert [(t.key, t.value, t.effect) for t in g.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
     assert g.time_slicing.replicas == 4 and plan_group(g).profile_name == "gpu"
-    assert s.verify_time_slicing is False and s.endpoint_public_access_cidrs == []
+    assert s.verification.enabled is False and s.endpoint_public_access_cidrs == []
 
 
 def test_default_kubernetes_version_is_in_standard_support_today():
@@ -393,8 +393,7 @@ def test_capacity_settings_apply_the_cross_key_rules_of_a_cluster():
         {
             "kubernetesVersion": "1.35",
             "gpuNodeGroups": [group(amiReleaseVersion="1.34.2-20260115")],
-            "verifyTimeSlicing": True,
-            "verification": {"namespace": "gpu-operator"},
+            "verification": {"enabled": True, "namespace": "gpu-operator"},
         }
     ) == [
         'gpu-eks:gpuNodeGroups[0].amiReleaseVersion: received "1.34.2-20260115"; expected an AMI release of '

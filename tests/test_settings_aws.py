@@ -548,7 +548,7 @@ def test_operator_and_verification_namespaces_are_not_kubernetes_own(namespace):
 
 
 def test_verification_namespace_differs_from_the_operators():
-    assert problems({"verifyTimeSlicing": True, "verification": {"namespace": "gpu-operator"}}) == [
+    assert problems({"verification": {"enabled": True, "namespace": "gpu-operator"}}) == [
         'gpu-eks:verification.namespace: received "gpu-operator"; expected a namespace other than '
         "gpuOperator.namespace: each component creates its namespace"
     ]

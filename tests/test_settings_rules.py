@@ -601,7 +601,7 @@ def test_the_cloudwatch_dcgm_exporter_runs_on_gr6_not_on_vgpu_slices_or_p5_4xlar
 def test_more_slots_than_a_node_holds_with_the_cloudwatch_pods_is_refused_with_the_verification():
     # 1 GPU x 20 = 20 slots: within g4dn.xlarge's 22 usable pods, not within 19 with the add-on.
     group = {"name": "t4", "timeSlicing": {"replicas": 20}}
-    base = {"verifyTimeSlicing": True, "gpuNodeGroups": [group], **NO_AGENT}
+    base = {"verification": {"enabled": True}, "gpuNodeGroups": [group], **NO_AGENT}
     assert accepted(base).plans[0].usable_pod_slots == 22
     (line,) = problems({**base, **CLOUDWATCH})
     assert line.startswith("gpu-eks:gpuNodeGroups[0].timeSlicing.replicas: received 20; expected at most 19 for ")

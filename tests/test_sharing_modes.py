@@ -36,7 +36,7 @@ from components.catalog import gpu_operator as chart
 from components.check.loading import load_settings
 from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings, TimeSlicing, sharing_problems
-from components.config.sharing import Mps
+from components.config.mps import Mps
 from components.gpu_operator import values as operator_values
 from components.plan import device_plugin
 from components.plan.group import GroupPlan, plan_groups

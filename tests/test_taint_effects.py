@@ -195,7 +195,7 @@ def cluster() -> Simulation:
             group(name, value, effect, scaling={"minSize": 0, "desiredSize": 0, "maxSize": 1})
             for name, value, effect, *_ in CASES
         ]
-        settings = load_settings({"clusterName": "ml", "verifyTimeSlicing": True, "gpuNodeGroups": groups})
+        settings = load_settings({"clusterName": "ml", "verification": {"enabled": True}, "gpuNodeGroups": groups})
         gpu = GpuCluster("ml", GpuClusterArgs(settings=settings))
         for key, value in gpu.stack_outputs().items():
             pulumi.export(key, value)

@@ -318,7 +318,7 @@ def test_gpu_capacity_declares_teams_and_checks_the_authentication_mode():
     assert sim.one("kubernetes:core/v1:ResourceQuota").inputs["spec"] == {"hard": {"requests.nvidia.com/gpu": "2"}}
     assert sim.by_type("kubernetes:core/v1:LimitRange") == []
     assert sim.one("kubernetes:core/v1:Namespace", "ml-gpu-teams-ops-ns").inputs["metadata"]["name"] == "ops"
-    # verifyTimeSlicing is off (GpuCapacity's default): no check Job.
+    # verification.enabled is off (GpuCapacity's default): no check Job.
     assert [r.name for r in sim.by_type("kubernetes:batch/v1:Job")] == []
     with pytest.raises(pulumi.RunError) as err:
         run_program(
@@ -334,7 +334,9 @@ def test_gpu_capacity_declares_teams_and_checks_the_authentication_mode():
 
 
 def test_the_team_check_follows_verification_teams():
-    on = run_program(_capacity_with_a_team([], verifyTimeSlicing=True), {}, project="consumer", stack="t", timeout=60)
+    on = run_program(
+        _capacity_with_a_team([], verification={"enabled": True}), {}, project="consumer", stack="t", timeout=60
+    )
     assert sorted(r.name for r in on.by_type("kubernetes:batch/v1:Job") if "teams" in r.name) == [
         "ml-gpu-teams-ml-check",
         "ml-gpu-teams-ops-check",
@@ -353,7 +355,7 @@ def test_the_team_check_follows_verification_teams():
     assert [c["name"] for c in cases["ml-gpu-teams-ml-check"]] == ["admitted", "outside-groups", *rules, "over-quota"]
     assert [c["name"] for c in cases["ml-gpu-teams-ops-check"]] == ["admitted", "outside-groups", *rules]
     off = run_program(
-        _capacity_with_a_team([], verifyTimeSlicing=True, verification={"teams": False}),
+        _capacity_with_a_team([], verification={"enabled": True, "teams": False}),
         {},
         project="consumer",
         stack="t",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from components.catalog import mig as mig_catalog
+from components.catalog import mig
 from components.config.capacity_provider import KARPENTER, MANAGED_NODE_GROUP
 from components.config.groups import DEFAULT_GPU_TAINT
 from components.plan import boot
@@ -20,7 +20,7 @@ PROVIDERS = {"managed": MANAGED_NODE_GROUP, "karpenter": KARPENTER}
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", type=Path, help="the folder to write the scripts into (created)")
-    parser.add_argument("--gpu", default="H200-141GB", choices=sorted(mig_catalog.MIG_GPUS), help="the GPU model")
+    parser.add_argument("--gpu", default="H200-141GB", choices=sorted(mig.MIG_GPUS), help="the GPU model")
     parser.add_argument("--gpus", type=int, default=1, help="GPUs on the machine (default 1)")
     parser.add_argument(
         "--layout",
@@ -31,11 +31,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--provider", action="append", choices=PROVIDERS, help="managed (default) or karpenter")
 
 
-def layout_of(gpu: mig_catalog.MigGpu, text: str) -> dict[str, int] | None:
+def layout_of(gpu: mig.MigGpu, text: str) -> dict[str, int] | None:
     """``text`` as a layout of ``gpu``: a named one, ``profile=count,...``, or ``none``."""
     if text == "none":
         return None
-    named = mig_catalog.named_layouts(gpu.name)
+    named = mig.named_layouts(gpu.name)
     if text in named:
         return dict(named[text])
     try:
@@ -43,14 +43,14 @@ def layout_of(gpu: mig_catalog.MigGpu, text: str) -> dict[str, int] | None:
     except ValueError:
         message = f"error: --layout {text!r}: a named layout ({', '.join(named)}), profile=count,... or none"
         raise SystemExit(message) from None
-    problem = mig_catalog.layout_problem(gpu, layout)
+    problem = mig.layout_problem(gpu, layout)
     if problem:
         raise SystemExit(f"error: --layout {text!r} on the {gpu.name}: {problem}")
     return layout
 
 
 def run(args: argparse.Namespace) -> int:
-    gpu = mig_catalog.MIG_GPUS[args.gpu]
+    gpu = mig.MIG_GPUS[args.gpu]
     if args.gpus < 1:
         raise SystemExit("error: --gpus must be at least 1")
     args.dir.mkdir(parents=True, exist_ok=True)

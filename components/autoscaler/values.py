@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..catalog import cluster_autoscaler as chart
-from ..catalog import labels
+from ..catalog import cluster_autoscaler, labels
 from ..catalog.charts import CLUSTER_AUTOSCALER
 from ..config.addons import AutoscalerSettings
 from ..plan import boot
@@ -24,7 +23,7 @@ SERVICE_ACCOUNT = "cluster-autoscaler"
 
 def image_tag(kubernetes_version: str) -> str:
     """The Cluster Autoscaler image tag for the cluster's Kubernetes minor."""
-    return chart.AUTOSCALER_IMAGE_TAGS[kubernetes_version]
+    return cluster_autoscaler.AUTOSCALER_IMAGE_TAGS[kubernetes_version]
 
 
 def max_node_provision_time(plans: Iterable[GroupPlan]) -> str | None:

@@ -23,7 +23,7 @@ AGENT_SOURCE = "aws/eks-node-monitoring-agent v1.7.0 (c399089dec78cb245306ca2a5f
 #: The add-on version per Kubernetes minor: the agent's v1.7.0 build, the image tag its own chart
 #: pins at that tag (charts/eks-node-monitoring-agent/values.yaml ``nodeAgent.image.tag``). The agent
 #: has no Kubernetes-minor-specific build (one image for every minor, Chart.yaml has no kubeVersion);
-#: a table per minor, like ``autoscaler.chart.AUTOSCALER_IMAGE_TAGS``, so a minor can move on its own.
+#: a table per minor, like ``catalog.cluster_autoscaler.AUTOSCALER_IMAGE_TAGS``, so a minor can move on its own.
 #: Check one with ``aws eks describe-addon-versions --addon-name eks-node-monitoring-agent
 #: --kubernetes-version <minor>`` before changing it (EKS user guide, "Verify Amazon EKS add-on version
 #: compatibility with a cluster").

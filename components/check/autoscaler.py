@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..catalog import cluster_autoscaler as chart
+from ..catalog import cluster_autoscaler
 from ..catalog.labels import ACCELERATOR_LABEL
 from ..config.errors import KeyedProblem
 from ..plan import asg
@@ -17,12 +17,12 @@ def autoscaler_problems(kubernetes_version: str, plans: Sequence[GroupPlan]) -> 
     """What the Cluster Autoscaler could not handle on a cluster of ``kubernetes_version`` with the
     groups of ``plans`` (keys from the stack's root)."""
     problems: list[KeyedProblem] = []
-    if kubernetes_version not in chart.AUTOSCALER_IMAGE_TAGS:
+    if kubernetes_version not in cluster_autoscaler.AUTOSCALER_IMAGE_TAGS:
         problems.append(
             (
                 ("kubernetesVersion",),
                 kubernetes_version,
-                f"one of {', '.join(chart.AUTOSCALER_IMAGE_TAGS)} while the Cluster Autoscaler is "
+                f"one of {', '.join(cluster_autoscaler.AUTOSCALER_IMAGE_TAGS)} while the Cluster Autoscaler is "
                 "enabled (its release must match the cluster's minor), or autoscaler.enabled: false",
             )
         )
@@ -43,14 +43,15 @@ def _asg_tag_problems(plan: GroupPlan, group_key: tuple[str | int, ...]) -> list
     """The group's ASG tags: how many, and each key's length."""
     problems: list[KeyedProblem] = []
     # How many tags, not their values: any cluster name gives the same count.
-    count = len(asg.asg_tags(plan.node_template_tags, "cluster")) + chart.EKS_OWN_ASG_TAGS
-    if count > chart.ASG_TAG_LIMIT:
+    count = len(asg.asg_tags(plan.node_template_tags, "cluster")) + cluster_autoscaler.EKS_OWN_ASG_TAGS
+    if count > cluster_autoscaler.ASG_TAG_LIMIT:
         problems.append(
             (
                 (*group_key, "labels"),
                 plan.settings.labels,
                 f"fewer labels and taints: the group's ASG would need {count} tags (the Cluster "
-                f"Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows {chart.ASG_TAG_LIMIT}",
+                "Autoscaler's template tags plus EKS's own), EC2 Auto Scaling allows "
+                f"{cluster_autoscaler.ASG_TAG_LIMIT}",
             )
         )
     problems += _tag_key_problems(plan, group_key)
@@ -98,7 +99,7 @@ def _tag_key_problems(plan: GroupPlan, group_key: tuple[str | int, ...]) -> list
     """A label or taint key whose CA template tag (``asg.LABEL_TAG_PREFIX`` / ``TAINT_TAG_PREFIX``
     plus the key) is longer than an ASG tag key may be: EC2 Auto Scaling refuses the tag and the
     group's ASG tagging fails (so 128 - 46 = 82 characters at most)."""
-    limit = chart.ASG_TAG_KEY_MAX_LENGTH
+    limit = cluster_autoscaler.ASG_TAG_KEY_MAX_LENGTH
     problems: list[KeyedProblem] = []
     for key in plan.settings.labels:
         if len(asg.LABEL_TAG_PREFIX + key) > limit:

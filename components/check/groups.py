@@ -29,7 +29,7 @@ USER_DATA_EKS_RESERVE_BYTES = 4 * 1024
 USER_DATA_OWN_MAX_BYTES = USER_DATA_MAX_BYTES - USER_DATA_EKS_RESERVE_BYTES
 
 
-def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = False) -> list[KeyedProblem]:
+def gpu_groups_problems(plans: Sequence[GroupPlan], verification: bool = False) -> list[KeyedProblem]:
     """Why GPU node groups (their plans) cannot share one cluster (one gpu-operator): keyed
     problems, or [].
 
@@ -99,7 +99,7 @@ def gpu_groups_problems(plans: Sequence[GroupPlan], verify_time_slicing: bool = 
             for i, p in enumerate(plans)
         ]
     problems += karpenter_repair_gate_problems(plans)
-    if verify_time_slicing:
+    if verification:
         problems += [
             (
                 ("gpuNodeGroups", i, p.sharing_key, "replicas"),

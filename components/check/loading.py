@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from ..config import stackfile
 from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem, problems_from, settings_error
+from ..config.fields import KEYS_ONLY
 from .settings import GpuCapacitySettings, Settings
 
 _S = TypeVar("_S", bound=GpuCapacitySettings)
@@ -43,7 +44,7 @@ def load_settings(
         # builds the models directly; read from a mapping they would be a second, undocumented
         # spelling of a key, and both could be given at once. A snake_case key is refused naming
         # its camelCase key (problems_from).
-        return model.model_validate(dict(raw), by_name=False)
+        return model.model_validate(dict(raw), by_name=False, context={KEYS_ONLY: True})
     except ValidationError as err:
         raise settings_error(problems_from(err, namespace, model)) from None
 
@@ -51,7 +52,7 @@ def load_settings(
 def load_capacity_settings(raw: Mapping[str, Any], namespace: str = CONFIG_NAMESPACE) -> GpuCapacitySettings:
     """``load_settings(raw, namespace, model=GpuCapacitySettings)``: the GPU keys of the stack
     configuration (``kubernetesVersion``, ``gpuNodeGroups``, ``gpuOperator``, ``autoscaler``,
-    ``verifyTimeSlicing``, ``verification``, ``tags``) for ``GpuCapacity``.
+    ``verification``, ``observability``, ``teams``, ``tags``) for ``GpuCapacity``.
 
     ``kubernetesVersion`` is required: it must be the existing cluster's (see the field)."""
     try:

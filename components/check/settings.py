@@ -37,19 +37,17 @@ from ..config.fields import (
     Tags,
     _check,
     _cluster_name,
-    _Model,
     _unique,
     doc,
     kubernetes_version_problem,
 )
-from ..config.groups import GpuNodeGroupSettings
+from ..config.groups import GpuNodeGroupSettings, allocation_policy_problems
 from ..config.instance_types import ami_release_problem
 from ..config.multinode import efa_enis_taken
 from ..config.network import EKS_ADDRESSES_PER_SUBNET, NetworkSettings, created_private_subnets
-from ..config.sharing import allocation_policy_problems
 from ..config.system_group import SystemNodeGroupSettings, system_service_pods
 from ..config.teams import TeamSettings
-from ..config.verification import nccl_check_problems
+from ..config.verification import OldEnabledKey, nccl_check_problems
 from ..plan.group import GroupPlan, plan_groups
 from .autoscaler import autoscaler_problems
 from .groups import gpu_groups_problems
@@ -66,7 +64,7 @@ def _default_gpu_groups() -> tuple[GpuNodeGroupSettings, ...]:
     return (GpuNodeGroupSettings(name="gpu"),)
 
 
-class GpuCapacitySettings(_Model):
+class GpuCapacitySettings(OldEnabledKey):
     """GPU capacity for an EKS cluster (``GpuCapacity``): the GPU keys of the stack configuration.
 
     ``Settings`` (a whole cluster) extends it, so both have the same keys, defaults and rules;
@@ -99,16 +97,8 @@ class GpuCapacitySettings(_Model):
             "(two autoscalers resizing the same groups fight)."
         ),
     )
-    verify_time_slicing: bool = Field(
-        False,
-        **doc(
-            'Run the time-slicing verification Jobs (see "Cluster Autoscaler and scale from zero").',
-            type="bool",
-            default="`false` (dev: `true`)",
-        ),
-    )
     verification: VerificationSettings = Field(
-        VerificationSettings(), **doc("The time-slicing verification Jobs (`verifyTimeSlicing: true`).")
+        VerificationSettings(), **doc("The verification Jobs on `pulumi up` (`verification.enabled: true`).")
     )
     observability: ObservabilitySettings = Field(
         ObservabilitySettings(),
@@ -176,7 +166,8 @@ class GpuCapacitySettings(_Model):
 
     def _problems(self) -> list[KeyedProblem]:
         """The rules across keys (one list, so every problem is reported at once); ``Settings`` adds its own."""
-        problems = gpu_groups_problems(self.plans, self.verify_time_slicing) + settings_teams_problems(self)
+        problems = gpu_groups_problems(self.plans, self.verification.enabled) + settings_teams_problems(self)
+        problems += self.old_enabled_key_problems()
         problems += allocation_policy_problems(
             [g.shared_devices_allocation_policy for g in self.gpu_node_groups], self.gpu_operator.chart_version
         )
@@ -189,7 +180,7 @@ class GpuCapacitySettings(_Model):
             if too_old:
                 problems.append((("gpuNodeGroups", i, "amiReleaseVersion"), g.ami_release_version, too_old))
         problems += nccl_check_problems(self)
-        if self.verify_time_slicing and self.verification.namespace == self.gpu_operator.namespace:
+        if self.verification.enabled and self.verification.namespace == self.gpu_operator.namespace:
             problems.append(
                 (
                     ("verification", "namespace"),

@@ -8,8 +8,7 @@ import ipaddress
 from collections.abc import Callable, Iterable
 
 from .. import catalog
-from ..catalog import gpu_operator as chart
-from ..catalog import node_health
+from ..catalog import gpu_operator, node_health
 from ..catalog.storage import INSTANCE_IO
 from ..config.coldstart import (
     FAST_IMAGE_PULL_MIN_MEMORY_GIB,
@@ -20,6 +19,7 @@ from ..config.coldstart import (
 )
 from ..config.errors import CONFIG_NAMESPACE, Problem
 from ..config.network import EKS_ADDRESSES_PER_SUBNET
+from ..config.verification import NEW_ENABLED_KEY, OLD_ENABLED_KEY
 from ..plan import asg
 from . import teams
 from .groups import capacity_message
@@ -44,11 +44,24 @@ def settings_warnings(settings: GpuCapacitySettings) -> list[Problem]:
 
 
 @warning_rule
+def _old_enabled_key(settings: GpuCapacitySettings) -> Iterable[Problem]:
+    # verifyTimeSlicing still works until 1.0 (config/verification.py OldEnabledKey); it says so.
+    old = settings.old_verify_time_slicing
+    if old is not None:
+        yield Problem(
+            key=f"{CONFIG_NAMESPACE}:{OLD_ENABLED_KEY}",
+            received=old,
+            expected=f"its new name, {NEW_ENABLED_KEY} ({str(old).lower()}): {OLD_ENABLED_KEY} is read until 1.0 "
+            "(UPGRADING.md)",
+        )
+
+
+@warning_rule
 def _advertised_slots_exceed_pod_capacity(settings: GpuCapacitySettings) -> Iterable[Problem]:
     # Shares the node cannot run pods for are advertised but never usable (the scheduler sees
     # free nvidia.com/gpu and still cannot place the pod: "Too many pods"). With the
     # verification on, Settings reports this as an error instead.
-    if settings.verify_time_slicing:
+    if settings.verification.enabled:
         return
     for i, p in enumerate(settings.plans):
         if p.slots_per_node > p.usable_pod_slots:
@@ -191,17 +204,17 @@ def _gpu_operator_past_nvidia_support(settings: GpuCapacitySettings) -> Iterable
     # NVIDIA's life cycle of gpu-operator major versions (catalog/gpu_operator.py CHART_LIFE_CYCLE,
     # from its "Platform Support" page): a chart past support still deploys, but gets no fixes.
     version = settings.gpu_operator.chart_version
-    status = chart.support_status(version)
-    if status in (None, chart.CHART_LIFE_CYCLE[0][1]):
+    status = gpu_operator.support_status(version)
+    if status in (None, gpu_operator.CHART_LIFE_CYCLE[0][1]):
         return
-    supported = ".".join(str(n) for n in chart.CHART_LIFE_CYCLE[0][0])
+    supported = ".".join(str(n) for n in gpu_operator.CHART_LIFE_CYCLE[0][0])
     major = ".".join(version.removeprefix("v").split(".")[:2])
     what = "critical bug and CVE fixes only" if status == "Deprecated" else "no patch releases any more"
     yield Problem(
         key=f"{CONFIG_NAMESPACE}:gpuOperator.chartVersion",
         received=version,
-        expected=f"a chart NVIDIA supports: v{supported}.x ({chart.DEFAULT_CHART_VERSION} is the default); NVIDIA's "
-        f"platform-support page ({chart.PLATFORM_SUPPORT_URL}) lists {major}.x as {status} ({what})",
+        expected=f"a chart NVIDIA supports: v{supported}.x ({gpu_operator.DEFAULT_CHART_VERSION} is the default); "
+        f"NVIDIA's platform-support page ({gpu_operator.PLATFORM_SUPPORT_URL}) lists {major}.x as {status} ({what})",
     )
 
 

@@ -27,7 +27,7 @@ from ..config.errors import ConfigError, deploy_time_error, is_plain
 from ..config.fields import CONTROL_PLANE_LOG_TYPES
 from ..config.network import NetworkSettings, check_resolved_network
 from ..config.system_group import SystemNodeGroupSettings
-from . import node_monitoring as node_health_values
+from . import node_monitoring
 
 TYPE_NAME = "gpu-eks:cluster:Cluster"
 
@@ -245,7 +245,7 @@ class Cluster(pulumi.ComponentResource):
                 cluster_name=self.cluster_name,
                 addon_name=node_health.NODE_MONITORING_AGENT_ADDON,
                 addon_version=args.node_monitoring_addon_version,
-                configuration_values=node_health_values.addon_configuration_json(),
+                configuration_values=node_monitoring.addon_configuration_json(),
                 resolve_conflicts_on_create="OVERWRITE",
                 resolve_conflicts_on_update="OVERWRITE",
                 tags=tags,

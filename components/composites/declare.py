@@ -40,7 +40,7 @@ from ..nodegroups.node_pool import KarpenterTarget
 from ..observability.component import GpuObservability, GpuObservabilityArgs
 from ..plan import karpenter as karpenter_objects
 from ..teams.component import Teams, TeamsArgs, TeamsCheck
-from ..verification.component import TimeSlicingVerification, TimeSlicingVerificationArgs
+from ..verification.component import GpuVerification, GpuVerificationArgs
 
 
 @dataclass
@@ -68,7 +68,7 @@ class GpuCapacityParts:
     gpu_node_groups: dict[str, GpuNodeGroup]
     operator: GpuOperator
     autoscaler: ClusterAutoscaler | None
-    verification: TimeSlicingVerification | None
+    verification: GpuVerification | None
     observability: GpuObservability | None = None
     teams: Teams | None = None
     efa_plugin: EfaDevicePlugin | None = None
@@ -87,7 +87,7 @@ def declare_gpu_capacity(
 ) -> GpuCapacityParts:
     """Declare ``{name}-<group>`` per group of ``settings``, ``{name}-gpu-operator``, with the
     autoscaler enabled ``{name}-autoscaler`` (and the groups' ASG tags), and with
-    ``verifyTimeSlicing`` ``{name}-verify``, with ``observability.enabled`` ``{name}-observability``,
+    ``verification.enabled`` ``{name}-verify``, with ``observability.enabled`` ``{name}-observability``,
     with ``teams`` ``{name}-teams``, all children of ``parent``.
 
     ``settings`` is a ``GpuCapacitySettings`` or a ``Settings`` (which extends it).
@@ -140,7 +140,7 @@ def declare_gpu_capacity(
         raise
     resolve_release(pulumi.Output.from_input([gpu_operator.release]))
     cluster_autoscaler = on_cluster.autoscaler(ca_cluster_name) if ca_cluster_name is not None else None
-    check = on_cluster.verification(gpu_operator, cluster_autoscaler) if settings.verify_time_slicing else None
+    check = on_cluster.verification(gpu_operator, cluster_autoscaler) if settings.verification.enabled else None
     # The EFA device plugin: only when a group has efa (issue 32).
     efa_plugin = on_cluster.efa_plugin() if any(g.plan.efa_devices for g in on_cluster.covered) else None
     observability = on_cluster.observability(gpu_operator, exporter) if settings.observability.enabled else None
@@ -222,12 +222,10 @@ class _OnCluster:
             opts=self._opts(),
         )
 
-    def verification(
-        self, gpu_operator: GpuOperator, cluster_autoscaler: ClusterAutoscaler | None
-    ) -> TimeSlicingVerification:
-        return TimeSlicingVerification(
+    def verification(self, gpu_operator: GpuOperator, cluster_autoscaler: ClusterAutoscaler | None) -> GpuVerification:
+        return GpuVerification(
             f"{self.name}-{VERIFICATION_CHILD}",
-            TimeSlicingVerificationArgs(
+            GpuVerificationArgs(
                 settings=self.settings.verification,
                 gpu_node_groups=self.covered,
                 # With an autoscaler, the warm-up Jobs are what bring a group's first node.
@@ -264,7 +262,7 @@ class _OnCluster:
             opts=self._opts(),
         )
 
-    def teams(self, check: TimeSlicingVerification | None) -> Teams:
+    def teams(self, check: GpuVerification | None) -> Teams:
         settings = self.settings
         return Teams(
             f"{self.name}-{TEAMS_CHILD}",

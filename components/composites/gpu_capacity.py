@@ -31,7 +31,7 @@ from ..nodegroups.component import GpuNodeGroup
 from ..nodegroups.node_pool import KarpenterTarget
 from ..observability import values as obs_values
 from ..plan import karpenter as karpenter_objects
-from ..verification.component import TimeSlicingVerification
+from ..verification.component import GpuVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 from .resolve import checked_setting_tags, checked_when_resolved
 
@@ -84,7 +84,7 @@ class GpuCapacity(pulumi.ComponentResource):
     gpu_node_groups: dict[str, GpuNodeGroup]
     operator: GpuOperator
     autoscaler: ClusterAutoscaler | None
-    verification: TimeSlicingVerification | None
+    verification: GpuVerification | None
     node_role_arn: pulumi.Output[str]
     provider: k8s.Provider
 

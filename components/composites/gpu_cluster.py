@@ -30,7 +30,7 @@ from ..nodegroups.node_pool import KarpenterTarget
 from ..observability.component import GpuObservability
 from ..plan.karpenter import DISCOVERY_TAG
 from ..teams.component import Teams
-from ..verification.component import TimeSlicingVerification
+from ..verification.component import GpuVerification
 from .declare import ClusterTarget, declare_gpu_capacity, group_outputs
 from .resolve import checked_setting_tags
 
@@ -134,7 +134,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.gpu_node_groups: dict[str, GpuNodeGroup] = parts.gpu_node_groups
         self.operator: GpuOperator = parts.operator
         self.autoscaler: ClusterAutoscaler | None = parts.autoscaler
-        self.verification: TimeSlicingVerification | None = parts.verification
+        self.verification: GpuVerification | None = parts.verification
         self.observability: GpuObservability | None = parts.observability
         self.teams: Teams | None = parts.teams
 

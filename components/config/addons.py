@@ -201,9 +201,21 @@ class NodeMonitoringAgentSettings(_Model):
 
 
 class VerificationSettings(_Model):
-    """The time-slicing verification Jobs (``verifyTimeSlicing: true``)."""
+    """The verification Jobs on ``pulumi up`` (``verification.enabled: true``)."""
 
     model_config = ConfigDict(title="VerificationSettings")
+
+    enabled: bool = Field(
+        False,
+        **doc(
+            'Run the verification Jobs on `pulumi up`: per GPU group a warm-up Job (it brings a node: see "Cluster '
+            "Autoscaler and scale from zero\"), then all the slots of one node at once (MPS: each pod's memory "
+            "limit; exclusive: one pod per GPU; MIG: a Job per advertised resource) and the isolation check; with "
+            "`teams`, a Job per team; with `ncclAllReduce`, the NCCL check. Its name up to 0.3.0: `verifyTimeSlicing`.",
+            type="bool",
+            default="`false` (dev: `true`)",
+        ),
+    )
 
     image: ImageReference = Field(
         "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0",
@@ -294,7 +306,7 @@ class VerificationSettings(_Model):
         "gpu-timeslicing-check",
         **doc(
             "Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not "
-            "`gpuOperator.namespace` when `verifyTimeSlicing` is on.",
+            "`gpuOperator.namespace` when `enabled`.",
             type="string",
             default="`gpu-timeslicing-check`",
         ),

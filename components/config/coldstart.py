@@ -1,45 +1,28 @@
 """The cold-start levers of a GPU node group (``gpuNodeGroups[].coldStart``): where the node keeps its
-images, how fast its root volume is, and how containerd pulls. All opt-in: each changes the
-launch template (user data or block device), which rolls the group's nodes.
-
-Every value reaches a real consumer, and each rule here names it:
+images, how fast its root volume is, and how containerd pulls. All opt-in: each changes the launch
+template (user data or block device), which rolls the group's nodes. Which lever is worth a roll,
+and what the cold-start model says each saves: docs/cold-start.md. The consumer of each value, whose
+rule is the one here:
 
 * ``localStorage``: nodeadm ``spec.instance.localStorage.strategy`` (NodeConfig CRD,
-  ../shared/reference/nodeadm). nodeadm runs ``setup-local-disks raid0`` (awslabs/amazon-eks-ami
-  v20260724, nodeadm/internal/system/local_disk.go), which builds one RAID0 of the
-  ``NVMe_Instance_Storage`` disks and bind-mounts ``/var/lib/kubelet``, ``/var/lib/containerd``,
-  ``/var/lib/soci-snapshotter-grpc`` and ``/var/log/pods`` onto it
-  (templates/al2023/runtime/bin/setup-local-disks). Without such disks it prints "no NVMe instance
-  storage disks found!" and exits 0: the setting would silently do nothing, so a group with a type
-  that has none (g5g: catalog/storage.py) is refused.
+  ../shared/reference/nodeadm) runs ``setup-local-disks raid0`` (awslabs/amazon-eks-ami v20260724,
+  nodeadm/internal/system/local_disk.go; templates/al2023/runtime/bin/setup-local-disks), which
+  without ``NVMe_Instance_Storage`` disks prints "no NVMe instance storage disks found!" and exits 0:
+  a type without them (g5g: catalog/storage.py) is refused.
 * ``rootVolumeThroughput``, ``rootVolumeIops``: the gp3 root volume of the launch template
-  (blocks/managed.py). Ranges from botocore 1.44.5 ``ec2`` LaunchTemplateEbsBlockDeviceRequest
-  (Throughput "Minimum value of 125. Maximum value of 2,000"; Iops "gp3: 3,000 - 80,000 IOPS"); the
-  ratios from the EBS User Guide, "General Purpose SSD volumes" (gp3: at most 0.25 MiB/s of
-  throughput per provisioned IOPS, at most 500 IOPS per GiB). EC2 applies 125 MiB/s and 3,000 IOPS
-  when they are not given, and so does the library.
+  (blocks/managed.py); ranges from botocore 1.44.5 ``ec2`` LaunchTemplateEbsBlockDeviceRequest, the
+  ratios from the EBS User Guide, "General Purpose SSD volumes"; EC2's defaults (125 MiB/s, 3,000
+  IOPS) when not given.
 * ``fastImagePull``: nodeadm ``spec.featureGates.FastImagePull`` (experimental; nodeadm/api/v1alpha1/
-  nodeconfig_types.go at v20260724): the SOCI snapshotter's parallel pull and unpack. nodeadm uses it
-  only when the node has at least 7 GiB of memory and 4,000 millicores
-  (nodeadm/internal/containerd/config.go ``UseSOCISnapshotter``) and otherwise ignores it; its doc
-  (nodeadm/doc/examples.md, "Enabling fast image pull") asks for at least 600 MiB/s of root volume
-  throughput, "below that value, you may see longer image pull times". nodeadm knows the gate by
-  that name from v20250821 (before it: ``AggressiveImagePull``) and ignores gates it does not know,
-  so a group pinning an older ``amiReleaseVersion`` is refused. With the gate on, images unpack into
-  the SOCI snapshotter's store, ``/var/lib/soci-snapshotter-grpc``, which ``localStorage`` moves to
-  the instance store only from amazon-eks-ami v20251217 (commit 89cf1baf, PR #2548 "mount soci
-  directory to instance store"; v20251209's templates/shared/runtime/bin/setup-local-disks binds
-  kubelet's, containerd's and the pod logs' folders only): with both levers and a release pinned
-  from v20250821 to v20251209 the images stay on the root volume (a warning; the cold-start model
-  uses the root volume's rate).
-* Not offered: kubelet's ``maxParallelImagePulls``. nodeadm already writes ``serializeImagePulls:
-  false`` with no limit (nodeadm/internal/kubelet/config.go, v20260724), so kubelet pulls every image
-  of a node at once and the setting could only cap that. (nodeadm itself would take it:
-  ``spec.kubelet.config`` is a ``map[string]runtime.RawExtension``, any JSON value, and its own
-  example sets ``shutdownGracePeriod: 30s`` there (nodeadm/doc/examples.md). Only the CRD's generated
-  schema, ``additionalProperties: {type: object}`` (../shared/reference/nodeadm), types each value as
-  an object, so the library's own check of every NodeConfig against it (tests/test_nodeconfig.py)
-  would refuse a scalar there.)
+  nodeconfig_types.go), used only from 7 GiB and 4,000 millicores (nodeadm/internal/containerd/
+  config.go ``UseSOCISnapshotter``), with a root volume of at least 600 MiB/s (nodeadm/doc/
+  examples.md, "Enabling fast image pull"); known by that name from v20250821 (before:
+  ``AggressiveImagePull``; unknown gates are ignored); the SOCI store moves to the instance store from
+  v20251217 (commit 89cf1baf, PR #2548).
+* Not offered, ``maxParallelImagePulls``: nodeadm writes ``serializeImagePulls: false`` with no limit
+  (nodeadm/internal/kubelet/config.go); and the NodeConfig CRD's generated schema types every
+  ``spec.kubelet.config`` value as an object (``additionalProperties: {type: object}``), which the
+  library's check of each NodeConfig against it (tests/test_nodeconfig.py) would refuse for a number.
 """
 
 from __future__ import annotations

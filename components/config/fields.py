@@ -435,6 +435,11 @@ Tags = Annotated[dict[TagKey, InputTagValue], AfterValidator(_tag_count)]
 ImageReference = Annotated[str, AfterValidator(_image_reference)]
 
 
+#: The validation context key of settings read from a mapping of config keys (``load_settings``): a
+#: validator that also accepts a Python name (an old keyword) does not there.
+KEYS_ONLY = "keys_only"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from .. import catalog
-from ..catalog import labels
+from ..catalog import gpu_operator, labels
 from . import capacity_provider, multinode
 from .coldstart import ColdStart, cold_start_problems
 from .errors import KeyedProblem, KeyedProblems
@@ -23,8 +24,8 @@ from .fields import (
 )
 from .instance_types import known_gpu_types, sharing_problem
 from .mig import Mig, mig_problems
+from .mps import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 from .repair import Repair, repair_problems
-from .sharing import MPS_MIG_SOURCE, MPS_MIN_MEMORY_PER_CLIENT_MIB, Mps
 from .taints import DEFAULT_GPU_TAINT, Taint, group_taints
 
 #: The root volume (gp3, launch template ``blockDeviceMappings``): at least the AMI's root snapshot,
@@ -85,7 +86,8 @@ class TimeSlicing(_Model):
             "A100/H100/H200 with mig-manager, 2 fewer with the node monitoring agent; max pods is the VPC CNI's, "
             "capped by EKS managed node groups at 110 below 30 vCPUs and 250 otherwise; without the agent "
             "g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): an error with "
-            "`verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further).",
+            "`verification.enabled`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared "
+            "further).",
             type="int ≥ 1",
             default="`4`",
         ),
@@ -445,3 +447,22 @@ def sharing_problems(group: GpuNodeGroupSettings) -> list[KeyedProblem]:
             )
         )
     return problems
+
+
+def allocation_policy_problems(policies: Sequence[str | None], chart_version: str) -> list[KeyedProblem]:
+    """``sharedDevicesAllocationPolicy`` where the chart's device plugin does not read it."""
+    facts = gpu_operator.chart_defaults(chart_version)
+    if facts.shared_devices_allocation_policy:
+        return []
+    newer = [v for v, c in gpu_operator.SUPPORTED_CHART_VERSIONS.items() if c.shared_devices_allocation_policy]
+    return [
+        (
+            ("gpuNodeGroups", i, "sharedDevicesAllocationPolicy"),
+            policy,
+            f"no key with gpuOperator.chartVersion {chart_version} (device plugin {facts.device_plugin_version}, "
+            "which has no flags.plugin.sharedDevicesAllocationPolicy and would ignore it: NVIDIA/k8s-device-plugin "
+            f"api/config/v1/flags.go); chart {', '.join(newer)} or newer reads it (device plugin v0.20.0)",
+        )
+        for i, policy in enumerate(policies)
+        if policy is not None
+    ]

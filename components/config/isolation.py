@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..catalog import device_lists as dl
+from ..catalog import device_lists
 
 ENFORCED = "enforced"
 MIGRATING = "migrating"
@@ -45,14 +45,14 @@ ISOLATIONS: dict[str, Isolation] = {
     # `volume-mounts` alone: `envvar,volume-mounts` (0.3.0) sends the same (device_lists.py), so
     # the envvar member, which did nothing, is dropped; the node settings are 0.3.0's.
     ENFORCED: Isolation(
-        dl.VOLUME_MOUNTS,
-        ((dl.ENVVAR_WHEN_UNPRIVILEGED, "false"), (dl.VOLUME_MOUNTS_ACCEPTED, "true")),
+        device_lists.VOLUME_MOUNTS,
+        ((device_lists.ENVVAR_WHEN_UNPRIVILEGED, "false"), (device_lists.VOLUME_MOUNTS_ACCEPTED, "true")),
         enforced=True,
     ),
     # `envvar`: what the operator's asset gives the plugin without our env (0.2.0).
     MIGRATING: Isolation(
-        dl.ENVVAR,
-        ((dl.ENVVAR_WHEN_UNPRIVILEGED, "true"), (dl.VOLUME_MOUNTS_ACCEPTED, "true")),
+        device_lists.ENVVAR,
+        ((device_lists.ENVVAR_WHEN_UNPRIVILEGED, "true"), (device_lists.VOLUME_MOUNTS_ACCEPTED, "true")),
         enforced=False,
     ),
 }

@@ -29,7 +29,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field, model_validator
 
 from .. import catalog
-from ..catalog import mig as mig_catalog
+from ..catalog.mig import FAMILY_MIG_GPU, MIG_GPUS, MigGpu, layout_problem, named_layouts
 from .errors import KeyedProblem, KeyedProblems
 from .fields import _Model, doc
 
@@ -106,11 +106,11 @@ class Mig(_Model):
         return self.layout if self.layout is not None else dict(self.mig_devices or {})
 
 
-def mig_gpu(instance_type: str) -> mig_catalog.MigGpu | None:
+def mig_gpu(instance_type: str) -> MigGpu | None:
     """The MIG GPU of an instance type, or None for a family without MIG."""
     family = catalog.GPU_INSTANCE_TYPES[instance_type].family.name
-    name = mig_catalog.FAMILY_MIG_GPU.get(family)
-    return mig_catalog.MIG_GPUS[name] if name else None
+    name = FAMILY_MIG_GPU.get(family)
+    return MIG_GPUS[name] if name else None
 
 
 def gpu_layout(mig: Mig, instance_type: str) -> Mapping[str, int]:
@@ -119,7 +119,7 @@ def gpu_layout(mig: Mig, instance_type: str) -> Mapping[str, int]:
     if isinstance(layout, str):
         gpu = mig_gpu(instance_type)
         assert gpu is not None
-        return mig_catalog.named_layouts(gpu.name)[layout]
+        return named_layouts(gpu.name)[layout]
     return layout
 
 
@@ -141,7 +141,7 @@ def mig_problems(
     gpu = mig_gpu(instance_type)
     if gpu is None:
         instance = catalog.GPU_INSTANCE_TYPES[instance_type]
-        families = ", ".join(mig_catalog.FAMILY_MIG_GPU)
+        families = ", ".join(FAMILY_MIG_GPU)
         return [
             (
                 ("mig",),
@@ -162,7 +162,7 @@ def mig_problems(
     layout: Mapping[str, int] | None = None
     key = ("mig", "layout") if mig.layout is not None else ("mig", "migDevices")
     if mig.layout is not None:
-        named = mig_catalog.named_layouts(gpu.name)
+        named = named_layouts(gpu.name)
         if mig.layout in named:
             layout = named[mig.layout]
         else:
@@ -176,7 +176,7 @@ def mig_problems(
             )
     else:
         devices = dict(mig.mig_devices or {})
-        problem = mig_catalog.layout_problem(gpu, devices) if devices else EMPTY_LAYOUT
+        problem = layout_problem(gpu, devices) if devices else EMPTY_LAYOUT
         if problem:
             problems.append((key, devices, problem))
         else:

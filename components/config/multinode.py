@@ -1,64 +1,36 @@
 """Multi-node GPU groups (issue 32): EFA, cluster placement and reserved capacity of a GPU node
-group (``gpuNodeGroups[].efa``, ``placement``, ``availabilityZone``, ``capacityReservation``,
-``capacityType: CAPACITY_BLOCK``). Every setting is opt-in: a group without them renders as before.
+group (``gpuNodeGroups[].efa``, ``placement``, ``placementGroup``, ``availabilityZone``,
+``capacityReservation``, ``capacityType: CAPACITY_BLOCK``), and their rules. Every setting is
+opt-in: a group without them renders as before. What each key does, costs and needs, for managed and
+Karpenter groups: docs/multi-node.md. The sources of the rules:
 
-The rules, each with its source:
-
-* ``efa``: only on types with EFA (``catalog.efa``: EC2 DescribeInstanceTypes ``EfaSupported``),
-  every type of the group with the same EFA devices (one launch template for all of them).
-* ``placement: cluster``: an EC2 cluster placement group packs instances "close together inside
-  an Availability Zone" (EC2 User Guide, placement-strategies.html: "A cluster placement group is
-  a logical grouping of instances within a single Availability Zone"), so the group names its one
-  ``availabilityZone`` and its subnets are narrowed to it.
-* ``capacityReservation``: the launch template's ``CapacityReservationSpecification`` (botocore
-  ``ec2`` 2016-11-15 LaunchTemplateCapacityReservationSpecificationRequest: a preference or a
-  target, the target a reservation id *or* a resource group ARN). One of the three, or a resource
-  group with ``preference: capacity-reservations-only``: "You can only specify
-  CapacityReservationPreference and CapacityReservationTarget if the CapacityReservationPreference
-  is capacity-reservations-only" (EC2 API Reference, CapacityReservationSpecification), the one way
-  to stop a group target's fallback (EC2 User Guide, create-cr-group: "If the group does not have a
-  Capacity Reservation with matching attributes and available capacity, the instances run using
-  On-Demand capacity"). A reservation targeted by id never falls back: a launch succeeds only into
-  a reservation with "matching attributes (instance type, platform, Availability Zone, and
-  tenancy)", "sufficient available capacity" and "in the active state" (EC2 User Guide,
-  capacity-reservations-launch). So a managed group with ``capacityReservation.id`` names its
-  ``availabilityZone`` (else EKS spreads launches over subnets of other zones, where each fails)
-  and one instance type (the reservation's). Capacity Reservations hold On-Demand capacity only
-  (EC2 User Guide, capacity-reservations "Capacity Reservations ... for On-Demand Instances"): not
-  with ``SPOT``.
-* ``efa``: one ``availabilityZone``: EFA traffic does not cross zones ("EFA-only interfaces ...
-  limiting communication to interfaces within the same Availability Zone", EKS User Guide, node-efa
-  at awsdocs/amazon-eks-user-guide 4d52b4d), so a group spread over two zones fails its
-  all-reduce at run time. Managed and Karpenter groups alike.
-* ``placementGroup``: an existing placement group by name (an ODCR created in a cluster placement
-  group is used only by instances launched into that group, EC2 User Guide, cr-cpg; preflight
-  compares the reservation's ``PlacementGroupArn``), in one zone like ``placement: cluster``. Not
-  both. Neither with ``CAPACITY_BLOCK``: "Instances that run inside a Capacity Block are
-  automatically placed close together inside Amazon EC2 UltraClusters" (EC2 User Guide,
-  ec2-capacity-blocks), so a placement group adds nothing but one more attribute a launch into the
-  block must match.
-* ``capacityType: CAPACITY_BLOCK`` (botocore ``eks`` 2017-11-01 ``CapacityTypes`` enum: ON_DEMAND,
-  SPOT, CAPACITY_BLOCK). EKS User Guide, capacity-blocks-mng ("Create a managed node group with
-  Capacity Blocks for ML"): only with a custom launch template (ours), whose
-  ``InstanceMarketOptions.MarketType`` is ``capacity-block`` and whose
-  ``CapacityReservationTarget.CapacityReservationId`` is the block, with the block's instance type
-  (one type); "When upgrading managed node groups with Capacity Blocks, make sure that the desired
-  size of the node group is set to 0". EC2 Auto Scaling User Guide, launch-template-capacity-blocks:
-  "Capacity Blocks are delivered as targeted capacity reservations in a single Availability Zone",
-  and the group scales in "to zero more than 30 minutes before the Capacity Block reservation end
-  time" (EC2 terminates what still runs). So: ``capacityReservation.id``, one instance type, one
-  ``availabilityZone``, ``minSize: 0`` and ``desiredSize: 0`` (nodes exist only inside the block's
-  window; the autoscaler brings them for pending pods).
-* Karpenter groups (1.14.1, ../shared/reference/karpenter/1.14.1/crds): ``capacityReservationSelectorTerms``
-  select by ``id`` (or tags, owner, match criteria): no resource group and no bare preference;
-  ``placementGroupSelector`` (``name`` or ``id``) takes the group's placement group. ``efa``: the
-  EC2NodeClass's ``spec.networkInterfaces`` (``catalog.efa.karpenter_interfaces``: the primary
-  ``interface``, an ``efa-only`` interface per card), which Karpenter puts on every node of the group
-  with the security groups the EC2NodeClass selects (Karpenter v1.14.1
-  pkg/providers/launchtemplate/launchtemplate.go ``generateNetworkInterfaces``); without them it
-  would attach an ``efa`` interface per card, each with a subnet address, and only to nodes whose
-  pending pods request vpc.amazonaws.com/efa. The library adds the group's EFA security group to the
-  selected ones; card 0's efa-only interface takes one of the VPC CNI's ENIs (``efa_enis_taken``).
+* ``efa``: types with EFA only, every type of a group with the same EFA devices (``catalog.efa``: EC2
+  DescribeInstanceTypes ``EfaSupported``); one ``availabilityZone`` ("EFA-only interfaces ... limiting
+  communication to interfaces within the same Availability Zone", EKS User Guide, node-efa at
+  awsdocs/amazon-eks-user-guide 4d52b4d).
+* ``placement: cluster``, ``placementGroup``: one zone ("A cluster placement group is a logical grouping
+  of instances within a single Availability Zone", EC2 User Guide, placement-strategies); an ODCR made
+  in a cluster placement group serves only launches into it (EC2 User Guide, cr-cpg); neither with
+  ``CAPACITY_BLOCK``, whose instances are "automatically placed close together inside Amazon EC2
+  UltraClusters" (EC2 User Guide, ec2-capacity-blocks).
+* ``capacityReservation``: the launch template's ``CapacityReservationSpecification`` (botocore ``ec2``
+  2016-11-15 LaunchTemplateCapacityReservationSpecificationRequest: a preference or a target, the
+  target an id or a resource group ARN; both only with ``capacity-reservations-only``, EC2 API
+  Reference, CapacityReservationSpecification). A group target falls back to On-Demand (EC2 User
+  Guide, create-cr-group), an id never does (capacity-reservations-launch: matching type, platform,
+  zone, tenancy, free capacity, ``active``), so a managed group with an id names its zone and one
+  type; On-Demand capacity only, not with ``SPOT`` (EC2 User Guide, capacity-reservations).
+* ``capacityType: CAPACITY_BLOCK`` (botocore ``eks`` 2017-11-01 ``CapacityTypes``): a custom launch
+  template with ``InstanceMarketOptions.MarketType: capacity-block`` targeting the block, one type
+  (EKS User Guide, capacity-blocks-mng, which also asks for desired size 0 to upgrade); "a single
+  Availability Zone", scaled in "to zero more than 30 minutes before the Capacity Block reservation
+  end time" (EC2 Auto Scaling User Guide, launch-template-capacity-blocks): ``capacityReservation.id``,
+  one type, one zone, ``minSize`` and ``desiredSize`` 0.
+* Karpenter 1.14.1 (../shared/reference/karpenter/1.14.1/crds): ``capacityReservationSelectorTerms`` by
+  ``id`` (no resource group, no bare preference), ``placementGroupSelector``; ``efa``: the
+  EC2NodeClass's ``spec.networkInterfaces`` (``catalog.efa.karpenter_interfaces``), put on every node
+  with the security groups it selects (pkg/providers/launchtemplate/launchtemplate.go
+  ``generateNetworkInterfaces``); card 0's efa-only interface takes a VPC CNI ENI (``efa_enis_taken``).
 """
 
 from __future__ import annotations
@@ -68,7 +40,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..catalog import efa as efa_catalog
+from ..catalog import efa
 from .errors import KeyedProblem
 from .fields import _Model, doc
 
@@ -223,7 +195,7 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
     reservation = group.capacity_reservation
     by_id = reservation is not None and reservation.id is not None
     if group.efa:
-        without = [t for t in types if t not in efa_catalog.EFA_TYPES]
+        without = [t for t in types if t not in efa.EFA_TYPES]
         if without:
             problems.append(
                 (
@@ -233,8 +205,8 @@ def multinode_problems(group: Any) -> list[KeyedProblem]:
                     "NetworkInfo.EfaSupported false, botocore 1.44.5 / moto 5.2.5; components/catalog/efa.py)",
                 )
             )
-        elif len({efa_catalog.efa_devices(t) for t in types}) > 1:
-            counts = ", ".join(f"{t}: {efa_catalog.efa_devices(t)}" for t in types)
+        elif len({efa.efa_devices(t) for t in types}) > 1:
+            counts = ", ".join(f"{t}: {efa.efa_devices(t)}" for t in types)
             problems.append(
                 (
                     ("instanceTypes",),

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
-from ..catalog import node_health as nh
+from ..catalog import node_health
 from .capacity_provider import CapacityProvider
 from .errors import KeyedProblem, KeyedProblems
 from .fields import _Model, doc
@@ -27,7 +27,7 @@ _MODEL = "botocore eks NodeRepairConfig"
 
 
 def _action(value: str) -> str:
-    if value not in nh.REPAIR_ACTIONS:
+    if value not in node_health.REPAIR_ACTIONS:
         raise ValueError(
             "Reboot, Replace or NoAction (the EKS API's RepairAction enum, botocore eks "
             "NodeRepairConfigOverrides.repairAction)"
@@ -97,10 +97,10 @@ class RepairActions(_Model):
 
     def of(self, fault_class: str) -> str:
         return {
-            nh.RESET_GPU: self.reset_gpu,
-            nh.RESTART_INSTANCE: self.restart_instance,
-            nh.HARDWARE: self.hardware,
-            nh.MONITORING: self.monitoring,
+            node_health.RESET_GPU: self.reset_gpu,
+            node_health.RESTART_INSTANCE: self.restart_instance,
+            node_health.HARDWARE: self.hardware,
+            node_health.MONITORING: self.monitoring,
         }[fault_class]
 
 
@@ -139,7 +139,7 @@ class Repair(_Model):
         ),
     )
     wait_minutes: NonZero = Field(
-        nh.DEFAULT_WAIT_MINUTES,
+        node_health.DEFAULT_WAIT_MINUTES,
         **doc(
             "Managed node groups only, with `overrides: true`: minutes a GPU fault stands before the node is "
             "repaired (`minRepairWaitTimeMins` of each override; EKS's own and Karpenter's is 10).",

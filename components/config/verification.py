@@ -1,5 +1,6 @@
-"""What the verification Jobs of a GPU node group can prove on ``pulumi up`` (``verifyTimeSlicing``,
-``verification.*``), and the rules of the NCCL check (issues 32, 41).
+"""What the verification Jobs of a GPU node group can prove on ``pulumi up`` (``verification.*``),
+the rules of the NCCL check (issues 32, 41), and ``verifyTimeSlicing``, the old name of
+``verification.enabled`` (issue 43, item 7: ``OldEnabledKey``).
 
 Each Job brings its own nodes: the warm-up one node of the group, the NCCL check two. ``pulumi up``
 waits for each Job (pulumi-kubernetes awaits a Job until ``Complete``, verification/jobs.py), so a
@@ -24,13 +25,87 @@ Job whose nodes cannot launch by design holds the update until its deadline and 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
+from pydantic import Field, TypeAdapter, ValidationError, ValidationInfo, model_validator
+
 from .errors import KeyedProblem
+from .fields import KEYS_ONLY, _Model, doc
 from .multinode import CAPACITY_BLOCK
 
 SKIP = "skip"
 VERIFY = "verify"
+
+#: ``verification.enabled``'s name up to 0.3.0, when the Jobs checked time-slicing alone; read until
+#: 1.0 with a warning naming the new key (check/warnings.py), and its Python name (keyword, attribute)
+#: with a DeprecationWarning.
+OLD_ENABLED_KEY = "verifyTimeSlicing"
+OLD_ENABLED_NAME = "verify_time_slicing"
+NEW_ENABLED_KEY = "verification.enabled"
+#: The warning's line from the validator: pydantic's ``BaseModel.__init__``, then its caller.
+_CALLER = 3
+
+
+class OldEnabledKey(_Model):
+    """The settings' ``verifyTimeSlicing`` (``GpuCapacitySettings`` extends this): its value is
+    ``verification.enabled``'s where that is not given; given both, they must agree
+    (``old_enabled_key_problems``). The code reads ``verification.enabled`` only."""
+
+    old_verify_time_slicing: bool | None = Field(
+        None,
+        alias=OLD_ENABLED_KEY,
+        **doc(
+            f"The old name of `{NEW_ENABLED_KEY}` (up to 0.3.0), read until 1.0 with a warning; not with a different "
+            f"`{NEW_ENABLED_KEY}`.",
+            type="bool",
+            default="none",
+            listed_after="verification",
+        ),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_enabled_key(cls, data: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict):
+            return data
+        # The Python keyword (``Settings(verify_time_slicing=True)``); a mapping of config keys
+        # (``load_settings``, KEYS_ONLY) has the camelCase key only. (Not in an ``__init__``: pydantic
+        # then validates through it, without ``by_name=False``.)
+        if OLD_ENABLED_NAME in data and not (info.context or {}).get(KEYS_ONLY):
+            warnings.warn(_old_python_name(f"{OLD_ENABLED_NAME}="), DeprecationWarning, stacklevel=_CALLER)
+            data = {OLD_ENABLED_KEY: data[OLD_ENABLED_NAME], **{k: v for k, v in data.items() if k != OLD_ENABLED_NAME}}
+        if data.get(OLD_ENABLED_KEY) is None:
+            return data
+        try:
+            enabled = TypeAdapter(bool).validate_python(data[OLD_ENABLED_KEY])
+        except ValidationError:
+            return data  # the field's own error, once
+        given = data.get("verification", {})
+        if isinstance(given, _Model):  # a VerificationSettings built in Python
+            given = given.model_dump(by_alias=True, exclude_unset=True)
+        if not isinstance(given, dict) or "enabled" in given:
+            return data
+        return {**data, "verification": {**given, "enabled": enabled}}
+
+    @property
+    def verify_time_slicing(self) -> bool:
+        """``verification.enabled`` under its old name, until 1.0."""
+        warnings.warn(_old_python_name(OLD_ENABLED_NAME), DeprecationWarning, stacklevel=2)
+        return self.verification.enabled  # type: ignore[attr-defined]
+
+    def old_enabled_key_problems(self) -> list[KeyedProblem]:
+        old, new = self.old_verify_time_slicing, self.verification.enabled  # type: ignore[attr-defined]
+        if old is None or old == new:
+            return []
+        return [((OLD_ENABLED_KEY,), old, f"no key beside {NEW_ENABLED_KEY} ({str(new).lower()}): it is its old name")]
+
+
+def _old_python_name(name: str) -> str:
+    return (
+        f"{name} is the old name of verification.enabled (VerificationSettings(enabled=...)); it goes in 1.0 "
+        "(UPGRADING.md)"
+    )
 
 
 def is_nccl_group(group: Any) -> bool:
@@ -54,7 +129,7 @@ def instances_needed(group: Any, settings: Any) -> int:
     """Instances of ``group`` the verification Jobs that ``pulumi up`` waits for launch at once
     (``settings``: a GpuCapacitySettings): 2 for the NCCL check, 1 for the warm-up, 0 without them."""
     v = settings.verification
-    if not settings.verify_time_slicing or skipped_reason(group, v) is not None:
+    if not v.enabled or skipped_reason(group, v) is not None:
         return 0
     if v.nccl_all_reduce and not v.nccl_advisory and is_nccl_group(group):
         return 2
@@ -65,7 +140,7 @@ def verification_outputs(settings: Any) -> dict[str, Any]:
     """The stack outputs' ``verification`` (nothing when every group's Jobs run and hold the update):
     ``skipped`` (group: why no Job targets it) and ``ncclAdvisory`` (the groups whose NCCL Job
     ``pulumi up`` does not wait for)."""
-    if not settings.verify_time_slicing:
+    if not settings.verification.enabled:
         return {}
     v = settings.verification
     skipped = {g.name: reason for g in settings.gpu_node_groups if (reason := skipped_reason(g, v)) is not None}
@@ -95,8 +170,10 @@ def nccl_check_problems(settings: Any) -> list[KeyedProblem]:
         problems.append(
             (("verification", "ncclImage"), None, "an image with PyTorch, NCCL, libfabric and aws-ofi-nccl")
         )
-    if not settings.verify_time_slicing:
-        problems.append((("verifyTimeSlicing",), False, "true with verification.ncclAllReduce (its Jobs run there)"))
+    if not v.enabled:
+        problems.append(
+            (("verification", "enabled"), False, "true with verification.ncclAllReduce (its Jobs run there)")
+        )
     groups = [(i, g) for i, g in enumerate(settings.gpu_node_groups) if is_nccl_group(g)]
     if not groups:
         problems.append(

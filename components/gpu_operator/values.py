@@ -2,7 +2,7 @@
 
 Nothing here is typed by hand per cluster: tolerations come from the node groups' taints,
 the device-plugin config from their sharing profiles, and the chart's own list defaults from
-``chart.SUPPORTED_CHART_VERSIONS`` (checked against the chart's values.yaml in tests). The
+``gpu_operator.SUPPORTED_CHART_VERSIONS`` (checked against the chart's values.yaml in tests). The
 ``dcgmExporter`` values are what observability asks for (``ExporterOptions``), limited to what each
 chart version's exporter can do.
 """
@@ -13,11 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog import gpu_operator as chart
+from ..catalog import gpu_operator
 from ..catalog.gpu_operator import EnvVar
-from ..config.groups import Taint
+from ..config.groups import Taint, allocation_policy_problems
 from ..config.isolation import ISOLATIONS
-from ..config.sharing import allocation_policy_problems
 from ..plan import device_plugin, placement
 from ..plan.group import GroupPlan
 
@@ -177,7 +176,7 @@ def device_plugin_env(chart_version: str, strategy: str) -> list[EnvVar]:
     variable set on the container wins over ``flags.plugin.deviceListStrategy`` in the plugin's
     config file (api/config/v1/flags.go ``updateFromCLIFlag``), so one strategy holds cluster-wide.
     Helm replaces lists: the chart's own entries (v25.3.1 has six) come back with ours."""
-    defaults = [dict(e) for e in chart.chart_defaults(chart_version).device_plugin_env]
+    defaults = [dict(e) for e in gpu_operator.chart_defaults(chart_version).device_plugin_env]
     kept = [e for e in defaults if e["name"] != "DEVICE_LIST_STRATEGY"]
     return [*kept, {"name": "DEVICE_LIST_STRATEGY", "value": strategy}]
 
@@ -247,7 +246,7 @@ def per_pod_gpu_metrics(plans: Sequence[GroupPlan], chart_version: str, options:
     if options is None or not options.per_pod_metrics:
         return False
     shared = any(p.slots_per_node > p.gpus_per_node for p in plans)
-    return shared and chart.chart_defaults(chart_version).per_pod_gpu_metrics
+    return shared and gpu_operator.chart_defaults(chart_version).per_pod_gpu_metrics
 
 
 def dcgm_exporter_values(
@@ -257,7 +256,7 @@ def dcgm_exporter_values(
     the release's (where METRICS_CONFIG_MAP is)."""
     if options is None:
         return {}
-    defaults = chart.chart_defaults(chart_version)
+    defaults = gpu_operator.chart_defaults(chart_version)
     env = [dict(e) for e in defaults.dcgm_exporter_env]
     out: dict[str, Any] = {}
     if per_pod_gpu_metrics(plans, chart_version, options):
@@ -304,7 +303,7 @@ def gpu_operator_values(
                 for key, value, expected in refused
             )
         )
-    defaults = chart.chart_defaults(chart_version)
+    defaults = gpu_operator.chart_defaults(chart_version)
     taints = gpu_taints(plans)
     mig = mig_strategy(plans)
     data = device_plugin.device_plugin_config_data(profile_configs(plans))

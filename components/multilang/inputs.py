@@ -51,7 +51,7 @@ class TimeSlicing(TypedDict, total=False):
     """One device-plugin sharing profile (k8s-device-plugin `sharing.timeSlicing`)."""
 
     replicas: int
-    """Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on A100/H100/H200 with mig-manager, 2 fewer with the node monitoring agent; max pods is the VPC CNI's, capped by EKS managed node groups at 110 below 30 vCPUs and 250 otherwise; without the agent g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): an error with `verifyTimeSlicing`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further). Type: int ≥ 1. Default: `4`."""
+    """Pods sharing each physical GPU: each GPU is advertised `replicas` times. `1`: not shared (no `sharing` block in the profile; each GPU advertised once, e.g. a group of exclusive GPUs beside shared ones). GPUs × replicas must fit the pods a node can run besides its DaemonSets (max pods − 7, − 8 on A100/H100/H200 with mig-manager, 2 fewer with the node monitoring agent; max pods is the VPC CNI's, capped by EKS managed node groups at 110 below 30 vCPUs and 250 otherwise; without the agent g4dn.xlarge: 22, 12xlarge: 227, g6.4xlarge: 103, p5.48xlarge: 92): an error with `verification.enabled`, a warning otherwise. Must be `1` on g6f/gr6f (a vGPU slice is not shared further). Type: int ≥ 1. Default: `4`."""
     rename_by_default: bool
     """Advertise `nvidia.com/gpu.shared` instead of `nvidia.com/gpu`. Not with `replicas: 1`. Type: bool. Default: `false`."""
     fail_requests_greater_than_one: bool
@@ -203,8 +203,10 @@ class AutoscalerSettings(TypedDict, total=False):
 
 
 class VerificationSettings(TypedDict, total=False):
-    """The time-slicing verification Jobs (`verifyTimeSlicing: true`)."""
+    """The verification Jobs on `pulumi up` (`verification.enabled: true`)."""
 
+    enabled: bool
+    """Run the verification Jobs on `pulumi up`: per GPU group a warm-up Job (it brings a node: see "Cluster Autoscaler and scale from zero"), then all the slots of one node at once (MPS: each pod's memory limit; exclusive: one pod per GPU; MIG: a Job per advertised resource) and the isolation check; with `teams`, a Job per team; with `ncclAllReduce`, the NCCL check. Its name up to 0.3.0: `verifyTimeSlicing`. Type: bool. Default: `false` (dev: `true`)."""
     image: str
     """CUDA vectorAdd sample image the verification pods run (a valid `[registry/]name[:tag][@sha256:…]`). Type: image reference. Default: `nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0`."""
     image_arm64: str
@@ -222,7 +224,7 @@ class VerificationSettings(TypedDict, total=False):
     capacity_blocks: str
     """The verification Jobs of `CAPACITY_BLOCK` groups: `skip` (none: outside the block's window no node can launch, and `pulumi up` would wait for one until the Jobs' deadlines fail it; the stack outputs name the skipped groups) or `verify` (as any group, for an update made inside the window: preflight fails when the block is not active). Type: `skip` | `verify`. Default: `skip`."""
     namespace: str
-    """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `verifyTimeSlicing` is on. Type: string. Default: `gpu-timeslicing-check`."""
+    """Namespace of the verification Jobs, created by the library: not one of Kubernetes' own, and not `gpuOperator.namespace` when `enabled`. Type: string. Default: `gpu-timeslicing-check`."""
 
 
 class AlertThresholds(TypedDict, total=False):
@@ -326,6 +328,8 @@ class NodeMonitoringAgentSettings(TypedDict, total=False):
 class GpuClusterInputs(TypedDict, total=False):
     """The inputs of GpuCluster: the stack config keys (`gpu-eks:<key>`), same names and shapes."""
 
+    verify_time_slicing: bool
+    """The old name of `verification.enabled` (up to 0.3.0), read until 1.0 with a warning; not with a different `verification.enabled`. Type: bool. Default: none."""
     kubernetes_version: str
     """EKS Kubernetes version (quote it in YAML). In extended support it is a warning (end date and cost); past it a warning too (the date, the cost and the upgrade path: a stack that rendered yesterday renders today), and preflight fails a new cluster at it; a version newer than the library's calendar (1.36 today) is an error until the library knows its dates. 1.35 is in standard support until 2027-03-27, 1.36 until 2027-08-02. Stacks pin it explicitly. Type: string `"1.NN"`. Default: `"1.35"`."""
     gpu_node_groups: list[GpuNodeGroupSettings]
@@ -334,10 +338,8 @@ class GpuClusterInputs(TypedDict, total=False):
     """The NVIDIA gpu-operator Helm release."""
     autoscaler: AutoscalerSettings
     """The Cluster Autoscaler that scales the GPU node groups (from zero too)."""
-    verify_time_slicing: bool
-    """Run the time-slicing verification Jobs (see "Cluster Autoscaler and scale from zero"). Type: bool. Default: `false` (dev: `true`)."""
     verification: VerificationSettings
-    """The time-slicing verification Jobs (`verifyTimeSlicing: true`)."""
+    """The verification Jobs on `pulumi up` (`verification.enabled: true`)."""
     observability: ObservabilitySettings
     """GPU metrics per pod on shared GPUs, a metrics pipeline (CloudWatch or your Prometheus), shared-GPU alerts and a Grafana dashboard (see "Observability"). Off unless `enabled: true`."""
     teams: list[TeamSettings]

@@ -22,6 +22,7 @@ No ``from __future__ import annotations`` in this module: the analyzer evaluates
 at run time and cannot read them as strings.
 """
 
+import json
 import sys
 import typing
 from typing import Any, NotRequired, Required, TypedDict
@@ -38,6 +39,7 @@ from ..check.loading import load_settings
 from ..check.settings import Settings
 from ..composites import gpu_cluster
 from ..config.errors import CONFIG_NAMESPACE, ConfigError, Problem
+from ..config.verification import NEW_ENABLED_KEY, OLD_ENABLED_KEY
 from ..version import package_version, semver
 from .inputs import GpuClusterInputs
 
@@ -210,7 +212,7 @@ def _strip_required(typ: Any) -> Any:
 
 
 class GpuCluster(gpu_cluster.GpuCluster):
-    """A GPU-ready EKS cluster: AL2023 NVIDIA node groups and the gpu-operator with GPU time-slicing."""
+    """A GPU-ready EKS cluster: AL2023 NVIDIA node groups and the gpu-operator sharing their GPUs."""
 
     cluster_name: pulumi.Output[str]
     """EKS cluster name."""
@@ -276,6 +278,10 @@ class GpuEksProvider(ComponentProvider):
       constructor reach the user as a stack trace instead.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.schema = with_deprecated_inputs(self.schema or "{}")
+
     def map_inputs(self, inputs: dict[str, Any], component_def: ComponentDefinition) -> dict[str, Any]:
         problems = whole_output_problems(inputs)
         if problems:
@@ -286,6 +292,19 @@ class GpuEksProvider(ComponentProvider):
         except ConfigError as err:
             raise _input_properties_error(err.problems) from None
         return mapped
+
+
+def with_deprecated_inputs(schema: str) -> str:
+    """The package schema (JSON) with a ``deprecationMessage`` on each input that is an old name of
+    another (``verifyTimeSlicing``: config/verification.py): the analyzer infers none, and Pulumi's
+    package schema has one per property, which the generated SDKs turn into their language's
+    deprecation (a compiler or editor warning). The input itself still works until 1.0."""
+    package = json.loads(schema)
+    inputs = package["resources"][f"{PACKAGE_NAME}:index:GpuCluster"]["inputProperties"]
+    inputs[OLD_ENABLED_KEY]["deprecationMessage"] = (
+        f"Use {NEW_ENABLED_KEY}: {OLD_ENABLED_KEY} is its old name, read until 1.0."
+    )
+    return json.dumps(package)
 
 
 def _input_properties_error(problems: list[Problem]) -> InputPropertiesError:

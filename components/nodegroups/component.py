@@ -74,10 +74,12 @@ class GpuNodeGroupArgs:
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
-    """An EKS managed node group of g4dn instances on the AL2023 NVIDIA AMI.
+    """One GPU node group's nodes on the AL2023 NVIDIA AMI, of any GPU family of the catalog
+    (``catalog/instances.py``): an EKS managed node group and its launch template or, when the
+    group's capacity provider is Karpenter, its EC2NodeClass, NodePool and NodeOverlay.
 
     Its nodes register with the GPU-count, sharing-profile and node-group labels and with the
-    group's taints, through a nodeadm NodeConfig in the launch template's user data.
+    group's taints, through a nodeadm NodeConfig in the user data its capacity provider is sent.
     """
 
     #: The group's one plan (``GpuNodeGroupArgs.plan``): the operator, the autoscaler, the

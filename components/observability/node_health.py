@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..catalog import node_health as nh
+from ..catalog import node_health
 from ..plan.group import GroupPlan
 from . import rules
 
@@ -32,7 +32,9 @@ RUNBOOK = "docs/node-health.md"
 #: order of magnitude) fit in it.
 NOT_REPAIRED_AFTER_WAIT_MINUTES = 20
 
-_HARDWARE_FALSE = f'kube_node_status_condition{{condition="{nh.ACCELERATED_HARDWARE_READY}", status="false"}} == 1'
+_HARDWARE_FALSE = (
+    f'kube_node_status_condition{{condition="{node_health.ACCELERATED_HARDWARE_READY}", status="false"}} == 1'
+)
 #: Unhealthy as repair counts it: a GPU fault, or kubelet not Ready (false or unknown).
 _NOT_READY = 'kube_node_status_condition{condition="Ready", status!="true"} == 1'
 _UNHEALTHY = f"max by (node) (({_HARDWARE_FALSE}) or ({_NOT_READY}))"
@@ -51,14 +53,14 @@ def paused_expr(plan: GroupPlan) -> str:
     """The unhealthy count of ``plan``'s group while its repair is paused by its bound."""
     policy = plan.repair
     unhealthy, nodes = unhealthy_expr(plan.name), nodes_expr(plan.name)
-    kind, n = policy.unhealthy_bound or ("eks", nh.EKS_DEFAULT_UNHEALTHY_PERCENT)
+    kind, n = policy.unhealthy_bound or ("eks", node_health.EKS_DEFAULT_UNHEALTHY_PERCENT)
     if kind == "percentUp":
         return f"{unhealthy} > ceil({nodes} * {n / 100})"
     if kind == "percent":
         return f"{unhealthy} > {nodes} * {n / 100}"
     if kind == "count":
         return f"{unhealthy} > {n}"
-    return f"{unhealthy} > {nodes} * {n / 100} and {nodes} > {nh.EKS_DEFAULT_UNHEALTHY_FLOOR_NODES}"
+    return f"{unhealthy} > {nodes} * {n / 100} and {nodes} > {node_health.EKS_DEFAULT_UNHEALTHY_FLOOR_NODES}"
 
 
 def paused_rule(plan: GroupPlan) -> dict[str, Any]:
@@ -88,11 +90,12 @@ def not_repaired_rule(plan: GroupPlan) -> dict[str, Any]:
         f"max by (node) ({_HARDWARE_FALSE}) and on (node) {rules._group_nodes([plan.name])}",
         f"{hold}m",
         "critical",
-        f"GPU node {{{{ $labels.node }}}} of group {plan.name}: {nh.ACCELERATED_HARDWARE_READY} False for {hold}m",
+        f"GPU node {{{{ $labels.node }}}} of group {plan.name}: {node_health.ACCELERATED_HARDWARE_READY} False "
+        f"for {hold}m",
         f"The node monitoring agent reports a GPU fault on this node ({policy.words()}) and it still stands: a fault "
         "repair leaves alone (NoAction: the agent lost its DCGM host engine), repair off or paused "
         "(GpuNodeRepairPaused), or a fault the reboot did not clear.",
-        f"kubectl describe node <node> (Conditions: {nh.ACCELERATED_HARDWARE_READY} reason); DCGMError: the "
+        f"kubectl describe node <node> (Conditions: {node_health.ACCELERATED_HARDWARE_READY} reason); DCGMError: the "
         "dcgm-server pod of the eks-node-monitoring-agent add-on on the node; otherwise cordon and drain the node and "
         "terminate the instance",
         {"node_group": plan.name},

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..catalog import labels
-from ..catalog import mig as mig_catalog
+from ..catalog.mig import MigGpu, layout_problem, placements
 from ..config.capacity_provider import CapacityProvider
 from ..config.groups import Taint
 from ..config.isolation import ENFORCED, ISOLATIONS
@@ -104,12 +104,12 @@ class BootStage:
     reboots: bool = False
 
 
-def mig_creation(gpu: mig_catalog.MigGpu, layout: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+def mig_creation(gpu: MigGpu, layout: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
     """The GPU instances of ``layout`` on one ``gpu``, as (profile, placement start), in creation
     order: the catalog's placement, largest first. Raises ValueError for a layout that does not fit
     (the settings refuse it first: catalog/mig.py ``layout_problem``)."""
-    problem = mig_catalog.layout_problem(gpu, layout)
-    found = None if problem else mig_catalog.placements([gpu.profiles[p] for p, n in layout.items() for _ in range(n)])
+    problem = layout_problem(gpu, layout)
+    found = None if problem else placements([gpu.profiles[p] for p, n in layout.items() for _ in range(n)])
     if found is None:
         raise ValueError(f"MIG layout {dict(layout)} does not fit the {gpu.name}: {problem or 'no placement'}")
     return tuple((p.name, start) for p, start in found)
@@ -357,7 +357,7 @@ def _heredoc(path: str, mode: str, content: str, marker: str) -> str:
 
 def boot_stage(
     gpus: int,
-    gpu: mig_catalog.MigGpu | None,
+    gpu: MigGpu | None,
     layout: Mapping[str, int] | None,
     taints: Sequence[Taint],
     provider: CapacityProvider,

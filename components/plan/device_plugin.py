@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from ..config.groups import SharingSettings
-from ..config.sharing import Mps
+from ..config.mps import Mps
 
 #: The extended resource the device plugin slices (renamed to ``<name>.shared`` if asked).
 GPU_RESOURCE = "nvidia.com/gpu"

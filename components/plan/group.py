@@ -1,23 +1,10 @@
 """The plan of one GPU node group: every fact the library derives from the group's settings, once.
 
 ``plan_group`` is a pure function (no Pulumi, no I/O) from a validated ``GpuNodeGroupSettings`` to
-a frozen ``GroupPlan``. Everything that acts on a GPU node group reads its plan and derives nothing
-itself:
-
-* the node group (``nodegroups.component``): instance types, AMI type, the nodeadm user data that
-  labels and taints its nodes;
-* the gpu-operator values (``gpu_operator.values``): the sharing profile and its device-plugin
-  config file, the taints to tolerate, the MIG strategy;
-* the boot stage (``plan.boot``) in the user data: the toolkit isolation and the MIG layout;
-* the Cluster Autoscaler (``plan.asg``, ``check.autoscaler``): the node-template tags that let
-  it build a template node of the group at zero nodes;
-* the verification (``verification.jobs``): the node selector, tolerations, resource name and how
-  many pods one node must run at once;
-* the settings rules across groups (``check.settings``) and the warnings, and the stack outputs.
-
-A new sharing mode or GPU family is a change here (and in the catalog and the settings models),
-not in every component. A plan is frozen and its top-level maps are read-only views: copy them
-(``dict(...)``) before handing them to something that mutates (Pulumi inputs, Helm values).
+a frozen ``GroupPlan``, built by the builders of this folder. Who reads which fact, and where a new
+sharing mode or GPU family goes: docs/architecture.md ("The path of a setting", "Where a change
+goes"). A plan is frozen and its top-level maps are read-only views: copy them (``dict(...)``) before
+handing them to something that mutates (Pulumi inputs, Helm values).
 """
 
 from __future__ import annotations
@@ -28,16 +15,14 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import catalog
-from ..catalog import efa as efa_catalog
-from ..catalog import labels
-from ..catalog import mig as mig_catalog
+from ..catalog import efa, labels, mig
 from ..config.capacity_provider import CapacityProvider
 from ..config.coldstart import ColdStart
 from ..config.groups import GpuNodeGroupSettings, SharingSettings, Taint
 from ..config.isolation import ENFORCED, ISOLATIONS
 from ..config.mig import gpu_layout
+from ..config.mps import Mps
 from ..config.multinode import efa_enis_taken
-from ..config.sharing import Mps
 from . import asg, boot, device_plugin, multinode, placement, userdata
 from .repair import RepairPolicy, repair_policy
 
@@ -186,7 +171,7 @@ class GroupPlan:
         it; time-slicing does not); on MIG, the smallest of a slice's nominal memory divided by its
         replicas."""
         if self.mig_layout is not None and self.settings.mig is not None:
-            gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[self.instance.family.name]]
+            gpu = mig.MIG_GPUS[mig.FAMILY_MIG_GPU[self.instance.family.name]]
             shares = self.settings.mig.replicas
             return min(gpu.profiles[p].memory_gb * 1024 // shares.get(p, 1) for p in self.mig_layout)
         return self.instance.memory_per_client_mib(self.replicas)
@@ -243,7 +228,7 @@ class GroupPlan:
 
 def node_resources(gpu_resources: Mapping[str, int], efa_devices: int) -> Mapping[str, int]:
     """``gpu_resources`` and, with ``efa_devices``, ``vpc.amazonaws.com/efa`` (read-only)."""
-    return MappingProxyType({**gpu_resources, **({efa_catalog.EFA_RESOURCE: efa_devices} if efa_devices else {})})
+    return MappingProxyType({**gpu_resources, **({efa.EFA_RESOURCE: efa_devices} if efa_devices else {})})
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -291,9 +276,9 @@ def plan_group(
         labels.NODE_GROUP_LABEL: group.name,
     }
     taints = tuple(group.taints)
-    efa_devices = efa_catalog.efa_devices(group.instance_types[0]) if group.efa else 0
+    efa_devices = efa.efa_devices(group.instance_types[0]) if group.efa else 0
     enis_taken = efa_enis_taken(group)
-    mig_gpu = mig_catalog.MIG_GPUS[mig_catalog.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
+    mig_gpu = mig.MIG_GPUS[mig.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
     stage = boot.boot_stage(
         instance.gpus, mig_gpu, layout, taints, group.provider, toolkit=ISOLATIONS[isolation].toolkit_settings
     )

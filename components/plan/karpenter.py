@@ -27,8 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..catalog import IMDS_HOP_LIMIT, ROOT_DEVICE
-from ..catalog import efa as efa_catalog
+from ..catalog import IMDS_HOP_LIMIT, ROOT_DEVICE, efa
 from . import device_plugin
 from .group import GroupPlan
 
@@ -202,7 +201,7 @@ def ec2_node_class(
         # the node's pods request (catalog.efa.karpenter_interfaces, issue 41).
         spec["networkInterfaces"] = [
             {"networkCardIndex": i.network_card_index, "deviceIndex": i.device_index, "interfaceType": i.interface_type}
-            for i in efa_catalog.karpenter_interfaces(plan.instance_types[0])
+            for i in efa.karpenter_interfaces(plan.instance_types[0])
         ]
     if tags:
         spec["tags"] = dict(tags)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import efa as efa_catalog
+from ..catalog import efa
 from ..config.multinode import CAPACITY_BLOCK
 
 #: The EFA security group's rules (``aws.vpc.SecurityGroupIngressRule``/``EgressRule``): all
@@ -56,7 +56,7 @@ def network_interfaces(instance_type: str, groups: list[Any]) -> list[dict[str, 
             "DeleteOnTermination": True,
             "Groups": list(groups),
         }
-        for i in efa_catalog.efa_interfaces(instance_type)
+        for i in efa.efa_interfaces(instance_type)
     ]
 
 

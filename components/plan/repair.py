@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from ..catalog import node_health as nh
+from ..catalog import node_health
 from ..config.groups import GpuNodeGroupSettings
 
-#: What happens to a fault the agent only reports as an event (``nh.EVENT_ONLY_REASONS``) or that
+#: What happens to a fault the agent only reports as an event (``node_health.EVENT_ONLY_REASONS``) or that
 #: repair leaves alone (``NoAction``): the alerts are what a person sees.
 ALERT_ONLY = "alertOnly"
 
@@ -41,7 +41,7 @@ class RepairPolicy:
     #: (``percent`` | ``count``, n) repaired at once; None on Karpenter (no limit).
     parallel: tuple[str, int] | None
     #: A managed group's ``repair.overrides``: one ``nodeRepairConfigOverrides`` entry per fault;
-    #: without them EKS applies its own action per reason (``nh.EKS_DEFAULT_ACTION``).
+    #: without them EKS applies its own action per reason (``node_health.EKS_DEFAULT_ACTION``).
     overrides: bool = False
 
     def action(self, reason: str) -> str:
@@ -49,11 +49,11 @@ class RepairPolicy:
         ``Reboot``, ``Replace``, ``eksDefault`` (no overrides: EKS reboots or replaces as it decides
         per reason) or ``alertOnly`` (off, ``NoAction``, an event-only reason, or one EKS repairs
         no node for)."""
-        fault = nh.FAULTS_BY_REASON.get(reason)
+        fault = node_health.FAULTS_BY_REASON.get(reason)
         if not self.enabled or fault is None:
             return ALERT_ONLY
         if self.eks_actions:
-            return ALERT_ONLY if reason in nh.EKS_NO_ACTION_REASONS else nh.EKS_DEFAULT_ACTION
+            return ALERT_ONLY if reason in node_health.EKS_NO_ACTION_REASONS else node_health.EKS_DEFAULT_ACTION
         action = self.actions[fault.fault_class]
         return ALERT_ONLY if action == "NoAction" else action
 
@@ -75,12 +75,12 @@ class RepairPolicy:
             return config
         config["nodeRepairConfigOverrides"] = [
             {
-                "nodeMonitoringCondition": nh.ACCELERATED_HARDWARE_READY,
+                "nodeMonitoringCondition": node_health.ACCELERATED_HARDWARE_READY,
                 "nodeUnhealthyReason": f.reason,
                 "minRepairWaitTimeMins": self.wait_minutes,
                 "repairAction": self.actions[f.fault_class],
             }
-            for f in nh.FAULTS
+            for f in node_health.FAULTS
         ]
         return config
 
@@ -90,7 +90,7 @@ class RepairPolicy:
             return {"enabled": False, "by": self.by}
         out: dict[str, Any] = {"enabled": True, "by": self.by}
         if self.eks_actions:
-            out["actions"] = nh.EKS_DEFAULT_ACTION
+            out["actions"] = node_health.EKS_DEFAULT_ACTION
         else:
             out |= {"waitMinutes": self.wait_minutes, "actions": dict(self.actions)}
         out["pausedAbove"] = self.bound_words
@@ -106,11 +106,11 @@ class RepairPolicy:
     @property
     def bound_words(self) -> str:
         if self.gate:
-            return f"{nh.KARPENTER_UNHEALTHY_PERCENT}% unhealthy (rounded up)"
+            return f"{node_health.KARPENTER_UNHEALTHY_PERCENT}% unhealthy (rounded up)"
         if self.unhealthy_bound is None:
             return (
-                f"{nh.EKS_DEFAULT_UNHEALTHY_PERCENT}% unhealthy once more than "
-                f"{nh.EKS_DEFAULT_UNHEALTHY_FLOOR_NODES} nodes"
+                f"{node_health.EKS_DEFAULT_UNHEALTHY_PERCENT}% unhealthy once more than "
+                f"{node_health.EKS_DEFAULT_UNHEALTHY_FLOOR_NODES} nodes"
             )
         kind, n = self.unhealthy_bound
         return f"{n}% unhealthy" if kind == "percent" else f"{n} unhealthy nodes"
@@ -122,8 +122,8 @@ class RepairPolicy:
         if self.eks_actions:
             return (
                 f"repair by {self.by} with EKS's own actions (reboot or replace per reason, after "
-                f"{nh.DEFAULT_WAIT_MINUTES}m; none on {', '.join(nh.EKS_NO_ACTION_REASONS)}); paused above "
-                f"{self.bound_words}"
+                f"{node_health.DEFAULT_WAIT_MINUTES}m; none on {', '.join(node_health.EKS_NO_ACTION_REASONS)}); "
+                f"paused above {self.bound_words}"
             )
         acts = ", ".join(f"{c} {a}" for c, a in self.actions.items())
         return f"repair by {self.by} after {self.wait_minutes}m ({acts}); paused above {self.bound_words}"
@@ -138,9 +138,9 @@ def repair_policy(group: GpuNodeGroupSettings) -> RepairPolicy:
             by=provider.repair_by,
             gate=True,
             enabled=r.enabled,
-            wait_minutes=nh.DEFAULT_WAIT_MINUTES,
-            actions=MappingProxyType(dict.fromkeys(nh.FAULT_CLASSES, "Replace")),
-            unhealthy_bound=("percentUp", nh.KARPENTER_UNHEALTHY_PERCENT),
+            wait_minutes=node_health.DEFAULT_WAIT_MINUTES,
+            actions=MappingProxyType(dict.fromkeys(node_health.FAULT_CLASSES, "Replace")),
+            unhealthy_bound=("percentUp", node_health.KARPENTER_UNHEALTHY_PERCENT),
             parallel=None,
         )
     bound = (
@@ -161,7 +161,7 @@ def repair_policy(group: GpuNodeGroupSettings) -> RepairPolicy:
         gate=False,
         enabled=r.enabled,
         wait_minutes=r.wait_minutes,
-        actions=MappingProxyType({c: r.actions.of(c) for c in nh.FAULT_CLASSES}),
+        actions=MappingProxyType({c: r.actions.of(c) for c in node_health.FAULT_CLASSES}),
         unhealthy_bound=bound,
         parallel=parallel,
         overrides=r.overrides,

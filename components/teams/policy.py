@@ -1,82 +1,32 @@
 """A team's admission policy, as plain dicts (no Pulumi): a ValidatingAdmissionPolicy and its binding
-(admissionregistration.k8s.io/v1, GA since Kubernetes 1.30) that keep every pod of the team's namespace
-inside the team's boundary. The API server enforces it itself: no webhook, no controller.
+(admissionregistration.k8s.io/v1, GA since Kubernetes 1.30) that keep every pod of the team's
+namespace inside the team's boundary, enforced by the API server itself (no webhook, no controller).
+What each rule refuses, why, and what the policy cannot see: docs/teams.md ("What a team's pods can
+and cannot do"); each rule is one validation whose message starts ``team <name>:`` and names it.
 
-It checks every pod created in the team's namespace (the binding's namespace selector, on the
-``kubernetes.io/metadata.name`` label the API server sets on every namespace), and every ephemeral
-container added to one (``kubectl debug``: an UPDATE of the ``pods/ephemeralcontainers``
-subresource, whose object is the whole pod). Each rule is one validation with its own message,
-which starts with ``team <name>:`` and names the rule:
+What the expressions rest on, with their sources:
 
-* **device variables** (every pod, every container, init container and ephemeral container): no
-  ``env`` entry named one of ``DEVICE_VARIABLES``, the variables the NVIDIA container toolkit reads
-  to pick devices for a container (a GPU pod would get more GPUs than it was allocated; a pod
-  without a GPU request would get GPUs no quota counts);
-* **device variables from envFrom** (GPU pods): every ``envFrom`` has a ``prefix`` that no device
-  variable starts with. CEL sees the reference (ConfigMap or Secret name, prefix), never the keys
-  of the ConfigMap or Secret it names, which may change after admission: only a prefix proves that
-  no imported name is a device variable. Pods that ask for no GPU are not held to it: the rules
-  below keep them off GPU nodes, where the variable means nothing;
-* **privileged** (every pod, every container, init container and ephemeral container): no
-  ``securityContext.privileged: true``, no ``capabilities.add`` of ``SYS_ADMIN`` (any case, with or
-  without ``CAP_``) or ``ALL``. The toolkit treats a container whose bounding set holds
-  ``CAP_SYS_ADMIN`` as privileged and honours its ``NVIDIA_VISIBLE_DEVICES`` whatever the node's
-  isolation (nvidia-container-toolkit v1.19.1 ``internal/config/image/privileged.go``
-  ``IsPrivileged``, ``cuda_image.go`` ``VisibleDevices``): a sidecar of a GPU pod whose image sets
-  ``all`` would see every GPU of the node. containerd adds ``CAP_<NAME>`` upper-cased for each
-  entry and every capability for ``ALL`` or ``privileged`` (its CRI ``WithCapabilities``);
-* **device mounts** (every pod, every kind of container): no ``volumeMounts`` entry whose
-  ``mountPath`` contains ``nvidia-container-devices``. The toolkit takes a ``/dev/null`` mount whose
-  cleaned destination starts with ``/var/run/nvidia-container-devices`` as a request for the device
-  named by the rest of the path (``cuda_image.go`` ``requestsFromMounts``: a string prefix, so
-  ``/var/run/nvidia-container-devicesall`` asks for ``all``), wherever volume mounts are accepted
-  (every node since 0.3.0). Any path that cleans to such a destination holds that name, whatever the
-  spelling of the ``/dev/null`` source (``/dev//null``, ``/dev/./null``): one rule on the
-  destination covers them all. Only the device plugin mounts there (through the CRI, not the pod);
-* **nodeName** (every pod, on create): ``spec.nodeName`` unset. A pod that names its node skips the
-  scheduler, hence the GPU groups' ``NoSchedule`` taints (the kubelet admits a pod against its node
-  selector, affinity and ``NoExecute`` taints only: k8s.io/kubernetes pkg/kubelet/lifecycle
-  predicate.go);
-* **GPU taints** (pods that ask for no GPU): no toleration of a GPU group's taint key
-  (``gpu_taint_keys``), nor of every taint (an empty key with ``Exists``);
-* **GPU labels** (pods that ask for no GPU): no ``nodeSelector`` entry, and no required node
-  affinity expression (``In`` on a value of a GPU group, ``Exists``, ``Gt``, ``Lt``), on a label
-  that GPU groups carry (``gpu_selectors``: their node labels, instance types and GPU-count
-  labels). ``NotIn`` and ``DoesNotExist`` stay allowed: they keep a pod off GPU nodes;
-* **placement** (GPU pods): the pod pins the team's groups: its ``nodeSelector`` names one of them
-  under ``gpu-eks.io/node-group``, or every term of its required node affinity has an ``In``
-  expression on that label whose values are all the team's groups (terms are ORed, so each must be
-  pinned);
-* **foreign taints** (GPU pods): no toleration of a taint only other groups carry, nor of every taint.
-
-A *GPU pod* has a container or init container whose requests or limits name a GPU resource of the
-cluster (every resource a group advertises, ``GroupPlan.advertised_resources``) at a quantity other
-than 0 (the team's LimitRange writes 0 into containers that ask for none; the API server hands
-admission the canonical form of a quantity, so zero is ``"0"``: k8s.io/apimachinery
-pkg/api/resource Quantity MarshalJSON).
-
-What it cannot see: pods of other namespaces (teams are namespaces); a node's labels (a node that
-relabels itself ``gpu-eks.io/node-group`` of a team's group gets its pods); the environment of the
-container *image* (most CUDA images set ``NVIDIA_VISIBLE_DEVICES=all``): only the node's toolkit
-can ignore that one, and a pod that asks for no GPU never reaches a tainted GPU node to use it; the
-keys of a ConfigMap or Secret imported by ``envFrom``; a GPU group without taints (its nodes take
-any pod the scheduler sends them); GPUs requested through Dynamic Resource Allocation
-(``resourceClaims``), which name no extended resource; preferred (not required) affinity, which it
-ignores; ``pods/binding`` (the scheduler's subresource: Kubernetes' ``admin`` and ``edit`` roles, which
-the team's namespace-scoped AmazonEKSAdminPolicy mirrors, grant no ``create`` on it:
-k8s.io/kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go system:aggregate-to-edit).
-
-Cost: each expression is linear in the pod's entries (containers x env entries x the 8 device
-variables, tolerations, selector terms x expressions), far below the API server's runtime limit per
-expression (k8s.io/apiserver pkg/apis/cel PerCallLimit, 1,000,000) for any pod a workload sends;
-a pod large enough to exceed it fails the evaluation, and ``failurePolicy: Fail`` refuses it.
-
-A DaemonSet's GPU pods must pin the team's groups with ``nodeSelector``: the DaemonSet controller
-replaces every required node-affinity term of the pods it creates with one ``matchFields``
-``metadata.name In [<node>]`` term (k8s.io/kubernetes pkg/controller/daemon/util/daemonset_util.go
-ReplaceDaemonSetPodNodeNameNodeAffinity), which names no group, so a template pinned by affinity
-alone gives pods the policy refuses. It sets no ``nodeName`` (DaemonSet pods go through the
-scheduler since Kubernetes 1.17).
+* Scope: pod CREATE in the namespace (the binding selects it by ``kubernetes.io/metadata.name``, which
+  the API server sets on every namespace), and the UPDATE of ``pods/ephemeralcontainers`` (``kubectl
+  debug``), whose object is the whole pod.
+* A *GPU pod* names a resource of ``GroupPlan.advertised_resources`` in a container's or init
+  container's requests or limits at a quantity other than ``"0"``: the team's LimitRange writes 0 into
+  containers that ask for none, and admission sees a quantity's canonical form (k8s.io/apimachinery
+  pkg/api/resource Quantity MarshalJSON).
+* The toolkit's device variables (``DEVICE_VARIABLES``), its privileged test (nvidia-container-toolkit
+  v1.19.1 internal/config/image/privileged.go ``IsPrivileged``: ``CAP_SYS_ADMIN`` in the bounding set;
+  containerd's CRI ``WithCapabilities`` adds ``CAP_<NAME>`` upper-cased, every capability for ``ALL``)
+  and its mount requests (cuda_image.go ``requestsFromMounts``: a string prefix of the cleaned
+  destination, so one rule on the path covers every spelling of the ``/dev/null`` source).
+* ``nodeName``: the kubelet admits a pod against its node selector, affinity and ``NoExecute`` taints
+  only (k8s.io/kubernetes pkg/kubelet/lifecycle predicate.go). A DaemonSet's pods keep their
+  ``nodeSelector`` but lose their required affinity terms (pkg/controller/daemon/util/daemonset_util.go
+  ReplaceDaemonSetPodNodeNameNodeAffinity), and set no ``nodeName``. No team role grants ``create``
+  on ``pods/binding`` (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go
+  system:aggregate-to-edit).
+* Cost: each expression is linear in the pod's entries, far below the per-call limit (k8s.io/apiserver
+  pkg/apis/cel PerCallLimit, 1,000,000); a pod past it fails the evaluation, and ``failurePolicy:
+  Fail`` refuses it.
 
 The expressions are evaluated in tests with a CEL implementation (tests/test_teams_policy.py).
 """

@@ -1,9 +1,10 @@
-"""TimeSlicingVerification: the namespace and, per GPU node group, the Jobs of ``jobs.py`` (two; three
+"""GpuVerification: the namespace and, per GPU node group, the Jobs of ``jobs.py`` (two; three
 for an exclusive group); none for a group whose nodes cannot launch by design (a Capacity Block:
-config/verification.py)."""
+config/verification.py). Named ``TimeSlicingVerification`` until issue 43 (item 7): ``OLD_NAMES``."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,11 +32,22 @@ from .jobs import (
 from .mig import mig_job_specs
 from .nccl import nccl_job_spec, nccl_name, nccl_network_policy_spec, nccl_service_spec
 
+#: The type token keeps the class's first name: it is part of the URN of the component and of each
+#: of its children (the namespace, the NetworkPolicies, every Job), so a new token would have Pulumi
+#: replace them all on every stack, or carry an alias for good; renders and URNs stay as they were.
 TYPE_NAME = "gpu-eks:verification:TimeSlicingVerification"
+
+#: The classes' names until issue 43 (item 7), when the Jobs checked time-slicing alone; they verify
+#: every sharing mode, MIG, isolation, the teams' policies and NCCL. Importable until 1.0, with a
+#: DeprecationWarning (UPGRADING.md).
+OLD_NAMES: dict[str, str] = {
+    "TimeSlicingVerification": "GpuVerification",
+    "TimeSlicingVerificationArgs": "GpuVerificationArgs",
+}
 
 
 @dataclass
-class TimeSlicingVerificationArgs:
+class GpuVerificationArgs:
     settings: VerificationSettings
     #: The GPU node groups to verify (two Jobs each, three for exclusive groups); the Jobs also
     #: wait for them.
@@ -49,7 +61,7 @@ class TimeSlicingVerificationArgs:
     autoscaling: bool = False
 
 
-class TimeSlicingVerification(pulumi.ComponentResource):
+class GpuVerification(pulumi.ComponentResource):
     """A namespace and, per GPU node group, a warm-up Job and a concurrency Job (and, for an
     exclusive group, a one-pod-per-GPU Job).
 
@@ -57,7 +69,7 @@ class TimeSlicingVerification(pulumi.ComponentResource):
     autoscaler) as ``wait_for``.
     """
 
-    def __init__(self, name: str, args: TimeSlicingVerificationArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: GpuVerificationArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
@@ -212,3 +224,22 @@ def _job_metadata(
 ) -> k8s.meta.v1.ObjectMetaArgs:
     annotations = await_annotations(spec["activeDeadlineSeconds"], skip_await)
     return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace.metadata.name, annotations=annotations)
+
+
+def old_name(name: str, stacklevel: int = 1) -> Any:
+    """The class ``name`` of ``OLD_NAMES`` is now, with a DeprecationWarning on the line ``stacklevel``
+    frames above the caller (as ``warnings.warn`` counts them: 1 is the caller's own line)."""
+    new = OLD_NAMES[name]
+    warnings.warn(
+        f"{name} is {new} now (it verifies every sharing mode, MIG, isolation and NCCL); the old name goes in 1.0 "
+        "(UPGRADING.md)",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return globals()[new]
+
+
+def __getattr__(name: str) -> Any:
+    if name in OLD_NAMES:
+        return old_name(name, stacklevel=2)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

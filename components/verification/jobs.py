@@ -1,41 +1,22 @@
-"""Optional sharing verification: two Jobs per GPU node group (three for an exclusive group) that
-make `pulumi up` fail unless ONE node runs (physical GPUs x replicas) CUDA pods AT THE SAME TIME,
-then give the GPU back.
+"""The verification Jobs' specs, as plain dicts: per GPU node group a warm-up Job (one pod, one slot:
+it brings a node), then the concurrent Job (every slot of one node at once; on MPS groups each pod
+an MPS client proving its memory limit, ``MPS_PROBE_PROGRAM``), on exclusive groups one pod per GPU
+(``exclusive_job_spec``), and the isolation Job. What each proves and how long it holds a GPU:
+docs/cluster-autoscaler.md ("The verification proves concurrency"), docs/sharing.md (MPS, exclusive,
+MIG: ``mig.py``), docs/node-boot-stage.md (isolation).
 
-1. ``…-warmup`` (1 pod, 1 slot): asks for GPU capacity. On a group at zero nodes this is what
-   makes the Cluster Autoscaler add a node; it waits for node boot, the operator's device plugin
-   and the image pull, runs vectorAdd once and exits. Deadline: ``WARMUP_DEADLINE_SECONDS``.
-2. ``…-concurrent`` (created after the warm-up Job completed): ``parallelism = completions =``
-   the slots of one node, packed on one node by a required pod affinity. Each pod runs vectorAdd
-   repeatedly for ``HOLD_SECONDS`` (its slot is held the whole time). ``activeDeadlineSeconds`` =
-   ``HOLD_SECONDS + START_ALLOWANCE_SECONDS`` is shorter than ``2 x HOLD_SECONDS``: if the node
-   advertised even one slot fewer, at least one pod could only start after another finished,
-   the Job would pass its deadline, fail (``DeadlineExceeded``), and Pulumi fails the update.
-   Pods that merely ran one after another cannot pass: required pod affinity alone would not
-   force concurrency, the deadline does.
+The concurrent Job proves concurrency by its deadline, not by its affinity (which only packs its
+pods on one node): ``CONCURRENT_DEADLINE_SECONDS`` < 2 x ``HOLD_SECONDS``, so with one slot fewer a
+pod could start only after another's hold, past the deadline, and the Job fails. The MPS probe runs in
+that Job, which owns every slot of its node, because the MPS control daemon serves one client user ID
+at a time (NVIDIA MPS documentation, "Multi-user"): a probe beside other users' clients would queue.
 
-   On MPS groups each pod of this Job is an MPS client that also proves its memory limit
-   (``MPS_PROBE_PROGRAM``): an allocation of 1.5 shares fails with CUDA out-of-memory although
-   the GPU has room, then it holds a quarter share and its slot for ``HOLD_SECONDS``. The probe
-   runs in the Job that owns every slot of its node, not in a Job of its own: the MPS control
-   daemon serves one client user ID at a time (NVIDIA MPS documentation, "Multi-user"), so a
-   single probe pod landing beside other users' MPS clients would queue until they exit.
-3. Exclusive groups only (``timeSlicing.replicas: 1``): ``…-exclusive`` (after the concurrent
-   Job): one pod per GPU of one node at the same time, each holding 60 % of its GPU's memory,
-   which two pods sharing a GPU could not: every pod has a GPU of its own.
-
-pulumi-kubernetes (v4) awaits a Job until its ``Complete`` condition and fails the update at
-once on a ``Failed`` condition (batch/v1 Job docs); ``pulumi.com/timeoutSeconds`` bounds the wait.
-Completed pods hold no GPU slot, so afterwards the Cluster Autoscaler can remove the node once it
-has been unneeded for ``autoscaler.scaleDownUnneededTime``. The pods carry
-``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`` so no scale-down evicts them mid-check;
-once they have finished the annotation blocks nothing: CA's drain rules declare terminal pods
-drainable before the not-safe-to-evict check runs (simulator/drainability/rules/rules.go
-``Default``, cluster-autoscaler-1.35.2).
-
-Job names carry a hash of their spec: a sharing change (replicas, rename, profile, instance types)
-gives new names, so Pulumi replaces the Jobs and the check runs again; an unchanged spec keeps
-the completed Jobs and nothing runs.
+pulumi-kubernetes (v4) awaits a Job until its ``Complete`` condition and fails the update at once on
+``Failed`` (``pulumi.com/timeoutSeconds`` bounds the wait). The pods carry
+``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"``; finished, they block no scale-down: CA's
+drain rules declare terminal pods drainable before that check (simulator/drainability/rules/rules.go
+``Default``, cluster-autoscaler-1.35.2). Job names carry a hash of their spec (``job_name``): a changed
+check gets new Jobs, an unchanged one keeps its completed Jobs.
 """
 
 from __future__ import annotations

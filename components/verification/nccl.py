@@ -1,67 +1,37 @@
-"""The NCCL check of an EFA group (``verification.ncclAllReduce``, issue 32): a two-node all-reduce
-over EFA, on ``pulumi up``, that fails unless NCCL used EFA and reached a bus bandwidth floor.
+"""The NCCL check of an EFA group (``verification.ncclAllReduce``, issues 32, 41): a two-node all-reduce
+over EFA on ``pulumi up`` that fails unless NCCL used EFA and reached a bus bandwidth floor. What it
+declares, its verdict line and what keeps it failing on the fabric only: docs/multi-node.md ("The
+NCCL check"), which leaves the sources here:
 
-Design, without an MPI operator: an Indexed Job (batch/v1 ``completionMode: Indexed``, completions =
-parallelism = 2: the Job controller gives pod ``i`` the hostname ``<job>-<i>`` and the env
-``JOB_COMPLETION_INDEX``) and a headless Service of the same name that is the pods' ``subdomain``,
-so pod 1 reaches pod 0 at ``<job>-0.<service>`` (Kubernetes docs, "Indexed Job for Parallel
-Processing with Static Work Assignment" and "DNS for Services and Pods": a pod with hostname and
-subdomain matching a headless Service gets that FQDN). Each pod runs ``torchrun`` with
-``--nnodes 2 --node_rank $JOB_COMPLETION_INDEX`` and one process per GPU; the rendezvous is
-PyTorch's c10d TCP store on pod 0 (port ``RENDEZVOUS_PORT``). A required pod anti-affinity puts the
-two pods on two nodes; each asks for all GPUs and all EFA devices of its node
-(``vpc.amazonaws.com/efa``: the EFA device plugin mounts them). Only on exclusive groups: NCCL needs
-whole GPUs (the device plugin refuses more than one shared slot per pod by default, and a MIG slice
-is no NCCL peer). Why no MPI: torchrun needs no SSH between pods nor an operator; the check is an
-all-reduce, not nccl-tests' binary.
+* Two pods, two nodes, no MPI: an Indexed Job (batch/v1 ``completionMode: Indexed``: pod ``i`` gets
+  the hostname ``<job>-<i>`` and ``JOB_COMPLETION_INDEX``) and a headless Service of the same name as
+  the pods' ``subdomain``, so pod 1 reaches pod 0 at ``<job>-0.<service>`` (Kubernetes docs, "Indexed
+  Job for Parallel Processing with Static Work Assignment", "DNS for Services and Pods"); ``torchrun
+  --nnodes 2 --node_rank $JOB_COMPLETION_INDEX``, rendezvous on PyTorch's c10d TCP store on pod 0
+  (``RENDEZVOUS_PORT``); a required pod anti-affinity. Exclusive groups only: NCCL needs whole GPUs.
+* The verdict: bus bandwidth as nccl-tests defines it for all-reduce, algbw x 2(n-1)/n (NVIDIA/
+  nccl-tests doc/PERFORMANCE.md), against ``catalog.efa.nccl_bus_bandwidth_floor_gbytes``; the
+  transport from NCCL's own log at ``NCCL_DEBUG=INFO`` ("Using network AWS Libfabric" with
+  aws-ofi-nccl, "Using network Libfabric" in its newer releases, "Using network Socket" when it fell
+  back; anything else is ``unknown`` and fails).
+* Huge pages: libfabric's EFA provider backs its buffers with 2 MiB pages unless
+  ``FI_EFA_USE_HUGE_PAGE=0`` (libfabric fi_efa(7)); a managed group's pod requests
+  ``hugepages-2Mi: 5120Mi`` as AWS's two-node NCCL test does (EKS User Guide, node-efa); Karpenter
+  1.14.1 models no huge pages in an instance type (aws/karpenter-provider-aws
+  pkg/providers/instancetype/types.go), so a Karpenter group's pod asks for none and sets the variable.
+* Memory registration: without ``CAP_IPC_LOCK`` pinned memory is bounded by ``RLIMIT_MEMLOCK``.
+  containerd's default capabilities on the AL2023 AMI leave it out and its runtime spec sets only
+  ``RLIMIT_NOFILE`` (awslabs/amazon-eks-ami v20260724 nodeadm/internal/containerd/
+  base-runtime-spec.json): the pod runs as AWS's example worker does, in the restricted profile
+  (``IPC_LOCK`` would need root, Kubernetes setting no ambient capabilities, and the ``privileged``
+  level), and prints ``ulimit -l`` first.
+* Nodes booting minutes apart: each pod waits for pod 0's name to resolve, then torchrun's static
+  rendezvous waits ``RENDEZVOUS_SECONDS`` (``--rdzv_conf timeout``; pytorch/pytorch
+  torch.distributed.elastic.rendezvous.static_tcp_rendezvous, default 600 s); ``backoffLimit``
+  retries other failures, ``podFailurePolicy`` FailJob ends the Job at the verdict's exit
+  (``VERDICT_FAIL_EXIT``) and ignores ``DisruptionTarget``.
 
-Each rank all-reduces a ``MESSAGE_BYTES`` float32 tensor ``ITERATIONS`` times after ``WARMUP``
-iterations and rank 0 prints, in the Job's log (container ``nccl``, pod index 0):
-
-    nccl-check: <group> <type> busbw=<x> GB/s floor=<y> GB/s transport=<EFA|Socket> PASS|FAIL
-
-Bus bandwidth is nccl-tests' definition for all-reduce: algbw x 2(n-1)/n over n ranks
-(NVIDIA/nccl-tests doc/PERFORMANCE.md). The floor is ``catalog.efa.nccl_bus_bandwidth_floor_gbytes``.
-The transport comes from NCCL's own log (``NCCL_DEBUG=INFO``: "Using network AWS Libfabric" with
-aws-ofi-nccl, "Using network Libfabric" in its newer releases, "Using network Socket" when it fell
-back; anything else is ``unknown`` and fails too): a socket fallback prints
-``transport=Socket ... FAIL`` and the Job fails, whatever its bandwidth. The image brings PyTorch,
-NCCL, libfabric and aws-ofi-nccl (the AMI has the EFA driver only: catalog/efa.py).
-
-What makes it fail only on the fabric (issue 41):
-
-* Huge pages. libfabric's EFA provider backs its buffers with 2 MiB huge pages unless
-  ``FI_EFA_USE_HUGE_PAGE=0`` (libfabric fi_efa(7)); a pod without a ``hugepages-2Mi`` request has
-  none in its cgroup. On a managed group the pod requests ``hugepages-2Mi: 5120Mi`` as AWS's
-  two-node NCCL test does (EKS User Guide, node-efa; the node's 5,128 pages: ``catalog.efa``, and
-  the ASG's template tag so the Cluster Autoscaler brings a node for it from zero: plan/asg.py).
-  Karpenter 1.14.1 models no huge pages in an instance type's capacity (aws/karpenter-provider-aws
-  pkg/providers/instancetype/types.go: cpu, memory, pods, GPUs, EFA, ...), so it would launch no
-  node for such a pod: there the pod sets ``FI_EFA_USE_HUGE_PAGE=0`` and asks for none.
-* Memory registration. Registering host memory with the EFA device pins it, bounded by the
-  process's ``RLIMIT_MEMLOCK`` unless it holds ``CAP_IPC_LOCK``. AWS's example worker sets no
-  security context: it runs with containerd's default capabilities, which on the AL2023 AMI do not
-  include ``CAP_IPC_LOCK`` (awslabs/amazon-eks-ami v20260724 nodeadm/internal/containerd/
-  base-runtime-spec.json), and with the locked-memory limit the container inherits (that spec sets
-  only ``RLIMIT_NOFILE``). A non-root pod inherits the same limit, so this pod registers memory as
-  that example does while keeping the restricted profile of every verification pod
-  (podsecurity.py). Adding ``IPC_LOCK`` would need root (a non-root process loses added
-  capabilities at exec: Kubernetes sets no ambient capabilities) and the ``privileged`` Pod
-  Security level (baseline allows no ``IPC_LOCK``): no exception is made. The script prints
-  ``ulimit -l`` first, so a registration failure (``ibv_reg_mr`` in the log) shows the limit.
-* ``/tmp``: 1 GiB (``TMP_SIZE``) instead of the verification pods' 64 MiB: the script's log of
-  16 ranks at ``NCCL_DEBUG=INFO`` and aws-ofi-nccl's topology files go there.
-* Two nodes that boot minutes apart. Each pod first waits for pod 0's name to resolve (its DNS
-  record exists once pod 0 has an address), then torchrun's static rendezvous waits up to
-  ``RENDEZVOUS_SECONDS`` for the other (``--rdzv_conf timeout``; pytorch/pytorch
-  ``torch.distributed.elastic.rendezvous.static_tcp_rendezvous``: default 600 s). A pod that fails for anything but the
-  verdict is retried (``backoffLimit``; a new pod of that index rejoins a new rendezvous); the
-  verdict itself (exit ``VERDICT_FAIL_EXIT``: socket transport, bandwidth below the floor) fails
-  the Job at once (``podFailurePolicy`` FailJob, batch/v1), and a pod evicted by a disruption is
-  not counted (``DisruptionTarget``: Ignore).
-
-Not run on EFA hardware here. ``verification.ncclAdvisory`` declares the Job without Pulumi's await
-(config/verification.py): for groups on a reservation with fewer free instances than it needs.
+``verification.ncclAdvisory`` declares the Job without Pulumi's await (config/verification.py).
 """
 
 from __future__ import annotations
@@ -71,7 +41,7 @@ import json
 from typing import Any
 
 from ..blocks.podsecurity import restricted_pod_spec
-from ..catalog import efa as efa_catalog
+from ..catalog import efa
 from ..plan.group import GroupPlan
 
 #: The all-reduce: 1 GiB of float32 per rank, 5 warm-up and 20 timed iterations.
@@ -130,7 +100,7 @@ def _facts(plan: GroupPlan) -> dict[str, Any]:
         "efa": plan.efa_devices,
         "bytes": MESSAGE_BYTES,
         "iterations": ITERATIONS,
-        "floor": efa_catalog.nccl_bus_bandwidth_floor_gbytes(plan.instance_types[0]),
+        "floor": efa.nccl_bus_bandwidth_floor_gbytes(plan.instance_types[0]),
     }
 
 
@@ -138,7 +108,7 @@ def check_script(plan: GroupPlan, name: str) -> str:
     """The container's shell script: wait for pod 0's name, torchrun, then the verdict from NCCL's
     log and the bandwidth (exit ``VERDICT_FAIL_EXIT`` on FAIL, torchrun's status when it failed)."""
     instance_type = plan.instance_types[0]
-    floor = efa_catalog.nccl_bus_bandwidth_floor_gbytes(instance_type)
+    floor = efa.nccl_bus_bandwidth_floor_gbytes(instance_type)
     peer = f"{name}-0.{name}"
     return (
         "set -u; cat > $HOME/allreduce.py <<'EOF'\n"
@@ -196,7 +166,7 @@ def _huge_pages(plan: GroupPlan) -> tuple[dict[str, str], list[dict[str, str]]]:
     Karpenter group (the module docstring says why)."""
     if not plan.provider.huge_pages:
         return {}, [{"name": "FI_EFA_USE_HUGE_PAGE", "value": "0"}]
-    return {efa_catalog.HUGEPAGES_RESOURCE: efa_catalog.HUGEPAGES_REQUEST}, []
+    return {efa.HUGEPAGES_RESOURCE: efa.HUGEPAGES_REQUEST}, []
 
 
 def nccl_job_spec(plan: GroupPlan, image: str, name: str) -> dict[str, Any]:
@@ -237,7 +207,7 @@ def nccl_job_spec(plan: GroupPlan, image: str, name: str) -> dict[str, Any]:
                         "memory": MEMORY,
                         **huge_pages,
                         plan.resource_name: plan.gpus_per_node,
-                        efa_catalog.EFA_RESOURCE: plan.efa_devices,
+                        efa.EFA_RESOURCE: plan.efa_devices,
                     },
                 },
                 "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],

@@ -20,8 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ...catalog import device_lists as dl
-from ...catalog import gpu_operator as operator_catalog
+from ...catalog import device_lists, gpu_operator
 from ...catalog.charts import GPU_OPERATOR
 from ...catalog.labels import GPU_COUNT_LABEL
 from ...config.isolation import NOT_ENFORCED
@@ -58,7 +57,7 @@ def _strategy(items: Sequence[Mapping[str, Any]]) -> str | None:
         if item["type"] == _HELM_RELEASE and inputs.get("chart") == GPU_OPERATOR.chart:
             env = _dig(inputs, "values", "devicePlugin", "env")
             cdi = bool(_dig(inputs, "values", "cdi", "enabled"))
-            return operator_catalog.device_list_strategy(env, cdi, str(inputs.get("version")))
+            return gpu_operator.device_list_strategy(env, cdi, str(inputs.get("version")))
     return None
 
 
@@ -80,7 +79,7 @@ def _gpu_node_sources(items: Sequence[Mapping[str, Any]]) -> list[Mapping[str, A
 
 
 def _settings(item: Mapping[str, Any]) -> dict[str, bool]:
-    return dl.toolkit_settings(dl.toolkit_sets_in(_user_data(item)))
+    return device_lists.toolkit_settings(device_lists.toolkit_sets_in(_user_data(item)))
 
 
 def _words(settings: Mapping[str, bool]) -> str:
@@ -91,7 +90,7 @@ def _outcome(strategy: str | None, settings: Mapping[str, bool]) -> str | None:
     if strategy is None:
         return None
     try:
-        return dl.gpu_pod_outcome(strategy, settings)
+        return device_lists.gpu_pod_outcome(strategy, settings)
     except ValueError:  # a CDI strategy: not judged
         return None
 
@@ -114,7 +113,10 @@ def notes(
         if before is not None:
             old_settings = _settings(before)
             broken = _outcome(now, old_settings)
-            if broken not in (None, dl.ITS_DEVICES) and _outcome(was, old_settings) == dl.ITS_DEVICES:
+            if (
+                broken not in (None, device_lists.ITS_DEVICES)
+                and _outcome(was, old_settings) == device_lists.ITS_DEVICES
+            ):
                 out.append(
                     f"{label}: GPU pods placed on its nodes not yet rolled get '{broken}' once the device plugin "
                     f"hands devices out as `{now}` (was `{was}`): their container toolkit ({_words(old_settings)}) "
@@ -123,11 +125,11 @@ def notes(
                     "(UPGRADING.md)"
                 )
         fresh = _outcome(now, settings)
-        if fresh not in (None, dl.ITS_DEVICES):
+        if fresh not in (None, device_lists.ITS_DEVICES):
             out.append(
                 f"{label}: GPU pods on its new nodes get '{fresh}': their container toolkit ({_words(settings)}) "
                 f"does not honour the device plugin's `{now}`"
             )
-        if now is not None and not dl.isolated(settings):
+        if now is not None and not device_lists.isolated(settings):
             out.append(f"{label}: GPU isolation {NOT_ENFORCED}; remove it once every GPU node has rolled")
     return out

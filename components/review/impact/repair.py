@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...catalog import node_health as nh
+from ...catalog import node_health
 from .rules import NODE_GROUP_TYPE
 
 _CONFIG = "nodeRepairConfig"
@@ -28,7 +28,7 @@ DROPPED_OVERRIDES = (
     "`aws eks describe-nodegroup` after the update (UPGRADING.md)"
 )
 _HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-_GATE = ("values", "settings", "featureGates", nh.KARPENTER_REPAIR_GATE)
+_GATE = ("values", "settings", "featureGates", node_health.KARPENTER_REPAIR_GATE)
 
 
 def policy_words(config: Mapping[str, Any] | None) -> str:
@@ -39,7 +39,7 @@ def policy_words(config: Mapping[str, Any] | None) -> str:
     by_class: dict[str, set[str]] = {}
     waits = sorted({o.get("minRepairWaitTimeMins") for o in overrides if o.get("minRepairWaitTimeMins")})
     for o in overrides:
-        fault = nh.FAULTS_BY_REASON.get(str(o.get("nodeUnhealthyReason")))
+        fault = node_health.FAULTS_BY_REASON.get(str(o.get("nodeUnhealthyReason")))
         by_class.setdefault(fault.fault_class if fault else "other", set()).add(str(o.get("repairAction")))
     acts = ", ".join(f"{c} {'/'.join(sorted(a))}" for c, a in by_class.items()) or "EKS's default actions"
     after = f" after {'/'.join(str(w) for w in waits)}m" if waits else ""
@@ -49,8 +49,8 @@ def policy_words(config: Mapping[str, Any] | None) -> str:
             for k in ("maxUnhealthyNodeThresholdPercentage", "maxUnhealthyNodeThresholdCount")
             if k in config
         ),
-        f"EKS's default ({nh.EKS_DEFAULT_UNHEALTHY_PERCENT}% unhealthy once more than "
-        f"{nh.EKS_DEFAULT_UNHEALTHY_FLOOR_NODES} nodes)",
+        f"EKS's default ({node_health.EKS_DEFAULT_UNHEALTHY_PERCENT}% unhealthy once more than "
+        f"{node_health.EKS_DEFAULT_UNHEALTHY_FLOOR_NODES} nodes)",
     )
     parallel = next(
         (
@@ -95,7 +95,7 @@ def notes(new_items: Sequence[Mapping[str, Any]], old_items: Mapping[str, Mappin
             if before is not None and now != was:
                 out.append(
                     f"Karpenter release {item['name']}: node repair {'on' if now else 'off'} for every NodePool "
-                    f"(settings.featureGates.{nh.KARPENTER_REPAIR_GATE}): the controller restarts, no node is "
+                    f"(settings.featureGates.{node_health.KARPENTER_REPAIR_GATE}): the controller restarts, no node is "
                     "replaced by this change"
                 )
     return out

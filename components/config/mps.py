@@ -1,6 +1,6 @@
-"""The MPS sharing profile of a GPU node group, its constants, and the allocation-policy rule
-that needs the chart version. The rules that need more than one key of a group live beside the
-group (config/groups.py ``sharing_problems``).
+"""The MPS sharing profile of a GPU node group and its constants. The rules that need more than one
+key of a group, or the chart version, live beside the group (config/groups.py ``sharing_problems``,
+``allocation_policy_problems``).
 
 Every rule cites its source: NVIDIA/k8s-device-plugin at v0.17.2, v0.18.1 and v0.20.0, the plugins
 behind gpu-operator v25.3.1, v25.10.1 and v26.7.0 (the code behind each rule is the same at the
@@ -9,12 +9,10 @@ three tags; tests/test_sharing_modes.py names the lines).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..catalog import gpu_operator as chart
 from .errors import KeyedProblem, KeyedProblems
 from .fields import Count, LabelValue, _Model, doc
 
@@ -114,22 +112,3 @@ class Mps(_Model):
     @property
     def shared(self) -> bool:
         return True
-
-
-def allocation_policy_problems(policies: Sequence[str | None], chart_version: str) -> list[KeyedProblem]:
-    """``sharedDevicesAllocationPolicy`` where the chart's device plugin does not read it."""
-    facts = chart.chart_defaults(chart_version)
-    if facts.shared_devices_allocation_policy:
-        return []
-    newer = [v for v, c in chart.SUPPORTED_CHART_VERSIONS.items() if c.shared_devices_allocation_policy]
-    return [
-        (
-            ("gpuNodeGroups", i, "sharedDevicesAllocationPolicy"),
-            policy,
-            f"no key with gpuOperator.chartVersion {chart_version} (device plugin {facts.device_plugin_version}, "
-            "which has no flags.plugin.sharedDevicesAllocationPolicy and would ignore it: NVIDIA/k8s-device-plugin "
-            f"api/config/v1/flags.go); chart {', '.join(newer)} or newer reads it (device plugin v0.20.0)",
-        )
-        for i, policy in enumerate(policies)
-        if policy is not None
-    ]
