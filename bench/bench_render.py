@@ -13,8 +13,9 @@ pair, in CPU seconds (user + system: what a busy machine disturbs least) and wal
 same-types program declares one resource of each module the dev render's resources come from, without
 this library: the Pulumi SDK modules a render of these resource types must load (an SDK loads a whole
 module for one of its resources). Issue 43 (item 9) set render <= 1.5x the floor; it is not reachable
-without declaring fewer resource types: see docs/render.md ("Benchmark") for the figures and where
-the time goes.
+without declaring fewer resource types. Measured (2-core machine shared with other test runs, medians
+of 9, CPU): render dev 3.23x the floor and 1.16x the same types (6aa7f97: 3.64x and 1.29x); the figures
+and where the time goes are in docs/render.md ("Benchmark").
 
 In-process (imports warm) each render is also split into the program's simulated run and render's
 own work (config validation, the render document, YAML), so a miss can be attributed. Not a test:

@@ -407,7 +407,7 @@ def test_cli_renders_json_for_other_tools(tmp_path: Path, docs: dict[str, dict[s
 
 
 def test_a_render_loads_the_aws_sdk_and_the_library_folders_it_uses_only(tmp_path: Path):
-    # What `python -m tooling render` imports, in a fresh process: the AWS SDK (~0.2 s of a ~1.7 s
+    # What `python -m tooling render` imports, in a fresh process: the AWS SDK (~0.2 s of a ~2 s
     # render) is preflight's (a render turns preflight off; the region rule reads botocore's data
     # file), and the library's folders are the ones a render runs. bench/bench_render.py times it.
     code = (

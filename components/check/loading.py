@@ -174,9 +174,9 @@ def eks_regions() -> frozenset[str]:
     EKS runs in: what boto3's ``Session.get_available_regions("eks", partition)`` answers
     (botocore ``regions.EndpointResolver.get_available_endpoints``: the service's endpoints that
     are regions of the partition), read from botocore's own ``data/endpoints.json`` without
-    importing boto3 or botocore: a render does not pay their ~200 ms. A data path of the user's
-    (``AWS_DATA_PATH``, ``~/.aws/models``) is not read: the rule is the same on every machine.
-    ``tests/test_settings_aws.py`` compares it with boto3's answer. Read once per process."""
+    importing boto3 or botocore (~0.2 s of a render, which never calls AWS). A data path of the
+    user's (``AWS_DATA_PATH``, ``~/.aws/models``) is not read: the rule is the same on every
+    machine. ``tests/test_settings_aws.py`` compares it with boto3's answer. Read once per process."""
     spec = importlib.util.find_spec("botocore")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("No module named 'botocore'", name="botocore")
