@@ -406,6 +406,47 @@ def test_cli_renders_json_for_other_tools(tmp_path: Path, docs: dict[str, dict[s
     assert isinstance(data["notes"], list)
 
 
+def test_a_render_loads_the_aws_sdk_and_the_library_folders_it_uses_only(tmp_path: Path):
+    # What `python -m tooling render` imports, in a fresh process: the AWS SDK (~0.2 s of a ~2 s
+    # render) is preflight's (a render turns preflight off; the region rule reads botocore's data
+    # file), and the library's folders are the ones a render runs. bench/bench_render.py times it.
+    code = (
+        "import json, sys\n"
+        "from tooling.__main__ import main\n"
+        "assert main(['render', '--stack', 'dev', '--output', sys.argv[1]]) == 0\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "dev.yaml")], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout)
+    assert sorted(m for m in loaded if m.split(".")[0] in {"boto3", "botocore", "s3transfer"}) == []
+    assert sorted({m.split(".")[1] for m in loaded if m.startswith("components.")}) == [
+        "__main__",
+        "autoscaler",
+        "blocks",
+        "catalog",
+        "check",
+        "cluster",
+        "composites",
+        "config",
+        "efa",
+        "gpu_operator",
+        "karpenter",
+        "moved",
+        "nodegroups",
+        "observability",
+        "plan",
+        "program",
+        "review",
+        "teams",
+        "verification",
+        "version",
+    ]
+    assert [m for m in loaded if m.startswith(("components.review.diff", "components.review.impact"))] == []
+
+
 def test_update_snapshots_takes_no_format():
     done = cli("render", "--update-snapshots", "--format", "json")
     assert done.returncode == 2

@@ -609,6 +609,18 @@ def test_region_must_have_eks():
     ]
 
 
+def test_the_eks_regions_are_boto3s():
+    # eks_regions reads botocore's endpoint data without importing boto3: the same answer.
+    import boto3
+
+    session = boto3.session.Session()
+    regions = {
+        r for partition in ("aws", "aws-us-gov", "aws-cn") for r in session.get_available_regions("eks", partition)
+    }
+    assert eks_regions() == regions
+    assert {"us-west-2", "us-gov-west-1", "cn-north-1"} <= regions
+
+
 # ---------------------------------------------------------------------------------------------
 # Section 3: config that the program never reads. Known namespaces: the library's, Pulumi's and the
 # providers'; a bare key is not a Pulumi config key (pulumi/pulumi sdk/go/common/resource/config/

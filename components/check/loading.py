@@ -163,18 +163,31 @@ def _unread(key: str, received: Any, why: str, meant: str | None) -> Problem:
     )
 
 
+#: The partitions EKS runs in, and the name its endpoints have in botocore's data (the eks model's
+#: ``endpointPrefix``, botocore 1.44.5 ``data/eks/2017-11-01/service-2.json``).
+EKS_PARTITIONS = ("aws", "aws-us-gov", "aws-cn")
+EKS_ENDPOINT_PREFIX = "eks"
+
+
 @functools.cache
 def eks_regions() -> frozenset[str]:
-    """Regions with EKS, from botocore's endpoint data (offline) for the partitions EKS runs in.
-
-    Read once per process: the data is the installed botocore's, and reading it costs ~40 ms."""
-    import boto3
-
-    session = boto3.session.Session()
+    """Regions with EKS, from the installed botocore's endpoint data (offline), for the partitions
+    EKS runs in: what boto3's ``Session.get_available_regions("eks", partition)`` answers
+    (botocore ``regions.EndpointResolver.get_available_endpoints``: the service's endpoints that
+    are regions of the partition), read from botocore's own ``data/endpoints.json`` without
+    importing boto3 or botocore (~0.2 s of a render, which never calls AWS). A data path of the
+    user's (``AWS_DATA_PATH``, ``~/.aws/models``) is not read: the rule is the same on every
+    machine. ``tests/test_settings_aws.py`` compares it with boto3's answer. Read once per process."""
+    spec = importlib.util.find_spec("botocore")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'botocore'", name="botocore")
+    data = json.loads(Path(spec.submodule_search_locations[0], "data", "endpoints.json").read_bytes())
     return frozenset(
         region
-        for partition in ("aws", "aws-us-gov", "aws-cn")
-        for region in session.get_available_regions("eks", partition)
+        for partition in data["partitions"]
+        if partition["partition"] in EKS_PARTITIONS
+        for region in partition["services"].get(EKS_ENDPOINT_PREFIX, {}).get("endpoints", {})
+        if region in partition["regions"]
     )
 
 
