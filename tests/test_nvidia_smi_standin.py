@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.standins import nvidia_smi as standin
-from tests.standins import nvidia_smi_grammar as smi_grammar
-from tests.standins.nvidia_smi_grammar import Refused
-from tests.support import observed_path
+from tests.support.reference import observed_path
+from tests.support.standins import nvidia_smi as standin
+from tests.support.standins import nvidia_smi_grammar as smi_grammar
+from tests.support.standins.nvidia_smi_grammar import Refused
 
 NOT_VALID = "ERROR: Option {} is not valid for this command. Please run 'nvidia-smi -h' for help.\n"
 
