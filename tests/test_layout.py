@@ -16,8 +16,6 @@ from tests.support import moved
 from tests.support.imports import import_graph, python_files
 from tests.support.paths import ROOT
 
-#: Folders of ``tests/`` holding fixtures of one test each (files the test reads), not shared code.
-FIXTURE_FOLDERS = ("snapshots", "golden", "alerts", "go", "consumer_project", "consumer_own_components")
 #: What a data module may import: annotations, and other data modules.
 DATA_IMPORTS = ("__future__", "typing", "collections.abc")
 
@@ -34,15 +32,18 @@ def layout_problems(root: Path) -> list[str]:
         for p in sorted(tests.glob("*.py"))
         if not p.name.startswith("test_") and p.name not in ("conftest.py", "__init__.py")
     ]
-    for folder in sorted(p for p in tests.iterdir() if p.is_dir() and p.name not in ("__pycache__",)):
-        if folder.name not in ("support", "data", *FIXTURE_FOLDERS):
-            problems.append(f"{folder.name}/: a folder of tests/ that is neither support/, data/ nor a fixture's")
+    projects = separate_projects(tests / "conftest.py")
+    for folder in sorted(p for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        modules = python_files(folder)
         if folder.name in ("support", "data"):
             problems += [
                 f"{p.relative_to(tests)}: a test module outside tests/ (pytest would collect it there)"
-                for p in python_files(folder)
+                for p in modules
                 if p.name.startswith("test_")
             ]
+        elif modules and folder.name not in projects:
+            # A test's own files (snapshots, golden/, alerts/, go/...) are no Python; shared code is support's.
+            problems.append(f"{folder.name}/: Python modules outside tests/support (its place), tests/data")
     graph = import_graph(root, "tests")
     for module, imports in sorted(graph.items()):
         for imported in sorted(imports):
@@ -52,6 +53,17 @@ def layout_problems(root: Path) -> list[str]:
                 problems.append(f"{module} imports tests.conftest (fixtures are asked for, not imported)")
     problems += data_problems(tests / "data")
     return problems
+
+
+def separate_projects(conftest: Path) -> set[str]:
+    """The folders of tests/ that are projects of their own (conftest.py ``collect_ignore``: a consumer's
+    program and its tests, run by tests/test_consumer.py against the installed package)."""
+    for node in ast.parse(conftest.read_text()).body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == [
+            "collect_ignore"
+        ]:
+            return set(ast.literal_eval(node.value))
+    return set()
 
 
 def data_problems(folder: Path) -> list[str]:
@@ -80,7 +92,7 @@ def test_the_tests_are_laid_out_as_docs_development_md_says():
 def test_the_layout_check_finds_each_departure(tmp_path: Path):
     files = {
         "__init__.py": "",
-        "conftest.py": "",
+        "conftest.py": "collect_ignore = ['project']\n",
         "test_a.py": "from tests.test_b import shared\n",
         "test_b.py": "shared = 1\n",
         "test_c.py": "from tests import test_b\n",
@@ -95,13 +107,15 @@ def test_the_layout_check_finds_each_departure(tmp_path: Path):
         "data/good.py": "from typing import Any\n\nfrom tests.data.b import A\n\nZ: dict[str, Any] = {**A, 'a': ()}\n",
         "data/bad.py": "import json\nfrom tests.support.ok import y\nZ = json.dumps({})\n\n\ndef f():\n    pass\n",
         "misc/readme.txt": "",
+        "project/main.py": "",
+        "helpers/tool.py": "",
     }
     for name, text in files.items():
         (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "tests" / name).write_text(text)
     assert layout_problems(tmp_path) == [
         "helper.py: a helper module flat among the test modules (its place: tests/support or tests/data)",
-        "misc/: a folder of tests/ that is neither support/, data/ nor a fixture's",
+        "helpers/: Python modules outside tests/support (its place), tests/data",
         "support/test_inside.py: a test module outside tests/ (pytest would collect it there)",
         "tests.test_a imports the test module tests.test_b (share through tests/support)",
         "tests.test_c imports the test module tests.test_b (share through tests/support)",
