@@ -35,11 +35,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before any test module is imported: a user's AWS_PROFILE (or other AWS_* variables) must
-    neither reach moto nor stop boto3 sessions created at import time; and boto3 sessions share
-    one parse of botocore's service models, kubernetes-validate one of its schemas."""
+    neither reach moto nor stop boto3 sessions created at import time; boto3 sessions share
+    one parse of botocore's service models, kubernetes-validate one of its schemas; and the test
+    modules, once rewritten for their asserts, are cached."""
     environment.fake_aws_environ(os.environ)
     environment.share_botocore_models()
     environment.share_kubernetes_schemas()
+    environment.cache_compiled_tests()
 
 
 @pytest.fixture(autouse=True)

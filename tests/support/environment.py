@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import os
+import sys
 from collections.abc import MutableMapping
 from pathlib import Path
 
@@ -76,6 +77,18 @@ def share_kubernetes_schemas() -> None:
     from its package data each time (kubernetes_validate/utils.py ``schema_contents``); the tests
     validate hundreds of objects (~3 s of the suite). The files are the package's and only read."""
     kubernetes_validate.utils.schema_contents = functools.cache(kubernetes_validate.utils.schema_contents)
+
+
+def cache_compiled_tests() -> None:
+    """This process writes the compiled code of the modules it imports and has no cache for: in
+    practice the checkout's own (the venv's packages come compiled), above all the test modules
+    pytest rewrites for its asserts, into their folders' ``__pycache__/`` (git-ignored).
+
+    Where ``PYTHONDONTWRITEBYTECODE`` is set (a container's default, as on the machines this suite
+    is measured on) nothing was ever cached: every worker of every run parsed and rewrote the ~100
+    test modules again, about 3 s of CPU each (tests/conftest.py calls this before they are
+    imported). The subprocesses the tests start keep the environment they are given."""
+    sys.dont_write_bytecode = False
 
 
 def subprocess_env(home: Path, *, credentials: bool = True, **extra: str) -> dict[str, str]:

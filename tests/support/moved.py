@@ -246,20 +246,20 @@ def _import_lines(node: ast.ImportFrom, where: str, attributes: set[str]) -> lis
     return [f"from {parent} import {', '.join(dict.fromkeys(names))}" for parent, names in by_module.items()]
 
 
-def _support_attributes(tree: ast.Module) -> set[str]:
+def _support_attributes(nodes: list[ast.AST]) -> set[str]:
     """The attributes of the old ``tests.support`` read through ``from tests import support``."""
     imported = any(
         isinstance(n, ast.ImportFrom)
         and n.module == "tests"
         and not n.level
         and any(a.name == "support" and a.asname is None for a in n.names)
-        for n in ast.walk(tree)
+        for n in nodes
     )
     if not imported:
         return set()
     return {
         n.attr
-        for n in ast.walk(tree)
+        for n in nodes
         if isinstance(n, ast.Attribute)
         and isinstance(n.value, ast.Name)
         and n.value.id == "support"
@@ -278,11 +278,11 @@ def _dotted(match: re.Match[str]) -> str:
 
 def rewrite_python(text: str, where: str = "<text>") -> str:
     """``text`` (a Python module) with every import of the old layout rewritten."""
-    tree = ast.parse(text)
-    attributes = _support_attributes(tree)
+    nodes = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.ImportFrom, ast.Attribute))]
+    attributes = _support_attributes(nodes)
     lines = text.splitlines(keepends=True)
     edits: list[tuple[int, int, list[str]]] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom):
             new = _import_lines(node, f"{where}:{node.lineno}", attributes)
             if new is not None:
@@ -290,8 +290,9 @@ def rewrite_python(text: str, where: str = "<text>") -> str:
                 span = lines[node.lineno - 1 : node.end_lineno]
                 comments = [line[line.index("#") :].rstrip("\n") for line in span if "#" in line]
                 comment = "  ".join(comments)
-                statements = [indent + s for s in new] or [indent + "pass"]
-                if comment:
+                # An import that only named a fixture goes (in a block, ``pass`` keeps the block).
+                statements = [indent + s for s in new] or ([indent + "pass"] if indent else [])
+                if comment and statements:
                     statements[0] += "  " + comment
                 edits.append((node.lineno - 1, node.end_lineno or node.lineno, statements))
     for start, end, statements in sorted(edits, reverse=True):
@@ -303,11 +304,12 @@ def rewrite_python(text: str, where: str = "<text>") -> str:
     return rewrite_paths(_DOTTED.sub(_dotted, out))
 
 
+_PATHS = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, sorted(PATHS, key=len, reverse=True))) + ")")
+
+
 def rewrite_paths(text: str) -> str:
     """``text`` with the paths of the files that moved whole rewritten."""
-    for old, new in PATHS.items():
-        text = re.sub(rf"(?<![\w/.]){re.escape(old)}", new, text)
-    return text
+    return _PATHS.sub(lambda m: PATHS[m.group(1)], text)
 
 
 def split_mentions(text: str) -> list[int]:
