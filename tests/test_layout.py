@@ -170,6 +170,7 @@ from tests.support import (  # shared
 from tests.standins.nvidia_smi_grammar import grammar
 from tests.test_preflight_checks import REGION, _Session, aws  # noqa: F401
 from tests.support.paths import STACKS
+import tests.toolkit
 
 
 def test_x(monkeypatch):
@@ -177,6 +178,7 @@ def test_x(monkeypatch):
 
     monkeypatch.setattr("tests.support.ROOT", None)
     assert support.fake_aws_environ and support.ROOT and helm and grammar and run
+    assert tests.toolkit.CACHE
 '''
 
 NEW = '''\
@@ -189,6 +191,7 @@ from tests.support.simulation import simulate
 from tests.support.standins.nvidia_smi_grammar import grammar
 from tests.support.preflight import REGION, StubbedSession as _Session  # noqa: F401
 from tests.support.paths import STACKS
+import tests.support.tools.toolkit
 
 
 def test_x(monkeypatch):
@@ -196,6 +199,7 @@ def test_x(monkeypatch):
 
     monkeypatch.setattr("tests.support.paths.ROOT", None)
     assert environment.fake_aws_environ and paths.ROOT and helm and grammar and run
+    assert tests.support.tools.toolkit.CACHE
 '''
 
 
@@ -210,6 +214,7 @@ def test_the_rewrite_brings_an_old_import_to_the_new_places():
         ("from tests.test_plan import plans\n", "plans of tests.test_plan: a test module's name; move it"),
         ("from tests.test_teams_check import SETTINGS\n", "write load_settings(CHECKED_TEAMS)"),
         ("from tests.support import nothing_like_it\n", "tests.support.nothing_like_it is not a name"),
+        ("import tests.test_plan\n", "import tests.test_plan: import the names from tests/support"),
     ],
 )
 def test_the_rewrite_names_what_it_cannot_do(line, says):

@@ -8,11 +8,12 @@ its docs, for the paths they mention); tests/test_layout.py runs it on a sample 
 
 Rewritten: ``from tests.<old> import a, b as c`` (at any depth, over several lines), ``from tests
 import <old module>``, the attributes of ``from tests import support`` (``support.simulate``),
-dotted strings naming an old place (``monkeypatch.setattr("tests.support.ROOT", ...)``), and the
-paths of modules and data files that moved whole (``tests/helm.py``). A renamed name is imported
-under its old one (``import new as old``), so the rest of the file is untouched. Then ruff sorts the
-imports and formats the changed files. What it cannot rewrite it names, with the line: an import of
-a test module's name that did not move (move it into tests/support by hand), a name it does not know.
+dotted strings naming an old place (``monkeypatch.setattr("tests.support.ROOT", ...)``), the
+dotted names and paths of modules and data files that moved whole (``import tests.helm``,
+``tests/helm.py``). A renamed name is imported under its old one (``import new as old``), so the
+rest of the file is untouched. Then ruff sorts the imports and formats the changed files. What it
+cannot rewrite it names, with the line: an import of a test module's name that did not move (move
+it into tests/support by hand), ``import tests.test_...``, a name it does not know.
 """
 
 from __future__ import annotations
@@ -278,7 +279,8 @@ def _dotted(match: re.Match[str]) -> str:
 
 def rewrite_python(text: str, where: str = "<text>") -> str:
     """``text`` (a Python module) with every import of the old layout rewritten."""
-    nodes = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.ImportFrom, ast.Attribute))]
+    nodes = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.ImportFrom, ast.Import, ast.Attribute))]
+    _plain_imports(nodes, where)
     attributes = _support_attributes(nodes)
     lines = text.splitlines(keepends=True)
     edits: list[tuple[int, int, list[str]]] = []
@@ -301,7 +303,26 @@ def rewrite_python(text: str, where: str = "<text>") -> str:
     for attribute in attributes:
         module = NAMES["tests.support", attribute][0].rpartition(".")[2]
         out = re.sub(rf"(?<![\w.])support\.{attribute}\b", f"{module}.{attribute}", out)
-    return rewrite_paths(_DOTTED.sub(_dotted, out))
+    return rewrite_paths(_MODULE_PATHS.sub(_module_path, _DOTTED.sub(_dotted, out)))
+
+
+#: A dotted name starting with a module that moved whole, in code or text (``import tests.helm``,
+#: ``tests.helm.template(...)``): the module part is rewritten.
+_MODULE_PATHS = re.compile(
+    r"(?<![\w.])(" + "|".join(map(re.escape, sorted(MODULES, key=len, reverse=True))) + r")(?![\w])"
+)
+
+
+def _module_path(match: re.Match[str]) -> str:
+    return MODULES[match.group(1)]
+
+
+def _plain_imports(nodes: list[ast.AST], where: str) -> None:
+    """``import tests.<module>`` of a module that was split or is a test module: named, not rewritten."""
+    for node in nodes:
+        for alias in node.names if isinstance(node, ast.Import) else ():
+            if alias.name.startswith(("tests.test_", "tests.conftest", "tests.mixed_clusters")):
+                raise Unrewritable(f"{where}:{node.lineno}: import {alias.name}: import the names from tests/support")
 
 
 _PATHS = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, sorted(PATHS, key=len, reverse=True))) + ")")
