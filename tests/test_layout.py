@@ -216,6 +216,7 @@ def test_the_rewrite_brings_an_old_import_to_the_new_places():
         ("from tests.support import nothing_like_it\n", "tests.support.nothing_like_it is not a name"),
         ("import tests.test_plan\n", "import tests.test_plan: import the names from tests/support"),
     ],
+    ids=["a-test-modules-name", "gone-by-hand", "unknown-name", "import-of-a-test-module"],
 )
 def test_the_rewrite_names_what_it_cannot_do(line, says):
     with pytest.raises(moved.Unrewritable, match=re.escape(says)):
