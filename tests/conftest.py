@@ -1,9 +1,9 @@
-"""Shared fixtures. The plumbing (paths, the fake-AWS environment, cached stack runs, copy and
-subprocess helpers) lives in tests/support.py; this file only exposes it to pytest."""
+"""The fixtures every test module may ask for, and what pytest runs before and around each test: the
+fake-AWS environment, a fixed date, the Hypothesis profiles. The plumbing they use lives in
+tests/support/ (docs/development.md, "How the tests are organised"); nothing is re-exported here."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Iterator
 
@@ -11,19 +11,12 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from components import catalog
-from tests import support
-from tests.support import (  # re-exported: older test modules import these from tests.conftest
-    CHART_VERSIONS,
-    REFERENCE,
-    ROOT,
-    STACKS,
-    load_reference_yaml,
-    reference_path,
-    simulate,
-)
+from tests.support import environment
+from tests.support.paths import STACKS
+from tests.support.reference import load_reference_yaml
+from tests.support.simulation import simulate
 from tooling.simulation import Simulation
 
-__all__ = ["CHART_VERSIONS", "REFERENCE", "ROOT", "STACKS", "load_reference_yaml", "reference_path", "simulate"]
 #: A separate consumer project (and its own components/ package laid over it), run by tests/test_consumer.py
 #: against the installed package.
 collect_ignore = ["consumer_project", "consumer_own_components"]
@@ -42,22 +35,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before any test module is imported: a user's AWS_PROFILE (or other AWS_* variables) must
-    neither reach moto nor stop boto3 sessions created at import time; and boto3 sessions share
-    one parse of botocore's service models, kubernetes-validate one of its schemas."""
-    support.fake_aws_environ(os.environ)
-    support.share_botocore_models()
-    support.share_kubernetes_schemas()
-
-
-#: The date the suite judges Kubernetes versions against (EKS support calendar): fixed, so that a
-#: test's outcome does not change with the day it runs. test_settings_aws checks the stacks against
-#: the real date.
-TODAY = dt.date(2026, 11, 21)
+    neither reach moto nor stop boto3 sessions created at import time; boto3 sessions share
+    one parse of botocore's service models, kubernetes-validate one of its schemas; and the test
+    modules, once rewritten for their asserts, are cached."""
+    environment.fake_aws_environ(os.environ)
+    environment.share_botocore_models()
+    environment.share_kubernetes_schemas()
+    environment.cache_compiled_tests()
 
 
 @pytest.fixture(autouse=True)
 def _fixed_today(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(catalog, "today", lambda: TODAY)
+    """The catalog's today is ``environment.TODAY`` (test_settings_aws checks the stacks against the real date)."""
+    monkeypatch.setattr(catalog, "today", lambda: environment.TODAY)
 
 
 @pytest.fixture(autouse=True)
@@ -66,10 +56,19 @@ def fake_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for key in [k for k in os.environ if k.startswith("AWS_")]:
         monkeypatch.delenv(key)
     environ: dict[str, str] = {}
-    support.fake_aws_environ(environ)
+    environment.fake_aws_environ(environ)
     for key, value in environ.items():
         monkeypatch.setenv(key, value)
     yield
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    """moto's in-process AWS for the test (the fake-AWS environment is ``fake_aws``'s)."""
+    from moto import mock_aws
+
+    with mock_aws():
+        yield
 
 
 @pytest.fixture(scope="session")

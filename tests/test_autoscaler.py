@@ -1,23 +1,15 @@
 """Cluster Autoscaler (issue 9): the release, its IAM, the ASG tags that let it scale GPU groups
-from zero, and a template-node simulation written from CA's AWS provider.
-
-Upstream behaviour encoded here (kubernetes/autoscaler, tag cluster-autoscaler-1.35.2,
-cluster-autoscaler/cloudprovider/aws/aws_manager.go ``buildNodeFromTemplate``):
-capacity from the instance type (``nvidia.com/gpu`` = physical GPUs), then every
-``k8s.io/cluster-autoscaler/node-template/resources/<name>`` tag overrides/sets ``<name>``; labels
-from ``node-template/label/<key>``; taints from ``node-template/taint/<key>`` whose value matches
-``(.*):(NoSchedule|NoExecute|PreferNoSchedule)``, split at the first ``:`` into value and effect.
+from zero, and CA's template node of each group (tests/support/standins/autoscaler.py, written from
+CA's AWS provider) judged against the pods the stack outputs describe.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from typing import Any
 
 import pytest
-import yaml
 from pydantic import ValidationError
 
 from components import catalog
@@ -30,105 +22,22 @@ from components.check.settings import GpuCapacitySettings, Settings
 from components.check.warnings import settings_warnings
 from components.config.errors import ConfigError
 from components.config.groups import GpuNodeGroupSettings, Taint
-from components.plan import asg, placement, userdata
+from components.plan import asg, userdata
 from components.plan.group import plan_group
 from components.verification import jobs
-from tests.ca_instance_types import CA_INSTANCE_TYPES
-from tests.scheduling import node_matches_affinity
-from tests.support import ROOT, load_reference_yaml, reference_path, settings_for_stack
+from tests.data.ca_instance_types import CA_INSTANCE_TYPES
+from tests.support.paths import ROOT
+from tests.support.reference import load_reference_yaml, reference_path
+from tests.support.rendered import asg_tags_of, nodeconfig_of
+from tests.support.simulation import settings_for_stack
+from tests.support.standins.autoscaler import fits, pod_from_outputs, template_node
+from tests.support.standins.scheduling import node_matches_affinity
 from tooling.simulation import Simulation, run_stack
 
 TAG = "aws:autoscaling/tag:Tag"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 JOB = "kubernetes:batch/v1:Job"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
-
-# ---------------------------------------------------------------------------------------------
-# CA's template node, rebuilt from its documented behaviour (see the module docstring)
-# ---------------------------------------------------------------------------------------------
-
-_TAINT_VALUE = re.compile(r"(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)")
-
-
-def _quantity(value: str) -> int:
-    """The Kubernetes quantities our tags use: a plain integer, or ``<n>Mi`` (bytes)."""
-    return int(value[:-2]) * 2**20 if value.endswith("Mi") else int(value)
-
-
-def template_node(tags: dict[str, str], instance_type: str) -> dict[str, Any]:
-    """CA's template node of an ASG whose mixed instances policy lists ``instance_type`` first
-    (aws_wrapper.go getInstanceTypesForAsgs: instanceTypesOverrides[0])."""
-    # CA's instance list (tests/ca_instance_types.py, literals of ec2_instance_types.go): vCPUs,
-    # memory in bytes, and the GPU count EC2 reports: 0 for the vGPU slices (g6f, gr6f).
-    vcpus, memory_mib, gpus = CA_INSTANCE_TYPES[instance_type]
-    capacity: dict[str, int] = {"cpu": vcpus, "memory": memory_mib * 2**20, "nvidia.com/gpu": gpus}
-    labels: dict[str, str] = {"node.kubernetes.io/instance-type": instance_type}
-    taints: list[Taint] = []
-    for key, value in tags.items():
-        if key.startswith("k8s.io/cluster-autoscaler/node-template/resources/"):
-            capacity[key.split("k8s.io/cluster-autoscaler/node-template/resources/")[1]] = _quantity(value)
-        if key.startswith("k8s.io/cluster-autoscaler/node-template/label/"):
-            labels[key.split("k8s.io/cluster-autoscaler/node-template/label/")[1]] = value
-        if key.startswith("k8s.io/cluster-autoscaler/node-template/taint/") and _TAINT_VALUE.match(value):
-            taint_value, effect = value.split(":", 1)
-            taints.append(
-                Taint(
-                    key=key.split("k8s.io/cluster-autoscaler/node-template/taint/")[1], value=taint_value, effect=effect
-                )
-            )
-    return {"labels": labels, "taints": taints, "capacity": capacity}
-
-
-def fits(pod: dict[str, Any], node: dict[str, Any]) -> bool:
-    """The scheduler's NodeSelector, TaintToleration (NoSchedule/NoExecute) and resource fit."""
-    if any(node["labels"].get(k) != v for k, v in pod["nodeSelector"].items()):
-        return False
-    for taint in node["taints"]:
-        if taint.effect != "PreferNoSchedule" and not any(
-            placement.tolerates(t, taint) for t in pod.get("tolerations", [])
-        ):
-            return False
-    return all(node["capacity"].get(name, 0) >= amount for name, amount in pod["requests"].items())
-
-
-def pod_from_outputs(outputs: dict[str, Any], slots: int = 1, tolerate: bool = True) -> dict[str, Any]:
-    return {
-        "nodeSelector": outputs["nodeSelector"],
-        "tolerations": outputs["tolerations"] if tolerate else [],
-        "requests": {outputs["resourceName"]: slots},
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
-# ---------------------------------------------------------------------------------------------
-
-
-def nodeconfig_of(sim: Simulation, group: str) -> tuple[dict[str, str], list[Taint]]:
-    """Labels and taints from the group's launch template user data, parsed back from kubelet flags."""
-    mime = base64.b64decode(sim.one(LT, f"gpu-eks-{group}-lt").inputs["userData"]).decode()
-    (_, body), _boot = userdata.parse_mime(mime)
-    labels: dict[str, str] = {}
-    taints: list[Taint] = []
-    for flag in yaml.safe_load(body)["spec"]["kubelet"]["flags"]:
-        name, _, value = flag.partition("=")
-        if name == "--node-labels":
-            labels.update(kv.split("=", 1) for kv in value.split(","))
-        elif name == "--register-with-taints":
-            for t in value.split(","):
-                kv, effect = t.rsplit(":", 1)
-                key, _, val = kv.partition("=")
-                taints.append(Taint(key=key, value=val, effect=effect))
-    return labels, taints
-
-
-def asg_tags_of(sim: Simulation, group: str) -> dict[str, str]:
-    prefix = f"gpu-eks-{group}-asg-tag-"
-    tags = [r for r in sim.by_type(TAG) if r.name.startswith(prefix)]
-    for r in tags:
-        assert r.inputs["autoscalingGroupName"] == f"eks-gpu-eks-{group}-00000000-0000-0000-0000-000000000000"
-        assert r.inputs["tag"]["propagateAtLaunch"] is False
-    return {r.inputs["tag"]["key"]: r.inputs["tag"]["value"] for r in tags}
 
 
 @pytest.fixture(scope="module")

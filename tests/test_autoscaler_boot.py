@@ -18,7 +18,7 @@ from components.autoscaler import values as ca_values
 from components.check.loading import load_settings
 from components.plan import boot
 from components.plan.group import plan_groups
-from tests.test_examples import example
+from tests.support.simulation import example
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 

@@ -7,7 +7,7 @@ import configparser
 
 from components.config.capacity_provider import MANAGED_NODE_GROUP
 from components.plan import boot
-from tests.support import reference_path
+from tests.support.reference import reference_path
 
 # -- the order against the AMI's units --------------------------------------------------------------
 

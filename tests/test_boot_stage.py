@@ -1,5 +1,5 @@
 """The boot stage (components/plan/boot.py): its bash script run against stand-ins of
-``nvidia-smi``/``nvidia-ctk``/``systemctl`` (tests/standins/nvidia_smi.py) for each MIG GPU of the
+``nvidia-smi``/``nvidia-ctk``/``systemctl`` (tests/support/standins/nvidia_smi.py) for each MIG GPU of the
 catalog and its layouts, what it registers the node with, its failure path, its cloud-init part.
 Its systemd ordering: tests/test_boot_order.py."""
 
@@ -16,10 +16,10 @@ from components.catalog import mig as mig_catalog
 from components.config.capacity_provider import KARPENTER, MANAGED_NODE_GROUP
 from components.config.groups import Taint
 from components.plan import boot
-from tests.standins import nvidia_smi as standin
-from tests.standins.boot_node import Node
-from tests.support import load_reference_yaml, observed_path
-from tests.test_nodeconfig import strict
+from tests.support.reference import load_reference_yaml, observed_path
+from tests.support.standins import nvidia_smi as standin
+from tests.support.standins.boot_node import Node
+from tests.support.standins.crds import strict
 
 ISOLATION = (
     "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false "

@@ -1,5 +1,5 @@
 """Every ``nvidia-smi`` command line of every generated boot script, through the real tool's grammar
-(tests/standins/nvidia_smi_grammar.py, from nvidia-smi 580.159.04's own help): the scripts of each
+(tests/support/standins/nvidia_smi_grammar.py, from nvidia-smi 580.159.04's own help): the scripts of each
 MIG GPU with every named layout and the layouts of examples/ and stacks/, of both capacity providers,
 and without MIG; run on the stand-in through every path that calls ``nvidia-smi`` (a fresh node, a
 pending mode, a reboot, placements the driver refuses). And scripts/gpu-smoke's guard: of those
@@ -21,10 +21,11 @@ from components.config import stackfile
 from components.config.capacity_provider import KARPENTER, MANAGED_NODE_GROUP
 from components.config.groups import DEFAULT_GPU_TAINT
 from components.plan import boot
-from tests.standins import nvidia_smi as standin
-from tests.standins.boot_node import Node
-from tests.standins.nvidia_smi_grammar import Refused, grammar
-from tests.support import ROOT, STACKS, observed_path
+from tests.support.paths import ROOT, STACKS
+from tests.support.reference import observed_path
+from tests.support.standins import nvidia_smi as standin
+from tests.support.standins.boot_node import Node
+from tests.support.standins.nvidia_smi_grammar import Refused, grammar
 
 #: Every place a boot script calls nvidia-smi, its variables named (the literal the test reads the
 #: scripts' text and their runs against).

@@ -16,7 +16,7 @@ from components.config.capacity_provider import (
     CapacityProvider,
 )
 from components.config.groups import GpuNodeGroupSettings
-from tests.support import ROOT
+from tests.support.paths import ROOT
 
 
 def facts(provider: CapacityProvider) -> dict[str, object]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support.paths import ROOT
 
 #: ``folder/…/name.py``, not inside a longer path or URL, not a ``../`` path outside the repository, and
 #: not under a shell variable (``$HOME/allreduce.py``: a file a Job writes on the node).

@@ -22,8 +22,9 @@ from components.config.errors import ConfigError
 from components.plan import userdata
 from components.review import impact
 from components.review import values as render_values
-from tests.support import ROOT, copy_project
-from tests.test_nodeconfig import strict
+from tests.support.copies import copy_project
+from tests.support.paths import ROOT
+from tests.support.standins.crds import strict
 from tooling import __main__ as tooling_main
 from tooling import render
 

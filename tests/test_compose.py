@@ -28,17 +28,14 @@ from components import (
 from components.blocks.coverage import HalfWiredError
 from components.config.errors import ConfigError, Problem, is_plain
 from components.plan.group import plan_group
-from tooling.simulation import FakeCloud, Simulation, run_program
+from tests.data.samples import EXISTING_KUBECONFIG, GROUP_T4
+from tests.support.simulation import run_consumer_program as run
+from tooling.simulation import FakeCloud, Simulation
 
 NG = "aws:eks/nodeGroup:NodeGroup"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 JOB = "kubernetes:batch/v1:Job"
 ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-EXISTING_KUBECONFIG = json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": []})
-
-
-def run(program, mocks: FakeCloud | None = None) -> Simulation:
-    return run_program(program, {}, project="consumer", stack="test", mocks=mocks, timeout=60)
 
 
 def parents(sim: Simulation) -> dict[str, str | None]:
@@ -51,9 +48,6 @@ def plugin_profiles(sim: Simulation) -> set[str]:
 
 def daemonset_toleration_keys(sim: Simulation) -> set[str]:
     return {t.get("key") for t in sim.one(RELEASE).inputs["values"]["daemonsets"]["tolerations"]}
-
-
-GROUP_T4 = {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "timeSlicing": {"replicas": 4}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -741,7 +735,7 @@ class PlatformStack(FakeCloud):
 
 
 def test_readme_gpu_capacity_example_runs_under_mocks():
-    from tests.support import ROOT
+    from tests.support.paths import ROOT
 
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
     (example,) = [b for b in blocks if "GpuCapacity(" in b]

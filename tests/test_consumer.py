@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT, TESTS, copy_repository_files
+from tests.support.copies import copy_repository_files
+from tests.support.paths import ROOT, TESTS
 
 PROJECT = TESTS / "consumer_project"
 #: The team's own ``components`` package, its program and a test using it beside ``gpu_eks``.

@@ -6,7 +6,6 @@ consumer runs it; its boundary in the wheel; the workflow example for a consumer
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import stat
 import subprocess
@@ -16,52 +15,11 @@ from pathlib import Path
 import pytest
 
 from components import catalog
-from components.review import cli
-from tests.preflight_fixtures import CONSUMER_KEYS, write_stack
-from tests.support import ROOT, TESTS, main_in_process
-from tests.test_architecture import import_graph
-from tests.test_workflows import load_workflow, zizmor
-
-PROJECT = TESTS / "consumer_project"
-GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"]
-
-
-def review_subprocess(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m components.review <args>`` in a new Python, as the consumer runs the command."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(ROOT)  # the library of this work tree, as if installed
-    return subprocess.run(
-        [sys.executable, "-m", "components.review", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def review(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The same command run in this process (its ``main``, what ``python -m components.review`` calls;
-    ``review_subprocess`` proves that entry point): a new Python per call cost about 2 s of imports.
-    The base is still rendered in a subprocess by the command itself, with PYTHONPATH as above. The
-    consumer program's modules (its ``infra``) and its folder on sys.path are removed afterwards, so
-    no later render reuses another copy's modules."""
-    path, env = list(sys.path), os.environ.get("PYTHONPATH")
-    before = set(sys.modules)
-    try:
-        os.environ["PYTHONPATH"] = str(ROOT)
-        return main_in_process(cli.main, list(args), cwd=cwd, command=["gpu-eks-review"])
-    finally:
-        if env is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = env
-        added = [Path(folder) for folder in sys.path if folder not in path]
-        sys.path[:] = path
-        for name in set(sys.modules) - before:
-            file = getattr(sys.modules[name], "__file__", None)
-            if file and any(Path(file).is_relative_to(folder) for folder in added):
-                del sys.modules[name]
+from tests.support.imports import import_graph
+from tests.support.paths import ROOT
+from tests.support.preflight import CONSUMER_KEYS, write_stack
+from tests.support.review import GIT, PROJECT, review, review_subprocess
+from tests.support.workflows import load_workflow, zizmor
 
 
 @pytest.fixture(scope="module")

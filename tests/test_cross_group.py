@@ -1,5 +1,5 @@
 """Every decision taken from several groups' plans, run over clusters whose groups differ
-(tests/mixed_clusters.py) and asserted against its definition per group (issue 35, item 8).
+(tests/data/clusters.py) and asserted against its definition per group (issue 35, item 8).
 
 ``DECISIONS`` names each such function with its check; ``NOT_DECISIONS`` the functions that take
 several groups but decide nothing across them, each with why. A scan of ``components`` finds every
@@ -46,8 +46,9 @@ from components.plan import placement
 from components.plan.group import GroupPlan, plan_groups
 from components.teams import policy
 from components.teams import verification as team_check
-from tests.mixed_clusters import CLUSTERS, GROUPS, REFUSED, plans_of, settings_of, teams_of
-from tests.support import ROOT
+from tests.data.clusters import CLUSTERS, GROUPS, REFUSED
+from tests.support.clusters import plans_of, settings_of, teams_of
+from tests.support.paths import ROOT
 
 Plans = tuple[GroupPlan, ...]
 CHART = "v26.7.0"  # an operator chart whose exporter has per-pod metrics

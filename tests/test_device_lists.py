@@ -4,7 +4,7 @@
   against the text of its ``internal/plugin/server.go`` at each pinned tag (it cannot be built from
   what ../shared holds): a tag that sends otherwise fails here.
 * What a container gets is asked of the container toolkit's own decision, compiled from its source
-  (tests/toolkit.py: ``internal/config/image`` of v1.19.1), for every node (0.2.0: no boot stage, the
+  (tests/support/tools/toolkit.py: ``internal/config/image`` of v1.19.1), for every node (0.2.0: no boot stage, the
   toolkit's defaults; ``migrating`` and ``enforced``: the settings their generated boot script sets)
   x every strategy the library renders (each isolation, chart version, ``cdiEnabled``) x a pod that
   requests GPUs, one that requests none but sets ``NVIDIA_VISIBLE_DEVICES=all``, a privileged
@@ -28,9 +28,9 @@ from components.catalog import gpu_operator as operator_catalog
 from components.check.loading import load_settings
 from components.config.errors import ConfigError
 from components.gpu_operator import values as operator_values
-from tests import toolkit
-from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path, simulate
-from tests.test_examples import example
+from tests.support.reference import CHART_VERSIONS, load_reference_yaml, reference_path
+from tests.support.simulation import example, simulate
+from tests.support.tools import toolkit
 
 UUID_A = "GPU-8f3c2a1e-5b6d-4c7e-9f10-1a2b3c4d5e6f"
 UUID_B = "GPU-0e9d8c7b-6a5f-4e3d-2c1b-0a9f8e7d6c5b"

@@ -23,7 +23,9 @@ from components.config.errors import ConfigError
 from components.gpu_operator import values as operator_values
 from components.plan import userdata
 from components.plan.group import GroupPlan, plan_groups
-from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml, reference_path
+from tests.support.paths import ROOT
+from tests.support.reference import CHART_VERSIONS, load_reference_yaml, reference_path
+from tests.support.standins.device_plugin import PLUGIN_FIELDS, RESOURCE_FIELDS, plugin_config_problems
 from tooling.simulation import Simulation, run_stack
 
 #: The k8s-device-plugin (and GFD) release each validated chart deploys.
@@ -39,33 +41,6 @@ def problems(raw: dict) -> list[str]:
 def groups(*specs: dict, **top: Any) -> tuple[GroupPlan, ...]:
     """The plans of the GPU node groups of a cluster config."""
     return plan_groups(load_settings({"clusterName": "c", "gpuNodeGroups": list(specs), **top}).gpu_node_groups)
-
-
-def plugin_config_problems(text: str) -> list[str]:
-    """The checks k8s-device-plugin applies when it loads a config file, as read in
-    api/config/v1/config.go (parseConfigFrom), replicas.go (ReplicatedResources /
-    ReplicatedResource UnmarshalJSON) and flags.go at v0.17.2, v0.18.1 and v0.20.0 (the
-    three are identical in these rules). A problem here makes the plugin and GFD exit."""
-    out = []
-    config = yaml.safe_load(text)
-    if config.get("version", "v1") != "v1":
-        out.append("unknown version")
-    if config.get("flags", {}).get("migStrategy", "none") not in ("none", "single", "mixed"):
-        out.append("unknown MIG strategy")
-    for strategy in ("timeSlicing", "mps"):
-        rr = config.get("sharing", {}).get(strategy)
-        if rr is None:
-            continue
-        if not rr.get("resources"):
-            out.append("no resources specified")
-        for r in rr.get("resources") or []:
-            if "name" not in r:
-                out.append("no resource name specified")
-            if "replicas" not in r:
-                out.append("no replicas specified")
-            elif r["replicas"] < 2:
-                out.append("number of replicas must be >= 2")
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,19 +73,6 @@ def test_every_generated_config_file_loads_in_the_device_plugin(version, replica
     data = operator_values.gpu_operator_values([g], version)["devicePlugin"]["config"]["data"]
     assert list(data) == ["t4"]
     assert plugin_config_problems(data["t4"]) == []
-
-
-#: JSON field names (a subset: those near what we write) of the plugin's config structs (config.go Config, flags.go
-#: CommandLineFlags, sharing.go Sharing, replicas.go ReplicatedResources/ReplicatedResource;
-#: the same in v0.17.2, v0.18.1, v0.20.0). It decodes with sigs.k8s.io/yaml, which ignores
-#: unknown fields: a misspelt key would be silently dropped, so every key we write must be one.
-PLUGIN_FIELDS = {
-    (): {"version", "flags", "resources", "sharing", "imex"},
-    ("flags",): {"migStrategy", "failOnInitError", "mpsRoot", "nvidiaDriverRoot", "plugin", "gfd"},
-    ("sharing",): {"timeSlicing", "mps"},
-    ("sharing", "timeSlicing"): {"renameByDefault", "failRequestsGreaterThanOne", "resources"},
-}
-RESOURCE_FIELDS = {"name", "rename", "devices", "replicas"}
 
 
 @pytest.mark.parametrize("replicas", [1, 4])

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from components.review import diff as review_diff
-from tests.support import copy_project, git, tooling_cli
+from tests.support.commands import git, tooling_cli
+from tests.support.copies import copy_project
 from tooling import diff, render
 from tooling.__main__ import main as cli_main
 

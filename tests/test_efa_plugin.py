@@ -14,7 +14,7 @@ from components.check.loading import load_settings
 from components.efa import values
 from components.plan.group import plan_group, plan_groups
 from components.review.fakecloud import FAKE_REGION
-from tests.test_examples import example
+from tests.support.simulation import example
 
 
 def plans(*groups: dict[str, Any]) -> Any:
@@ -151,7 +151,7 @@ def test_the_region_is_the_aws_providers(monkeypatch):
 
     from components.config import stackfile
     from components.review import fakecloud
-    from tests.support import ROOT
+    from tests.support.paths import ROOT
     from tooling.simulation import program_from_file, run_program
 
     monkeypatch.setattr(fakecloud, "FAKE_REGION", "eu-south-2")
@@ -175,7 +175,7 @@ def test_a_region_not_in_the_table_renders_the_charts_image_and_warns(monkeypatc
 
     from components.config import stackfile
     from components.review import fakecloud
-    from tests.support import ROOT
+    from tests.support.paths import ROOT
     from tooling.simulation import program_from_file, run_program
 
     monkeypatch.setattr(fakecloud, "FAKE_REGION", "ap-southeast-9")

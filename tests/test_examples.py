@@ -14,30 +14,19 @@ import yaml
 
 from components.config import stackfile
 from components.plan import userdata
-from tests.admission import refusals
-from tests.support import CHART_VERSIONS, ROOT
-from tests.test_autoscaler import LT, asg_tags_of, fits, nodeconfig_of, pod_from_outputs, template_node
+from tests.support.paths import EXAMPLES, ROOT
+from tests.support.reference import CHART_VERSIONS
+from tests.support.rendered import asg_tags_of, nodeconfig_of
+from tests.support.simulation import example
+from tests.support.standins.admission import refusals
+from tests.support.standins.autoscaler import fits, pod_from_outputs, template_node
+from tests.support.tokens import LAUNCH_TEMPLATE as LT
 from tooling.simulation import Simulation, program_from_file, run_program
 
-EXAMPLES = ROOT / "examples"
 NG = "aws:eks/nodeGroup:NodeGroup"
 JOB = "kubernetes:batch/v1:Job"
 IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
-
-_RUNS: dict[str, Simulation] = {}
-
-
-def example(name: str) -> Simulation:
-    if name not in _RUNS:
-        config: dict[str, Any] = yaml.safe_load((EXAMPLES / f"Pulumi.{name}.yaml").read_text())["config"]
-        _RUNS[name] = run_program(
-            program_from_file(ROOT / "__main__.py"),
-            stackfile.cli_config(config),
-            project=stackfile.project_name(ROOT),
-            stack=name,
-        )
-    return _RUNS[name]
 
 
 def test_the_examples_are_the_ones_documented():

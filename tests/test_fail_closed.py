@@ -21,9 +21,9 @@ from components.plan import boot, userdata
 from components.plan import karpenter as objects
 from components.plan.group import GroupPlan
 from components.plan.placement import tolerates
-from tests.standins import nvidia_smi as standin
-from tests.standins.boot_node import Node
-from tests.support import CHART_VERSIONS, observed_path
+from tests.support.reference import CHART_VERSIONS, observed_path
+from tests.support.standins import nvidia_smi as standin
+from tests.support.standins.boot_node import Node
 
 ZERO = {"minSize": 0, "desiredSize": 0, "maxSize": 1}
 #: Groups that differ in what the registration reads: provider, MIG or not, taints or none.

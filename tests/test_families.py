@@ -20,7 +20,7 @@ from components.config.errors import ConfigError
 from components.config.instance_types import sharing_problem
 from components.gpu_operator import values as operator_values
 from components.plan.group import GroupPlan, plan_group
-from tests.support import CHART_VERSIONS, load_reference_yaml
+from tests.support.reference import CHART_VERSIONS, load_reference_yaml
 from tooling import docgen
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"

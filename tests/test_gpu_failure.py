@@ -1,4 +1,4 @@
-"""A group with one failed GPU, simulated without hardware (tests/gpu_failure.py models the device
+"""A group with one failed GPU, simulated without hardware (tests/support/standins/gpu_failure.py models the device
 plugin and node repair): the slots lost before the repair and restored after it, per sharing mode
 and capacity provider."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.check.loading import load_settings
-from tests.gpu_failure import GpuNode
+from tests.support.standins.gpu_failure import GpuNode
 
 
 def plan(**group: Any):

@@ -17,9 +17,10 @@ from components.catalog import mig as mig_catalog
 from components.config.capacity_provider import MANAGED_NODE_GROUP
 from components.config.groups import DEFAULT_GPU_TAINT
 from components.plan import boot
-from tests.standins import nvidia_smi as standin
-from tests.standins.nvidia_smi_grammar import grammar
-from tests.support import ROOT, observed_path
+from tests.support.paths import ROOT
+from tests.support.reference import observed_path
+from tests.support.standins import nvidia_smi as standin
+from tests.support.standins.nvidia_smi_grammar import grammar
 from tooling import gpu_smoke
 
 SMOKE = ROOT / "scripts" / "gpu-smoke"

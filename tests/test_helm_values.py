@@ -4,7 +4,7 @@ keep the chart's entries, NFD runs only on GPU nodes, the sharing config is cons
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
@@ -19,22 +19,9 @@ from components.config.groups import Taint
 from components.gpu_operator import values as operator_values
 from components.plan import device_plugin, placement
 from components.plan.group import GroupPlan, plan_groups
-from tests.scheduling import node_matches_affinity
-from tests.support import CHART_VERSIONS, load_reference_yaml, reference_path
-
-#: Keys whose values are free-form maps/lists in the chart (Kubernetes objects, ConfigMap data):
-#: paths below them are not chart options and need not exist in values.yaml.
-FREE_FORM = {"data", "env", "affinity", "tolerations", "labels", "annotations", "nodeSelector", "resources", "args"}
-NFD = "node-feature-discovery"
-
-
-def leaf_paths(values: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    for key, value in values.items():
-        path = (*prefix, key)
-        if key in FREE_FORM or not isinstance(value, Mapping) or not value:
-            yield path
-        else:
-            yield from leaf_paths(value, path)
+from tests.support.chart_values import FREE_FORM, NFD, leaf_paths
+from tests.support.reference import CHART_VERSIONS, load_reference_yaml, reference_path
+from tests.support.standins.scheduling import node_matches_affinity
 
 
 def lookup(tree: Any, path: tuple[str, ...]) -> tuple[bool, Any]:

@@ -14,23 +14,11 @@ import pytest
 
 from components.review import impact
 from components.review import values as render_values
-from tests.support import ROOT, copy_project
+from tests.support.copies import copy_project
+from tests.support.documents import doc, item
+from tests.support.paths import ROOT
+from tests.support.tokens import LAUNCH_TEMPLATE, NODE_GROUP, NODECLASS, NODEOVERLAY, NODEPOOL, RELEASE
 from tooling import render
-
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-RELEASE = "kubernetes:helm.sh/v3:Release"
-NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
-NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-NODEOVERLAY = "kubernetes:karpenter.sh/v1alpha1:NodeOverlay"
-
-
-def item(typ: str, name: str, inputs: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"type": typ, "name": name, "urn": f"urn:pulumi:dev::p::{typ}::{name}", "inputs": inputs, **extra}
-
-
-def doc(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"project": "p", "stack": "dev", "resources": list(items)}
 
 
 def set_path(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:

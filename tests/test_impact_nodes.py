@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.review import impact
-from tests.test_impact import LAUNCH_TEMPLATE, NODE_GROUP, NODECLASS, NODEPOOL, RELEASE, doc, item
+from tests.support.documents import doc, item
+from tests.support.tokens import LAUNCH_TEMPLATE, NODE_GROUP, NODECLASS, NODEPOOL, RELEASE
 
 PROFILES = {
     "timeslice-x4": {

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import components
 from components import moved
-from tests.support import ROOT
+from tests.support.paths import ROOT
 
 #: The names the package is imported under somewhere: none of its modules may import itself by one.
 NAMES = ("components", "gpu_eks")

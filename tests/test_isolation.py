@@ -17,7 +17,7 @@ from components.config.errors import ConfigError
 from components.config.isolation import ISOLATIONS, IsolationName
 from components.gpu_operator import values as operator_values
 from components.verification import jobs
-from tests.support import CHART_VERSIONS, SAFE_LOADER, load_reference_yaml, reference_path
+from tests.support.reference import CHART_VERSIONS, SAFE_LOADER, load_reference_yaml, reference_path
 
 PLANS = load_settings({"clusterName": "c", "gpuNodeGroups": [{"name": "t4"}]}).plans
 

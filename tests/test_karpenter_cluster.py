@@ -22,9 +22,10 @@ from components.config import stackfile
 from components.config.groups import GpuNodeGroupSettings
 from components.karpenter import iam, interruption
 from components.nodegroups.component import GpuNodeGroup, GpuNodeGroupArgs
-from tests.crd_cel import crd_problems, karpenter_schema
-from tests.support import ROOT, load_reference_yaml, reference_path
-from tests.test_examples import example
+from tests.support.paths import ROOT
+from tests.support.reference import load_reference_yaml, reference_path
+from tests.support.simulation import example
+from tests.support.standins.crds import crd_problems, karpenter_schema
 from tooling.simulation import Registration, Simulation, program_from_file, run_program
 
 CLUSTER = "gpu-eks-karpenter"

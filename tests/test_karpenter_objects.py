@@ -15,7 +15,7 @@ from components.config.groups import GpuNodeGroupSettings
 from components.plan import karpenter as objects
 from components.plan.group import plan_group
 from components.plan.userdata import parse_mime
-from tests.crd_cel import crd_problems, karpenter_schema
+from tests.support.standins.crds import crd_problems, karpenter_schema
 
 ZERO = {"minSize": 0, "desiredSize": 0, "maxSize": 3}
 #: The kubelet flag of a default GPU group's NodeConfig part: the NodePool's taint, Karpenter's startup

@@ -1,5 +1,5 @@
 """Karpenter serves each group's pending verification pods from zero nodes with the right number of
-nodes (issue 26): a simulation of Karpenter's provisioning rules (tests/karpenter_scheduling.py)
+nodes (issue 26): a simulation of Karpenter's provisioning rules (tests/support/standins/karpenter.py)
 fed with the library's NodePool and NodeOverlay and the verification Jobs' own pods, with and
 without the controller's nodeOverlay feature gate. Literal expectations."""
 
@@ -14,8 +14,8 @@ from components.check.loading import load_settings
 from components.config.groups import GpuNodeGroupSettings
 from components.plan.group import plan_group
 from components.verification import jobs
-from tests.karpenter_scheduling import job_pods, provision, workload_pods
-from tests.support import ROOT
+from tests.support.paths import ROOT
+from tests.support.standins.karpenter import job_pods, provision, workload_pods
 
 
 def example_plans() -> dict[str, Any]:

@@ -9,14 +9,9 @@ import pytest
 from components.check.loading import load_settings
 from components.plan.group import plan_group
 from components.verification import jobs
-from tests.support import ROOT, settings_for_stack
-
-KINDS = {
-    "kubernetes:core/v1:Namespace": ("v1", "Namespace"),
-    "kubernetes:batch/v1:Job": ("batch/v1", "Job"),
-    "kubernetes:core/v1:ConfigMap": ("v1", "ConfigMap"),
-    "kubernetes:networking.k8s.io/v1:NetworkPolicy": ("networking.k8s.io/v1", "NetworkPolicy"),
-}
+from tests.support.paths import ROOT
+from tests.support.simulation import settings_for_stack
+from tests.support.tokens import KINDS
 
 
 def test_every_kubernetes_object_validates(stack_sim):

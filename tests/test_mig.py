@@ -21,9 +21,9 @@ from components.plan.group import GroupPlan
 from components.review.impact import rules as impact_rules
 from components.verification import jobs as verification_jobs
 from components.verification import mig as mig_verification
-from tests import helm
-from tests.crd_cel import crd_problems, crd_schema, drop_nulls
-from tests.support import CHART_VERSIONS, load_reference_yaml
+from tests.support.reference import CHART_VERSIONS, load_reference_yaml
+from tests.support.standins.crds import crd_problems, crd_schema, drop_nulls
+from tests.support.tools import helm
 
 P4D = "p4d.24xlarge"
 P5 = "p5.48xlarge"
@@ -338,7 +338,7 @@ def test_clusters_without_mig_keep_the_charts_mig_manager():
     ids=["single-p4d", "single-p4de-shared", "mixed-p5-p5e-t4"],
 )
 def test_the_cluster_policy_validates_against_the_charts_crd(version, cluster):
-    """What the chart makes of our values, rendered by a real helm (tests/helm.py) from the whole
+    """What the chart makes of our values, rendered by a real helm (tests/support/tools/helm.py) from the whole
     chart of each version (templates/clusterpolicy.yaml copies ``mig.strategy``,
     ``migManager.enabled`` and ``devicePlugin.env``): mig-manager off (the boot stage applies the
     layouts), and a ClusterPolicy its CRD accepts with no field pruned."""

@@ -12,7 +12,8 @@ import pytest
 
 from components.review import impact
 from components.review import values as render_values
-from tests.support import ROOT, copy_project
+from tests.support.copies import copy_project
+from tests.support.paths import ROOT
 from tooling import render
 
 EXAMPLE = ROOT / "examples" / "Pulumi.mig-h100.yaml"

@@ -23,7 +23,7 @@ from typing import Any
 from components.check.loading import load_settings
 from components.plan import asg
 from components.plan.group import GroupPlan
-from tests.test_autoscaler import template_node
+from tests.support.standins.autoscaler import template_node
 
 OPTIONS = "k8s.io/cluster-autoscaler/node-template/autoscaling-options/"
 DEFAULTS = {"scaledownutilizationthreshold": 0.5, "scaledowngpuutilizationthreshold": 0.5}

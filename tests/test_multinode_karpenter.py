@@ -13,8 +13,8 @@ from components.config.groups import GpuNodeGroupSettings
 from components.karpenter import values
 from components.plan import karpenter as objects
 from components.plan.group import plan_group
-from tests.crd_cel import crd_problems, karpenter_schema
-from tests.test_examples import example
+from tests.support.simulation import example
+from tests.support.standins.crds import crd_problems, karpenter_schema
 
 ZERO = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
 CR = "cr-0123456789abcdef0"

@@ -14,7 +14,7 @@ from moto import mock_aws
 
 from components.check.loading import load_settings
 from components.plan import multinode
-from tests.test_examples import example
+from tests.support.simulation import example
 
 CLUSTER_SG = "sg-0e5c1a55e5c0ffee0"
 SG_H100 = "gpu-eks-h100-block-efa-id"

@@ -19,8 +19,8 @@ from components.config.errors import ConfigError
 from components.plan.group import plan_group
 from components.program import main
 from components.verification import nccl
-from tests.support import ROOT
-from tests.test_examples import example
+from tests.support.paths import ROOT
+from tests.support.simulation import example
 from tooling.simulation import run_program
 
 P5 = {

@@ -15,8 +15,8 @@ import yaml
 from components.check.loading import load_settings
 from components.config import stackfile
 from components.config.errors import ConfigError
-from tests.preflight_fixtures import preflight_config, preflight_env, run_preflight
-from tests.support import ROOT
+from tests.support.paths import ROOT
+from tests.support.preflight import preflight_config, preflight_env, run_preflight
 
 # --- Requirements: the runtime set and the development set -----------------------------------
 

@@ -16,7 +16,7 @@ from components.check.loading import load_settings
 from components.config import stackfile
 from components.config.errors import ConfigError
 from components.plan.group import plan_group
-from tests.support import ROOT
+from tests.support.paths import ROOT
 from tooling.simulation import Simulation, program_from_file, run_program
 
 NG = "aws:eks/nodeGroup:NodeGroup"

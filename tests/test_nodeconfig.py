@@ -7,7 +7,6 @@ kubelet flags each group promises are in tests/test_promises_nodegroups.py."""
 from __future__ import annotations
 
 import base64
-import copy
 
 import jsonschema
 import pytest
@@ -18,28 +17,10 @@ from components.catalog import labels
 from components.check.loading import load_settings
 from components.plan import userdata
 from components.plan.group import GroupPlan, plan_group
-from tests.support import STACKS, simulate
+from tests.support.paths import STACKS
+from tests.support.simulation import simulate
+from tests.support.standins.crds import strict
 from tooling.simulation import Simulation
-
-
-def strict(schema: dict) -> dict:
-    """The CRD schema with additionalProperties: false wherever it lists properties, so a
-    misspelt field (which nodeadm would silently ignore) fails validation too."""
-    schema = copy.deepcopy(schema)
-
-    def walk(node: dict) -> None:
-        if isinstance(node, dict):
-            if "properties" in node and "additionalProperties" not in node:
-                node["additionalProperties"] = False
-            for value in node.values():
-                if isinstance(value, dict):
-                    walk(value)
-                elif isinstance(value, list):
-                    for item in value:
-                        walk(item)
-
-    walk(schema)
-    return schema
 
 
 def group_plan(**overrides) -> GroupPlan:

@@ -1,4 +1,4 @@
-"""The ``nvidia-smi`` stand-in (tests/standins) against what the real one printed on an H200 with driver
+"""The ``nvidia-smi`` stand-in (tests/support/standins) against what the real one printed on an H200 with driver
 580.159.04 (../shared/observed/nvidia-smi/580.159.04-h200): its grammar refuses what the real one
 refused, its model prints the recorded bytes, its placement table is the real H200's."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.standins import nvidia_smi as standin
-from tests.standins import nvidia_smi_grammar as smi_grammar
-from tests.standins.nvidia_smi_grammar import Refused
-from tests.support import observed_path
+from tests.support.reference import observed_path
+from tests.support.standins import nvidia_smi as standin
+from tests.support.standins import nvidia_smi_grammar as smi_grammar
+from tests.support.standins.nvidia_smi_grammar import Refused
 
 NOT_VALID = "ERROR: Option {} is not valid for this command. Please run 'nvidia-smi -h' for help.\n"
 

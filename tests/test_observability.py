@@ -16,7 +16,9 @@ from components.config.errors import ConfigError
 from components.gpu_operator import values as operator_values
 from components.observability import dashboard
 from components.observability import values as obs_values
-from tests.support import CHART_VERSIONS, load_reference_yaml, run_stack, settings_for_stack
+from tests.support.reference import CHART_VERSIONS, load_reference_yaml
+from tests.support.simulation import settings_for_stack
+from tooling.simulation import run_stack
 
 #: What the chart renders into ClusterPolicy.spec.dcgmExporter from these values (hostPID, enablePodUID
 #: and env as sent, serviceMonitor merged over the chart's, enablePodLabels false left out by the
@@ -407,7 +409,7 @@ def capacity(observability: dict[str, Any], **extra: Any):
     import pulumi
 
     from components import GpuCapacity, GpuCapacityArgs, load_capacity_settings
-    from tests.test_compose import EXISTING_KUBECONFIG, GROUP_T4
+    from tests.data.samples import EXISTING_KUBECONFIG, GROUP_T4
 
     def program() -> None:
         settings = load_capacity_settings(
@@ -477,7 +479,7 @@ def test_gpu_observability_declared_alone_needs_the_oidc_provider():
 
 
 def test_gpu_capacity_with_its_own_prometheus():
-    from tests.test_compose import run
+    from tests.support.simulation import run_consumer_program as run
 
     sim = run(capacity({"enabled": True, "pipeline": "prometheus"}))
     component = sim.one("gpu-eks:observability:GpuObservability")

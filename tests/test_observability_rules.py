@@ -12,8 +12,9 @@ import yaml
 
 from components.check.loading import load_settings
 from components.observability import rules
-from tests.promtool import promtool
-from tests.support import ROOT, settings_for_stack
+from tests.support.paths import ROOT
+from tests.support.simulation import settings_for_stack
+from tests.support.tools.promtool import promtool
 
 TEST_FILE = ROOT / "tests" / "alerts" / "shared_gpus_test.yaml"
 TWO_GROUPS_TEST_FILE = ROOT / "tests" / "alerts" / "two_groups_test.yaml"

@@ -18,7 +18,7 @@ from components import ConfigError, Settings, load_capacity_settings, load_setti
 from components.check.warnings import settings_warnings
 from components.config.addons import VerificationSettings
 from components.verification import component as verification
-from tests.support import ROOT
+from tests.support.paths import ROOT
 from tooling import render
 
 

@@ -2,7 +2,7 @@
 every example stack and for dev/prod, at every chart version the library supports (issue 31 "Rules").
 
 The charts are ../shared/reference/gpu-operator/<version>/chart (deployments/gpu-operator of
-NVIDIA/gpu-operator at the commit of each tag: its SOURCE.md), Helm the pinned wheel's (tests/helm.py).
+NVIDIA/gpu-operator at the commit of each tag: its SOURCE.md), Helm the pinned wheel's (tests/support/tools/helm.py).
 What the chart makes of the values is checked where the operator reads it: the ClusterPolicy (valid
 for the chart's own CRD, no field the API server would prune), the device plugin's config ConfigMap,
 the MIG strategy and mig-manager's ConfigMap, the device plugin's device-list strategy, and which
@@ -32,10 +32,12 @@ from components.check.loading import settings_from_config
 from components.config import stackfile
 from components.gpu_operator import values as operator_values
 from components.plan.group import GroupPlan
-from tests import helm
-from tests.crd_cel import crd_problems, crd_schema, drop_nulls
-from tests.support import CHART_VERSIONS, ROOT, reference_path, simulate
-from tests.test_examples import EXAMPLES, RELEASE, example
+from tests.support.paths import EXAMPLES, ROOT
+from tests.support.reference import CHART_VERSIONS, reference_path
+from tests.support.simulation import example, simulate
+from tests.support.standins.crds import crd_problems, crd_schema, drop_nulls
+from tests.support.tokens import RELEASE
+from tests.support.tools import helm
 
 OPERATOR_RELEASE = "gpu-eks-gpu-operator-release"
 

@@ -53,8 +53,11 @@ from components.config.network import NetworkSettings
 from components.config.repair import Repair, RepairActions
 from components.config.system_group import SystemNodeGroupSettings
 from components.config.teams import TeamSettings
-from tests.promised import DEFAULT_REPAIR_POLICY
-from tests.support import ROOT, reference_path, run_python, simulate
+from tests.data.promised import DEFAULT_REPAIR_POLICY
+from tests.support.commands import run_python
+from tests.support.paths import ROOT
+from tests.support.reference import reference_path
+from tests.support.simulation import simulate
 from tooling.simulation import run_program
 
 GOLDEN = ROOT / "tests" / "golden" / "schema.json"

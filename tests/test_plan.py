@@ -17,6 +17,7 @@ import yaml
 from components.config.groups import GpuNodeGroupSettings, Taint
 from components.plan import userdata
 from components.plan.group import GroupPlan, plan_group, plan_groups
+from tests.support.rendered import kubelet_flags_in
 
 #: The boot stage's taint, which the user data registers every node with until its stage succeeded.
 PENDING = "gpu-eks.io/boot-stage=pending:NoSchedule"
@@ -42,16 +43,6 @@ EXCLUSIVE = GpuNodeGroupSettings.model_validate(
         "timeSlicing": {"replicas": 1},
     }
 )
-
-
-def kubelet_flags_in(user_data: str) -> list[str]:
-    """The kubelet flags of the one NodeConfig in base64 MIME user data."""
-    (content_type, body), (script_type, _) = userdata.parse_mime(base64.b64decode(user_data).decode())
-    # Then the boot stage's cloud-init part (plan/boot.py; tests/test_boot_stage.py).
-    assert (content_type, script_type) == ("application/node.eks.aws", "text/x-shellscript")
-    doc = yaml.safe_load(body)
-    assert (doc["apiVersion"], doc["kind"]) == ("node.eks.aws/v1alpha1", "NodeConfig")
-    return doc["spec"]["kubelet"]["flags"]
 
 
 def test_the_default_group():

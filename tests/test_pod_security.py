@@ -1,4 +1,4 @@
-"""A real policy scanner on what this library writes itself: checkov's one scan (tests/checkov.py)
+"""A real policy scanner on what this library writes itself: checkov's one scan (tests/support/tools/checkov.py)
 of the rendered dev stack's Kubernetes objects, the probe Jobs of MPS and exclusive groups, a
 team's objects and its check Job, and the GitHub workflows. Every test reading the scan is here, so
 one test process runs it (./scripts/test distributes whole modules)."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import yaml
 
-from tests import checkov
-from tests.checkov import SKIPPED_CHECKS, library_scan
+from tests.support.tools import checkov
+from tests.support.tools.checkov import SKIPPED_CHECKS, library_scan
 
 
 def test_the_scanned_objects_are_the_ones_this_library_writes():

@@ -6,7 +6,7 @@ moto gaps, stubbed with botocore.stub.Stubber where a test needs a value (each s
   - eks DescribeClusterVersions: moto answers 404 "Not yet implemented".
   - Error answers (AccessDenied, rejected credentials) that moto does not produce unasked.
 The EKS AMI SSM parameters are not stubbed: they are seeded into moto's SSM backend (see
-preflight_fixtures.seed_public_parameter for why).
+tests/support/preflight.py seed_public_parameter for why).
 """
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ from __future__ import annotations
 import ast
 import dataclasses
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore.stub import Stubber
-from moto import mock_aws
 
 from components import catalog
 from components.check.loading import load_settings
@@ -44,30 +42,25 @@ from components.preflight import (
 )
 from components.preflight.capacity import gpu_mismatches, vcpus_needed
 from components.preflight.results import one_line
-from tests.preflight_fixtures import (
+from tests.support.environment import TODAY  # 1.35: standard support until 2027-03-27, 126 days later
+from tests.support.paths import ROOT
+from tests.support.preflight import (
     GPU_AMI_ID,
     REGION,
     SESSION,
     SYSTEM_AMI_ID,
     VERSION,
+    StubbedSession,
     client,
     cluster_version,
     create_vpc,
+    eks_with_versions,
     quota_response,
     run_instance,
     seed_eks_amis,
 )
-from tests.support import ROOT
 
-TODAY = dt.date(2026, 11, 21)  # 1.35: standard support until 2027-03-27, 126 days later
 GPU_PARAM = catalog.AMI_SSM_PARAMETER[catalog.GPU_AMI_TYPE].format(version=VERSION)
-
-
-@pytest.fixture
-def aws() -> Iterator[None]:
-    # The fake-AWS environment (no AWS_PROFILE, fake credentials) is conftest's autouse fixture.
-    with mock_aws():
-        yield
 
 
 @pytest.fixture
@@ -372,54 +365,41 @@ def test_quota_fails_when_the_groups_alone_exceed_it_even_if_instances_cannot_be
 # ---------------------------------------------------------------------------------------------
 
 
-def _eks_with_versions(*versions: dict[str, Any]) -> Any:
-    # Stubbed: moto answers DescribeClusterVersions with 404 "Not yet implemented".
-    eks = client("eks")
-    stub = Stubber(eks)
-    stub.add_response(
-        "describe_cluster_versions",
-        {"clusterVersions": list(versions)},
-        {"clusterType": "eks", "includeAll": True},
-    )
-    stub.activate()
-    return eks
-
-
 def test_version_in_standard_support_passes(aws: None) -> None:
-    eks = _eks_with_versions(cluster_version("1.34"), cluster_version("1.35"))
+    eks = eks_with_versions(cluster_version("1.34"), cluster_version("1.35"))
     result = check_kubernetes_version(eks, "1.35", TODAY)
     assert result.status == PASS
     assert result.reason == "EKS offers 1.35 in us-west-2, standard support until 2027-03-27"
 
 
 def test_version_near_end_of_standard_support_warns(aws: None) -> None:
-    eks = _eks_with_versions(cluster_version("1.35"))
+    eks = eks_with_versions(cluster_version("1.35"))
     result = check_kubernetes_version(eks, "1.35", dt.date(2027, 2, 1))
     assert result.status == WARN
     assert result.reason.startswith("Kubernetes 1.35 leaves EKS standard support on 2027-03-27 (in 54 days)")
 
 
 def test_version_61_days_before_the_end_passes(aws: None) -> None:
-    eks = _eks_with_versions(cluster_version("1.35"))
+    eks = eks_with_versions(cluster_version("1.35"))
     assert check_kubernetes_version(eks, "1.35", dt.date(2027, 1, 25)).status == PASS
 
 
 def test_version_in_extended_support_warns(aws: None) -> None:
-    eks = _eks_with_versions(cluster_version("1.32", "EXTENDED_SUPPORT"), cluster_version("1.35"))
+    eks = eks_with_versions(cluster_version("1.32", "EXTENDED_SUPPORT"), cluster_version("1.35"))
     result = check_kubernetes_version(eks, "1.32", TODAY)
     assert result.status == WARN
     assert result.reason.startswith("Kubernetes 1.32 is in EKS extended support until 2027-03-23")
 
 
 def test_version_not_offered_fails_listing_the_offered_ones(aws: None) -> None:
-    eks = _eks_with_versions(cluster_version("1.30", "UNSUPPORTED"), cluster_version("1.33"), cluster_version("1.34"))
+    eks = eks_with_versions(cluster_version("1.30", "UNSUPPORTED"), cluster_version("1.33"), cluster_version("1.34"))
     result = check_kubernetes_version(eks, "1.35", TODAY)
     assert result.status == FAIL
     assert result.reason == "EKS does not offer Kubernetes 1.35 in us-west-2; expected one of 1.33, 1.34"
 
 
 def test_unsupported_version_fails(aws: None) -> None:
-    eks = _eks_with_versions(cluster_version("1.30", "UNSUPPORTED"), cluster_version("1.35"))
+    eks = eks_with_versions(cluster_version("1.30", "UNSUPPORTED"), cluster_version("1.35"))
     result = check_kubernetes_version(eks, "1.30", TODAY)
     assert (result.status, result.reason) == (
         FAIL,
@@ -651,16 +631,6 @@ def test_existing_vpc_passes_at_sixteen_free_addresses(ec2: Any) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-class _Session:
-    """A boto3 session whose clients for some services are pre-stubbed."""
-
-    def __init__(self, **clients: Any):
-        self._clients = {name.replace("_", "-"): c for name, c in clients.items()}
-
-    def client(self, service: str, region_name: str | None = None) -> Any:
-        return self._clients.get(service) or SESSION.client(service, region_name=region_name)
-
-
 def _settings(**raw: Any) -> Settings:
     return load_settings({"clusterName": "gpu-eks-test", "kubernetesVersion": VERSION, **raw})
 
@@ -687,7 +657,7 @@ def test_run_checks_on_a_healthy_account_passes_everything(aws: None) -> None:
     with Stubber(quotas) as quota_stub:
         quota_stub.add_response("get_service_quota", quota_response("L-DB2E81BA", 8.0))
         quota_stub.add_response("get_service_quota", quota_response("L-3819A6DF", 48.0))
-        session = _Session(eks=_eks_with_versions(cluster_version("1.35")), service_quotas=quotas)
+        session = StubbedSession(eks=eks_with_versions(cluster_version("1.35")), service_quotas=quotas)
         results = run_checks(settings, REGION, session=session, today=TODAY)  # type: ignore[arg-type]
     assert _statuses(results) == {
         "ami:AL2023_x86_64_NVIDIA": PASS,

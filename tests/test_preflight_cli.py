@@ -23,7 +23,8 @@ from moto.server import ThreadedMotoServer
 
 from components import catalog
 from components.preflight.cli import resolve_region
-from tests.preflight_fixtures import (
+from tests.support.paths import ROOT
+from tests.support.preflight import (
     CONSUMER_KEYS,
     GPU_AMI_ID,
     REGION,
@@ -36,7 +37,6 @@ from tests.preflight_fixtures import (
     seed_eks_amis,
     write_stack,
 )
-from tests.support import ROOT
 
 GPU_PARAM = catalog.AMI_SSM_PARAMETER[catalog.GPU_AMI_TYPE].format(version=VERSION)
 # moto's server answers an unimplemented route with an HTML 404 page; the reason keeps its title.

@@ -18,8 +18,10 @@ from components.check.loading import load_settings
 from components.preflight.efa import check_vpc_cni, efa_only_groups
 from components.preflight.reservations import check_reservation, check_zone_offering
 from components.preflight.run import run_checks
-from tests.preflight_fixtures import client, cluster_version, seed_eks_amis
-from tests.test_preflight_checks import REGION, TODAY, VERSION, _eks_with_versions, _Session, aws  # noqa: F401
+from tests.support.environment import TODAY
+from tests.support.preflight import REGION, VERSION, client, cluster_version, seed_eks_amis
+from tests.support.preflight import StubbedSession as _Session
+from tests.support.preflight import eks_with_versions as _eks_with_versions
 
 CR = "cr-0123456789abcdef0"
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from components.preflight.results import AwsAccessError, access_error, is_unparseable_reply
-from tests.preflight_fixtures import preflight_config, preflight_env, run_preflight, write_stack
-from tests.support import loopback_server
+from tests.support.commands import loopback_server
+from tests.support.preflight import preflight_config, preflight_env, run_preflight, write_stack
 
 REPLIES: dict[str, tuple[int, str, bytes]] = {
     "html-200": (200, "text/html", b"<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>"),

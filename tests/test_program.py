@@ -13,7 +13,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from tests.support import ROOT, STACKS
+from tests.support.paths import ROOT, STACKS
 from tooling.simulation import run_stack
 
 NG = "aws:eks/nodeGroup:NodeGroup"

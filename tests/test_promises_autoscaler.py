@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.promised import ACCELERATOR
-from tests.support import AUTOSCALED, DEFAULTS, VARIANT, simulate_run
+from tests.data.promised import ACCELERATOR
+from tests.data.samples import AUTOSCALED, DEFAULTS, VARIANT
+from tests.support.simulation import simulate_run
 from tooling.simulation import Registration, Simulation
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -11,7 +11,7 @@ import pulumi
 import pytest
 
 from components import GpuCapacity, GpuCapacityArgs, load_capacity_settings
-from tests.promised import DEFAULT_REPAIR
+from tests.data.promised import DEFAULT_REPAIR
 from tooling.simulation import Registration, Simulation, run_program
 
 EXISTING_KUBECONFIG = json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": []})

@@ -9,7 +9,7 @@ import json
 import pytest
 from pulumi.runtime import rpc
 
-from tests.promised import (
+from tests.data.promised import (
     CLUSTER_ADMIN_POLICY_ARN,
     CLUSTER_NAME,
     CREATED_VPC_ID,
@@ -19,7 +19,8 @@ from tests.promised import (
     RUNS,
     TAGS,
 )
-from tests.support import DEFAULTS, VARIANT, simulate_run
+from tests.data.samples import DEFAULTS, VARIANT
+from tests.support.simulation import simulate_run
 from tooling.simulation import Simulation
 
 ALL_LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]

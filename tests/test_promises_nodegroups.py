@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.promised import (
+from tests.data.promised import (
     ACCELERATOR,
     CLUSTER_NAME,
     DEFAULT_REPAIR,
@@ -24,7 +24,8 @@ from tests.promised import (
     RUNS,
     TAGS,
 )
-from tests.support import DEFAULTS, VARIANT, simulate_run
+from tests.data.samples import DEFAULTS, VARIANT
+from tests.support.simulation import simulate_run
 from tooling.simulation import Simulation
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"

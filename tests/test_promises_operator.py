@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.promised import (
+from tests.data.promised import (
     CHART_CONTROL_PLANE,
     CHART_GPU_EXISTS,
     CHART_MASTER,
@@ -19,7 +19,8 @@ from tests.promised import (
     PROFILE,
     RUNS,
 )
-from tests.support import DEFAULTS, VARIANT, simulate_run
+from tests.data.samples import DEFAULTS, VARIANT
+from tests.support.simulation import simulate_run
 from tooling.simulation import Simulation
 
 RELEASE = "kubernetes:helm.sh/v3:Release"

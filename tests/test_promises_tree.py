@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.promised import AUTOSCALED_RUNS, GPU_GROUPS, RUNS, VERIFIED_GROUPS
-from tests.support import DEFAULTS, VARIANT, simulate_run
+from tests.data.promised import AUTOSCALED_RUNS, GPU_GROUPS, RUNS, VERIFIED_GROUPS
+from tests.data.samples import DEFAULTS, VARIANT
+from tests.support.simulation import simulate_run
 from tooling.simulation import Registration, Simulation
 
 STACK = ("pulumi:pulumi:Stack", None)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.promised import (
+from tests.data.promised import (
     ACCELERATOR,
     CLUSTER_NAME,
     DEDICATED_TOLERATION,
@@ -19,7 +19,8 @@ from tests.promised import (
     RUNS,
     VERIFIED_GROUPS,
 )
-from tests.support import DEFAULTS, VARIANT, simulate_run
+from tests.data.samples import DEFAULTS, VARIANT
+from tests.support.simulation import simulate_run
 from tooling.simulation import Simulation
 
 JOB = "kubernetes:batch/v1:Job"

@@ -7,7 +7,7 @@ import pytest
 
 from components.check.loading import load_settings
 from components.config.errors import ConfigError
-from tests.test_properties import render_pure
+from tests.support.contract import render_pure
 
 
 def problems(raw: dict) -> list[str]:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from components import ConfigError, load_settings
 from components.check.settings import Settings
-from tests.support import ROOT
+from tests.support.paths import ROOT
 from tooling.simulation import Simulation, run_program
 
 README = (ROOT / "README.md").read_text()

@@ -1,4 +1,4 @@
-"""tests/reference.py: the reference files come from ../shared, or else from their pinned upstream
+"""tests/support/reference.py: the reference files come from ../shared, or else from their pinned upstream
 URLs, verified by sha256. The download path is exercised against a local HTTP server on 127.0.0.1
 (no internet here); the pins themselves are checked against the local byte-for-byte copies."""
 
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import reference
-from tests.support import ROOT, loopback_server
+from tests.support import reference
+from tests.support.commands import loopback_server
+from tests.support.paths import ROOT
 
 
 @pytest.fixture
@@ -101,7 +102,7 @@ def test_the_local_copy_wins(tmp_path: Path):
 
 def test_the_pins_are_raw_files_at_a_commit():
     data = json.loads(reference.SOURCES.read_text())
-    assert data["files"], "tests/reference_sources.json lists the reference files"
+    assert data["files"], "tests/data/reference_sources.json lists the reference files"
     for entry in data["files"]:
         assert entry["url"].startswith("https://raw.githubusercontent.com/"), entry
         _owner, _repo, commit, *_path = entry["url"].removeprefix("https://raw.githubusercontent.com/").split("/")

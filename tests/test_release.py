@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support.paths import ROOT
 
 
 def package_version() -> str:

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.support import ROOT, copy_repository_files
-from tests.test_workflows import load_workflow
+from tests.support.copies import copy_repository_files
+from tests.support.paths import ROOT
+from tests.support.workflows import load_workflow
 from tooling import release
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "advice.detachedHead=false"]

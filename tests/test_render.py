@@ -19,7 +19,9 @@ from components.plan import userdata
 from components.review import urns as render_urns
 from components.review import values as render_values
 from components.review.values import SECRET, UNKNOWN, Decoded
-from tests.support import ROOT, copy_project, tooling_cli
+from tests.support.commands import tooling_cli
+from tests.support.copies import copy_project
+from tests.support.paths import ROOT
 from tooling import render
 from tooling.__main__ import main as cli_main
 from tooling.simulation import Registration

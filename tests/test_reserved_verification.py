@@ -21,8 +21,8 @@ from components.config.verification import instances_needed, verification_output
 from components.preflight.reservations import check_reservation
 from components.review import impact
 from components.review.render import render_document
-from tests.support import ROOT
-from tests.test_examples import example
+from tests.support.paths import ROOT
+from tests.support.simulation import example
 from tooling.simulation import program_from_file, run_program
 
 JOB = "kubernetes:batch/v1:Job"

@@ -25,8 +25,8 @@ import pytest
 
 from components.review import baseenv, deps, installed
 from components.review.diff import DiffError
-from tests.support import ROOT
-from tests.test_consumer_review import GIT, PROJECT, review
+from tests.support.paths import ROOT
+from tests.support.review import GIT, PROJECT, review
 
 NEW = "gpu-eks-components @ git+https://github.com/<org>/<this-repo>.git@<new-commit>"
 TAIL = "pass --base-python with a Python that has the base's dependencies, or --same-library"

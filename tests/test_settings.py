@@ -11,7 +11,7 @@ from components.check.loading import load_capacity_settings, load_settings
 from components.check.settings import GpuCapacitySettings, Settings
 from components.config.errors import ConfigError
 from components.plan.group import plan_group
-from tests.support import ROOT
+from tests.support.paths import ROOT
 from tooling.simulation import run_stack
 
 

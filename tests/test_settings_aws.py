@@ -1,6 +1,6 @@
 """AWS and EKS rules the library knows before deploying (issue 7, sections 2-4).
 
-Each test names the upstream source of its rule. The suite's date is fixed (conftest.TODAY,
+Each test names the upstream source of its rule. The suite's date is fixed (tests/support/environment.py TODAY,
 2026-11-21) unless a test says otherwise.
 """
 
@@ -27,7 +27,8 @@ from components.config.errors import ConfigError
 from components.config.fields import LIBRARY_TAG_ALLOWANCE, MAX_TAGS_PER_RESOURCE, MAX_USER_TAGS
 from components.config.names import SYSTEM_SIDE_CHILDREN
 from components.config.network import created_subnet_netmask
-from tests.support import ROOT, settings_for_stack
+from tests.support.paths import ROOT
+from tests.support.simulation import settings_for_stack
 from tooling.simulation import run_stack
 
 
@@ -705,7 +706,8 @@ def test_the_program_refuses_unknown_namespaces():
 
 
 def test_render_refuses_unknown_namespaces_bare_keys_and_regions(tmp_path: Path):
-    from tests.test_render import cli, copy_project
+    from tests.support.commands import tooling_cli as cli
+    from tests.support.copies import copy_project
 
     root = copy_project(tmp_path)
     doc = yaml.safe_load((root / "stacks" / "Pulumi.dev.yaml").read_text())
@@ -810,7 +812,7 @@ def test_a_missing_cluster_name_is_reported_plainly():
 
 
 def test_render_prints_the_warnings(tmp_path: Path):
-    from tests.test_render import copy_project
+    from tests.support.copies import copy_project
     from tooling import render
 
     root = copy_project(tmp_path)

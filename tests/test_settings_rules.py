@@ -623,7 +623,7 @@ def test_a_pinned_release_is_judged_only_when_it_is_a_whole_release_version():
 
 def test_the_small_max_pods_table_is_the_reference_tables():
     from components import catalog
-    from tests.support import reference_path
+    from tests.support.reference import reference_path
 
     rows = [line.split() for line in reference_path("eks", "eni-max-pods.txt").read_text().splitlines()]
     table = {r[0]: int(r[1]) for r in rows if len(r) == 2 and not r[0].startswith("#")}
@@ -654,7 +654,7 @@ def test_a_vpc_just_large_enough_for_one_subnets_nodes_is_accepted():
 
 def test_the_eni_tables_are_the_reference_instance_info():
     from components import catalog
-    from tests.support import reference_path
+    from tests.support.reference import reference_path
 
     lines = reference_path("eks", "instance-info.jsonl").read_text().splitlines()
     rows = {r["instanceType"]: (r["defaultMaxENIs"], r["ipv4AddressesPerInterface"]) for r in map(json.loads, lines)}

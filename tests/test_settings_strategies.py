@@ -13,8 +13,8 @@ from pydantic import Field, StringConstraints
 
 from components.check.settings import GpuCapacitySettings, Settings
 from components.config.fields import _Model
-from tests.settings_strategies import UnsupportedField, Walker, stack_settings
-from tests.test_properties import key_names_a_setting
+from tests.support.settings_keys import key_names_a_setting
+from tests.support.strategies.settings import UnsupportedField, Walker, stack_settings
 
 
 @pytest.mark.parametrize("model", [Settings, GpuCapacitySettings])

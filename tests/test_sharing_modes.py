@@ -41,8 +41,9 @@ from components.gpu_operator import values as operator_values
 from components.plan import device_plugin
 from components.plan.group import GroupPlan, plan_groups
 from components.verification import jobs
-from tests.support import CHART_VERSIONS, ROOT, load_reference_yaml
-from tests.test_device_plugin_rules import PLUGIN_FIELDS, RESOURCE_FIELDS, plugin_config_problems
+from tests.support.paths import ROOT
+from tests.support.reference import CHART_VERSIONS, load_reference_yaml
+from tests.support.standins.device_plugin import PLUGIN_FIELDS, RESOURCE_FIELDS, plugin_config_problems
 from tooling.simulation import Simulation, run_stack
 
 

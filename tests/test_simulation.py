@@ -86,7 +86,7 @@ def test_a_failing_program_leaves_nothing_on_stderr():
     """A program that fails under mocks leaves the failed resource's outputs resolved with its error;
     garbage-collected, each used to print "Future exception was never retrieved" and its traceback
     (hundreds after a one-process test run's summary): the caller got the error, so none is printed."""
-    from tests.support import run_python
+    from tests.support.commands import run_python
 
     result = run_python("-c", FAILING_PROGRAM, timeout=60)
     assert (result.returncode, result.stdout, result.stderr) == (0, "done\n", "")

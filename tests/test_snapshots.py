@@ -24,7 +24,8 @@ import pytest
 from components.composites import declare
 from components.review import urns as render_urns
 from components.review import values as render_values
-from tests.support import ROOT, STACKS, simulate
+from tests.support.paths import ROOT, STACKS
+from tests.support.simulation import simulate
 from tooling import diff, render
 
 SNAPSHOTS = ROOT / render.SNAPSHOT_DIR
@@ -125,7 +126,7 @@ def test_no_update_mode_passes_inside_the_test_run():
 
 
 def test_update_snapshots_renders_every_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from tests.support import copy_project
+    from tests.support.copies import copy_project
 
     root = copy_project(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))  # runpy adds the copy's folder

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from tests.support import ROOT, run_python
+from tests.support.commands import run_python
+from tests.support.paths import ROOT
 
 
 def test_preflight_tests_pass_with_a_users_aws_profile_set():
@@ -45,18 +46,18 @@ def test_the_session_runs_in_the_fake_aws_environment():
 def test_the_recordings_of_the_real_nvidia_smi_skip_where_shared_is_absent_and_fail_where_it_is_broken(
     tmp_path, monkeypatch
 ):
-    """support.observed_path: no upstream to download them from, so a clone without ../shared (GitHub
+    """reference.observed_path: no upstream to download them from, so a clone without ../shared (GitHub
     Actions) skips the tests that need them; a ../shared without them fails under
     GPU_EKS_REQUIRE_REFERENCE (.ci/run)."""
     import pytest
 
-    from tests import support
-    from tests.standins import nvidia_smi_grammar
+    from tests.support import reference
+    from tests.support.standins import nvidia_smi_grammar
 
     monkeypatch.setattr(nvidia_smi_grammar, "OBSERVED", tmp_path / "shared" / "observed" / "nvidia-smi" / "v")
     monkeypatch.setenv("GPU_EKS_REQUIRE_REFERENCE", "1")
     with pytest.raises(pytest.skip.Exception, match="is absent"):
-        support.observed_path("nvidia-smi-h.txt")
+        reference.observed_path("nvidia-smi-h.txt")
     (tmp_path / "shared").mkdir()
     with pytest.raises(pytest.fail.Exception, match="is missing"):
-        support.observed_path("nvidia-smi-h.txt")
+        reference.observed_path("nvidia-smi-h.txt")

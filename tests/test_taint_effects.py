@@ -24,7 +24,7 @@ from components.gpu_operator.values import gpu_operator_values
 from components.plan import placement
 from components.plan.group import plan_group
 from components.verification.jobs import concurrent_job_spec, warmup_job_spec
-from tests.test_plan import kubelet_flags_in
+from tests.support.rendered import kubelet_flags_in
 from tooling.simulation import Simulation, run_program
 
 KEY = "team.example.com/gpu"

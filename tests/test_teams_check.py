@@ -29,28 +29,11 @@ import pytest
 
 from components.check.loading import load_settings
 from components.teams import policy, verification
-from tests.admission import refusals
+from tests.data.samples import CHECKED_TEAMS
+from tests.support.standins.admission import refusals
 
-SCALING = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
-SETTINGS = load_settings(
-    {
-        "clusterName": "c",
-        "autoscaler": {"enabled": False},
-        "gpuNodeGroups": [
-            {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "scaling": SCALING},
-            {"name": "a10g", "instanceTypes": ["g5.xlarge"], "scaling": SCALING, "timeSlicing": {"replicas": 1}},
-        ],
-        "teams": [
-            {
-                "name": "ml",
-                "quota": {"nvidia.com/gpu": 5},
-                "maxPerContainer": {"nvidia.com/gpu": 2},
-                "nodeGroups": ["t4"],
-            },
-            {"name": "cv", "namespace": "vision", "nodeGroups": ["a10g"]},
-        ],
-    }
-)
+#: The teams' check Job's cluster (tests/data/samples.py CHECKED_TEAMS; checkov scans team ml's objects too).
+SETTINGS = load_settings(CHECKED_TEAMS)
 ML, CV = SETTINGS.teams
 TOKEN = "test-token"
 

@@ -16,7 +16,7 @@ import pytest
 from components.check.loading import load_settings
 from components.teams import policy
 from components.teams import verification as team_check
-from tests.test_teams_policy import cpu, cpu_pod, debug, gpu, gpu_pod, refused_by
+from tests.support.teams import cpu, cpu_pod, debug, gpu, gpu_pod, refused_by
 
 PRIVILEGED = "team ml: rule privileged:"
 DEVICE_MOUNTS = "team ml: rule device mounts:"

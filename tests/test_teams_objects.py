@@ -16,8 +16,8 @@ import pytest
 from components.check.loading import load_capacity_settings, load_settings
 from components.teams import access, objects
 from components.teams.component import _checked
-from tests.test_compose import EXISTING_KUBECONFIG
-from tests.test_examples import example
+from tests.data.samples import EXISTING_KUBECONFIG
+from tests.support.simulation import example
 from tooling.simulation import FakeCloud, run_program
 
 SCALING = {"minSize": 0, "desiredSize": 0, "maxSize": 2}

@@ -14,8 +14,8 @@ import yaml
 from components.check.loading import load_settings
 from components.observability import dashboard, rules
 from components.observability import teams as team_usage
-from tests.promtool import promtool
-from tests.support import ROOT
+from tests.support.paths import ROOT
+from tests.support.tools.promtool import promtool
 
 TEST_FILE = ROOT / "tests" / "alerts" / "teams_test.yaml"
 SETTINGS = load_settings(

@@ -17,86 +17,25 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from components.check.loading import load_settings
 from components.teams import policy
-from tests.admission import refusals
-
-SCALING = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
-SETTINGS = load_settings(
-    {
-        "clusterName": "c",
-        "autoscaler": {"enabled": False},
-        "gpuNodeGroups": [
-            # Both carry the default nvidia.com/gpu taint; a10g also its own "dedicated" taint.
-            {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "scaling": SCALING},
-            {"name": "t4-b", "instanceTypes": ["g4dn.xlarge"], "scaling": SCALING},
-            {
-                "name": "a10g",
-                "instanceTypes": ["g5.xlarge"],
-                "scaling": SCALING,
-                "timeSlicing": {"replicas": 1},
-                "taints": [
-                    {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
-                    {"key": "dedicated", "value": "cv", "effect": "NoSchedule"},
-                ],
-            },
-            {
-                "name": "shared",
-                "instanceTypes": ["g4dn.xlarge"],
-                "scaling": SCALING,
-                "timeSlicing": {"replicas": 2, "renameByDefault": True},
-            },
-        ],
-        "teams": [
-            {"name": "ml", "nodeGroups": ["t4", "t4-b"]},
-            {"name": "cv", "nodeGroups": ["a10g"]},
-        ],
-    }
+from tests.support.teams import (
+    CV,
+    GPU_TOLERATION,
+    ML,
+    POLICY,
+    SELECT_T4,
+    SETTINGS,
+    admitted,
+    cpu,
+    cpu_pod,
+    debug,
+    gpu,
+    gpu_container,
+    gpu_pod,
+    pinned,
+    pod,
+    refused_by,
 )
-ML, CV = SETTINGS.teams
-POLICY = policy.admission_policy(ML, SETTINGS.plans)
-
-
-def gpu_container(resource: str = "nvidia.com/gpu", count: str = "1") -> dict[str, Any]:
-    return {"name": "main", "image": "cuda", "resources": {"limits": {resource: count}, "requests": {resource: count}}}
-
-
-def pod(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "ml"},
-        "spec": {"containers": [gpu_container()], **spec},
-    }
-
-
-def pinned(*groups: str, key: str = "gpu-eks.io/node-group", operator: str = "In") -> dict[str, Any]:
-    return {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": key, "operator": operator, "values": list(groups)}]}
-                ]
-            }
-        }
-    }
-
-
-def admitted(obj: dict[str, Any], rule: dict[str, Any] = POLICY, operation: str = "CREATE", sub: str = "") -> bool:
-    """What the API server decides: the pod is valid for Kubernetes itself (kubernetes-validate), and
-    the policy's validations say yes (or it does not match)."""
-    return not refused_by(obj, rule, operation, sub)
-
-
-def refused_by(
-    obj: dict[str, Any], rule: dict[str, Any] = POLICY, operation: str = "CREATE", sub: str = ""
-) -> list[str]:
-    """The policy's refusals of a valid pod (their messages)."""
-    kubernetes_validate.validate(obj, "1.35.0", strict=True)
-    return refusals(rule, obj, operation, sub)
-
-
-SELECT_T4 = {"gpu-eks.io/node-group": "t4"}
 
 
 @pytest.mark.parametrize(
@@ -313,28 +252,10 @@ GPU_TAINTS = "team ml: rule GPU taints:"
 GPU_LABELS = "team ml: rule GPU labels:"
 PLACEMENT = "team ml: a GPU pod must select its node groups"
 FOREIGN = "team ml: a GPU pod may not tolerate every taint"
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-
-
-def cpu(**extra: Any) -> dict[str, Any]:
-    return {"name": "c", "image": "x", **extra}
-
-
-def gpu(**extra: Any) -> dict[str, Any]:
-    return {**gpu_container(), **extra}
 
 
 def env(name: str, value: str = "all") -> list[dict[str, Any]]:
     return [{"name": name, "value": value}]
-
-
-def cpu_pod(**spec: Any) -> dict[str, Any]:
-    return pod(**{"containers": [cpu()], **spec})
-
-
-def gpu_pod(**spec: Any) -> dict[str, Any]:
-    """A GPU pod that meets the placement rules (so only the rule under test can refuse it)."""
-    return pod(nodeSelector=SELECT_T4, tolerations=[GPU_TOLERATION], **spec)
 
 
 def term(key: str, operator: str, *values: str) -> dict[str, Any]:
@@ -541,14 +462,6 @@ def test_adversarial_pods_are_refused_by_the_rule_they_break(name, obj, rules):
 )
 def test_pods_that_must_still_be_admitted(name, obj):
     assert refused_by(obj) == [], name
-
-
-def debug(pod_: dict[str, Any], **container: Any) -> dict[str, Any]:
-    """The pod as ``kubectl debug`` sends it: scheduled (nodeName set), an ephemeral container added."""
-    out = copy.deepcopy(pod_)
-    out["spec"]["nodeName"] = "ip-10-0-1-23.ec2.internal"
-    out["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "busybox", **container}]
-    return out
 
 
 def test_an_ephemeral_container_may_not_set_a_device_variable():

@@ -7,11 +7,9 @@ from __future__ import annotations
 import importlib.resources
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +18,11 @@ import pytest
 from ruamel.yaml import YAML
 
 from components.__main__ import COMMANDS
-from tests.support import ROOT
+from tests.support.paths import ROOT
+from tests.support.workflows import load_workflow, zizmor
 from tooling.__main__ import COMMANDS as TOOLING_COMMANDS
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
-
-
-def load_workflow(path: Path) -> dict[str, Any]:
-    # YAML 1.2 (as GitHub reads it): PyYAML would turn the key `on:` into True.
-    data = YAML(typ="safe", pure=True).load(path.read_text())
-    return json.loads(json.dumps(data))
 
 
 @pytest.fixture(scope="module")
@@ -311,30 +304,6 @@ def test_preflight_step_reports_and_keeps_the_exit_status(pr: dict[str, Any], tm
     text = summary.read_text()
     assert "### preflight (prod): FAILED (exit 3)" in text
     assert "quota: 0 of 4 vCPUs left for G instances" in text
-
-
-def zizmor_or_skip() -> list[str]:
-    """The zizmor command (requirements-dev.txt pins it); skipped without it, except in CI."""
-    found = shutil.which("zizmor") or shutil.which("zizmor", path=str(Path(sys.executable).parent))
-    if found is None:
-        message = "zizmor is not installed (pip install -r requirements-dev.txt)"
-        if os.environ.get("CI") or os.environ.get("GPU_EKS_REQUIRE_REFERENCE"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return [found]
-
-
-def zizmor(target: Path) -> tuple[int, list[dict[str, Any]]]:
-    """Run zizmor offline (no GitHub API: deterministic) with its default persona."""
-    done = subprocess.run(
-        [*zizmor_or_skip(), "--offline", "--format", "json", "--no-progress", str(target)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode != 1, f"zizmor failed to run:\n{done.stderr}"
-    return done.returncode, json.loads(done.stdout or "[]")
 
 
 def severity(finding: dict[str, Any]) -> str:

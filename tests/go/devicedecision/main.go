@@ -1,6 +1,6 @@
 // Command devicedecision asks the NVIDIA container toolkit's own device decision which devices
 // each container gets: internal/config/image CUDA.VisibleDevices of
-// NVIDIA/nvidia-container-toolkit v1.19.1, built from ../shared/reference (tests/toolkit.py copies
+// NVIDIA/nvidia-container-toolkit v1.19.1, built from ../shared/reference (tests/support/tools/toolkit.py copies
 // this file to cmd/devicedecision/ of a copy of that tree, so it may import the internal package).
 //
 // It builds the image as the runtime does in its jit-cdi mode

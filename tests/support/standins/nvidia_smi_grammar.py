@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from tests.support.paths import ROOT
+
 #: Where the recordings of the real tool sit (beside the project, like ../shared/reference).
-OBSERVED = Path(__file__).resolve().parents[2].parent / "shared" / "observed" / "nvidia-smi" / "580.159.04-h200"
+OBSERVED = ROOT.parent / "shared" / "observed" / "nvidia-smi" / "580.159.04-h200"
 
 #: The recorded transcripts: ``$ <command>``, its output, ``rc=<status>``.
 TRANSCRIPTS = (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.standins import nvidia_smi as standin
+from tests.support.standins import nvidia_smi as standin
 
 TOOLS = ("nvidia-smi", "nvidia-ctk", "systemctl", "logger", "sleep")
 

@@ -1,4 +1,4 @@
-"""The values tests/settings_strategies.py draws where a type alone does not say which are valid:
+"""The values tests/support/strategies/settings.py draws where a type alone does not say which are valid:
 the validated string types of config/fields.py (``VALID``, ``NEAR_MISS``), the keys whose values are
 facts of the catalog (``CATALOG``) and the rules across the keys of one model (``FIXES``).
 

@@ -40,7 +40,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.standins.nvidia_smi_grammar import Parsed, Refused, grammar, recordings
+from tests.support.standins.nvidia_smi_grammar import Parsed, Refused, grammar, recordings
 
 #: memory slices and allowed starts by compute/memory shape (the guide's tables).
 STARTS = {"1m": (0, 1, 2, 3, 4, 5, 6), "1g2m": (0, 2, 4, 6), "2g": (0, 2, 4), "3g": (0, 4), "4g": (0,), "7g": (0,)}

@@ -36,7 +36,7 @@ from typing import Any
 from components import catalog
 from components.plan import karpenter as objects
 from components.plan.group import GroupPlan
-from tests.scheduling import node_matches_affinity
+from tests.support.standins.scheduling import node_matches_affinity
 
 
 @dataclass

@@ -12,7 +12,7 @@ as soon as its type is one the walker knows:
   duplicate collections), nested models, ``Field(pattern=...)``/``constr`` and ``multiple_of``;
 * strings checked by a validator of ``config/fields.py`` draw values from ``VALID`` (documented
   examples and the values at each documented bound) or, as near misses, from ``NEAR_MISS``
-  (tests/settings_samples.py);
+  (tests/support/strategies/samples.py);
 * a few keys whose valid values are facts of the catalog (``CATALOG``: instance types of one
   family, MIG profiles and layouts, chart and Kubernetes versions, extended resources) draw them
   from the catalog; ``FIXES`` make a drawn mapping keep the rules across its keys most of the time.
@@ -49,7 +49,7 @@ from pydantic.functional_validators import AfterValidator, BeforeValidator, Plai
 from pydantic.types import Strict, StringConstraints
 from pydantic_core import PydanticUndefined
 
-from tests.settings_samples import CATALOG, COLLECTION_RULES, FIXES, NEAR_MISS, VALID, UnsupportedField
+from tests.support.strategies.samples import CATALOG, COLLECTION_RULES, FIXES, NEAR_MISS, VALID, UnsupportedField
 
 Strategy = st.SearchStrategy
 
@@ -109,7 +109,9 @@ class Constraints:
             self.max_len = high if high is not None else self.max_len
             self.validators.append(name)
         else:
-            raise UnsupportedField(f"{where}: unsupported constraint {item!r} (teach tests/settings_strategies.py)")
+            raise UnsupportedField(
+                f"{where}: unsupported constraint {item!r} (teach tests/support/strategies/settings.py)"
+            )
 
 
 def validator_name(func: Callable[..., Any]) -> str:
@@ -237,7 +239,9 @@ class Walker:
             return _mix(st.floats(low, high), _WRONG_TYPE[float], self.miss)
         if annotation is str:
             return self.string(constraints, where, examples)
-        raise UnsupportedField(f"{where}: unsupported field type {annotation!r} (teach tests/settings_strategies.py)")
+        raise UnsupportedField(
+            f"{where}: unsupported field type {annotation!r} (teach tests/support/strategies/settings.py)"
+        )
 
     def integer(self, c: Constraints) -> Strategy[int]:
         low = int(c.ge) if c.ge is not None else None

@@ -15,7 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.support import ROOT, unavailable
+from tests.support.paths import ROOT
+from tests.support.reference import unavailable
 
 CACHED = ROOT / ".reference-cache" / "promtool" / "promtool"
 FETCH = ROOT / "scripts" / "get-promtool"

@@ -1,4 +1,7 @@
-"""Seeding helpers shared by the preflight tests (in-process moto and moto's server)."""
+"""What the preflight tests share: moto seeded with what AWS has and moto lacks (EKS AMI parameters,
+quotas, cluster versions), stubbed clients where moto has no answer, and the preflight command run
+in this process on a stack file (in-process moto and moto's server). tests/conftest.py's ``aws``
+fixture starts moto."""
 
 from __future__ import annotations
 
@@ -12,12 +15,15 @@ from typing import Any
 
 import boto3
 import yaml
+from botocore.stub import Stubber
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ssm.models import Parameter, ssm_backends
 
 from components import catalog
 from components.__main__ import main as components_main
-from tests.support import ROOT, main_in_process, subprocess_env
+from tests.support.commands import main_in_process
+from tests.support.environment import subprocess_env
+from tests.support.paths import ROOT
 
 REGION = "us-west-2"
 VERSION = "1.35"
@@ -106,7 +112,7 @@ def create_vpc(
 
 
 #: An AMI in moto's default image list (moto/ec2/resources/amis.json.gz), and the only one moto
-#: holds in the tests (tests/moto_amis.json, see tests/support.py MOTO_AMIS).
+#: holds in the tests (tests/data/moto_amis.json, see tests/support/environment.py MOTO_AMIS).
 MOTO_AMI_ID = "ami-12c6146b"
 
 
@@ -227,3 +233,27 @@ def preflight_env(tmp_path: Path, endpoint: str | None, credentials: bool = True
     if endpoint:
         extra = {"AWS_ENDPOINT_URL": endpoint, **extra}
     return subprocess_env(tmp_path, credentials=credentials, **extra)
+
+
+def eks_with_versions(*versions: dict[str, Any]) -> Any:
+    """An EKS client answering DescribeClusterVersions with ``versions``: stubbed, moto answers it
+    with 404 "Not yet implemented"."""
+    eks = client("eks")
+    stub = Stubber(eks)
+    stub.add_response(
+        "describe_cluster_versions",
+        {"clusterVersions": list(versions)},
+        {"clusterType": "eks", "includeAll": True},
+    )
+    stub.activate()
+    return eks
+
+
+class StubbedSession:
+    """A boto3 session whose clients for some services are pre-stubbed."""
+
+    def __init__(self, **clients: Any):
+        self._clients = {name.replace("_", "-"): c for name, c in clients.items()}
+
+    def client(self, service: str, region_name: str | None = None) -> Any:
+        return self._clients.get(service) or SESSION.client(service, region_name=region_name)

@@ -3,7 +3,7 @@ container gets (``internal/config/image`` ``CUDA.VisibleDevices`` of nvidia-cont
 
 The toolkit's source is ../shared/reference/nvidia-container-toolkit/v1.19.1/src (the package, its
 logger and exactly the vendored packages they need; its SOURCE.md; every file pinned in
-tests/reference_sources.json, so a checkout without ../shared downloads them). Each build copies
+tests/data/reference_sources.json, so a checkout without ../shared downloads them). Each build copies
 that tree into a temporary directory, adds ``tests/go/devicedecision/main.go`` as
 ``cmd/devicedecision`` (the package is internal: the importer must live in the module), and runs
 ``go build`` in vendor mode, offline (``GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local``). Go
@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.reference import load_sources
-from tests.support import ROOT, reference_path, unavailable
+from tests.support.paths import ROOT
+from tests.support.reference import load_sources, reference_path, unavailable
 
 TOOLKIT_SRC = "nvidia-container-toolkit/v1.19.1/src/"
 MAIN = ROOT / "tests" / "go" / "devicedecision" / "main.go"

@@ -8,6 +8,9 @@ defaults are applied (k8s.io/apiextensions-apiserver pkg/apiserver/schema/cel/va
 Transition rules (those naming ``oldSelf``) do not run on create and are skipped. Kubernetes adds
 the regex library's ``find`` (k8s.io/apiserver pkg/cel/library/regex.go) and cel-go's strings
 extension ``split`` (ext/strings.go) to CEL: both are given here with their documented meaning.
+
+``strict`` makes a CRD's schema refuse the fields it does not list, for a consumer that would
+silently ignore them (nodeadm reading a NodeConfig).
 """
 
 from __future__ import annotations
@@ -20,7 +23,27 @@ from typing import Any
 import cel
 import jsonschema
 
-from tests.support import load_reference_yaml
+from tests.support.reference import load_reference_yaml
+
+
+def strict(schema: dict) -> dict:
+    """The CRD schema with additionalProperties: false wherever it lists properties, so a
+    misspelt field (which nodeadm would silently ignore) fails validation too."""
+    schema = copy.deepcopy(schema)
+
+    def walk(node: dict) -> None:
+        if isinstance(node, dict):
+            if "properties" in node and "additionalProperties" not in node:
+                node["additionalProperties"] = False
+            for value in node.values():
+                if isinstance(value, dict):
+                    walk(value)
+                elif isinstance(value, list):
+                    for item in value:
+                        walk(item)
+
+    walk(schema)
+    return schema
 
 
 def _find(text: str, pattern: str) -> str:

@@ -6,10 +6,10 @@ then say everywhere it shows). Nothing here is computed by the code under test.
 
 from __future__ import annotations
 
-from tests.support import DEFAULTS, VARIANT
+from tests.data.samples import DEFAULTS, VARIANT
 
 #: The runs the promise tests read: the two stacks, the variant configuration and a stack with
-#: every gpu-eks key at its default (support.py).
+#: every gpu-eks key at its default (tests/data/samples.py).
 RUNS = ("dev", "prod", VARIANT, DEFAULTS)
 
 # --- Names (resource names are public API) ----------------------------------------------------

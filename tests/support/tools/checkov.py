@@ -30,7 +30,8 @@ from typing import Any
 
 import yaml
 
-from tests.support import ROOT, unavailable
+from tests.support.paths import ROOT
+from tests.support.reference import unavailable
 
 #: Checks that do not fit, each with why. Everything else must pass.
 SKIPPED_CHECKS = frozenset(
@@ -99,11 +100,15 @@ def probe_objects() -> list[dict[str, Any]]:
 
 
 def teams_objects() -> list[dict[str, Any]]:
-    """Team ``ml`` of tests/test_teams_check.py: its check's egress policy, RBAC and Job, and the
-    team's namespace, quota, limits and admission policy."""
+    """Team ``ml`` of the teams' check Job's cluster (tests/data/samples.py CHECKED_TEAMS, which
+    tests/test_teams_check.py checks): its check's egress policy, RBAC and Job, and the team's
+    namespace, quota, limits and admission policy."""
+    from components.check.loading import load_settings
     from components.teams import objects, policy, verification
-    from tests.test_teams_check import ML, SETTINGS
+    from tests.data.samples import CHECKED_TEAMS
 
+    settings = load_settings(CHECKED_TEAMS)
+    ml = settings.teams[0]
     return [
         {
             "apiVersion": "networking.k8s.io/v1",
@@ -111,15 +116,15 @@ def teams_objects() -> list[dict[str, Any]]:
             "metadata": {"name": "gpu-eks-team-check-api", "namespace": VERIFICATION_NAMESPACE},
             "spec": verification.API_EGRESS_POLICY_SPEC,
         },
-        verification.service_account(ML, VERIFICATION_NAMESPACE),
-        verification.role(ML),
-        verification.role_binding(ML, VERIFICATION_NAMESPACE),
-        job("gpu-eks-team-check-ml", verification.job_spec(ML, SETTINGS.plans, PROBE_IMAGE)),
-        objects.namespace(ML),
-        objects.resource_quota(ML),
-        objects.limit_range(ML),
-        policy.admission_policy(ML, SETTINGS.plans),
-        policy.admission_binding(ML),
+        verification.service_account(ml, VERIFICATION_NAMESPACE),
+        verification.role(ml),
+        verification.role_binding(ml, VERIFICATION_NAMESPACE),
+        job("gpu-eks-team-check-ml", verification.job_spec(ml, settings.plans, PROBE_IMAGE)),
+        objects.namespace(ml),
+        objects.resource_quota(ml),
+        objects.limit_range(ml),
+        policy.admission_policy(ml, settings.plans),
+        policy.admission_binding(ml),
     ]
 
 
