@@ -165,6 +165,32 @@ def test_every_file_pip_reads_is_compared(tmp_path: Path):
     assert deps.pip_files(root)["vendor/lib (content)"] != before["vendor/lib (content)"]
 
 
+def test_a_hash_pinned_library_line_is_the_library(tmp_path: Path):
+    """``pip-compile --generate-hashes`` writes the requirement's options on its line: pip reads the
+    requirement before them (``pip/_internal/req/req_file.py``), so does the review."""
+    (tmp_path / "requirements.txt").write_text(
+        "pulumi==3.272.0 --hash=sha256:aa\ngpu-eks-components==0.4.0 \\\n    --hash=sha256:bb --hash=sha256:cc\n"
+    )
+    assert deps.library_requirements(tmp_path) == ["gpu-eks-components==0.4.0"]
+    assert deps.requirement_target("gpu-eks-components==0.4.0 --hash=sha256:bb") == ("gpu-eks-components", None)
+
+
+def test_files_included_from_outside_the_project_are_compared_by_their_own_path(tmp_path: Path):
+    """A monorepo's project includes the repository's requirements (``-r ../requirements.txt``): that
+    file is not the project's requirements.txt, and a library bump in it is a change."""
+    (tmp_path / "project").mkdir()
+    project = tmp_path / "project"
+    (project / "requirements.txt").write_text("-r ../requirements.txt\n-r ../common.txt\n")
+    (tmp_path / "requirements.txt").write_text("pulumi==3.272.0\n")
+    (tmp_path / "common.txt").write_text("gpu-eks-components==0.3.0\n")
+    assert sorted(deps.pip_files(project)) == ["../common.txt", "../requirements.txt", "requirements.txt"]
+    assert deps.library_requirements(project) == ["gpu-eks-components==0.3.0"]
+    base = tmp_path / "base"
+    shutil.copytree(tmp_path, base, ignore=shutil.ignore_patterns("base"))
+    (tmp_path / "requirements.txt").write_text("pulumi==3.272.0\ngpu-eks-components==0.4.0\n")
+    assert deps.changed_files(base / "project", project) == ["../requirements.txt"]
+
+
 # ---------------------------------------------------------------------------------------------
 # What pip recorded: a VCS install's commit, an archive's sha256 (PEP 610 direct_url.json)
 # ---------------------------------------------------------------------------------------------

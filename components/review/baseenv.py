@@ -35,11 +35,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..version import IMPORT_NAME, OLD_IMPORT_NAME, package_version
+from ..version import DISTRIBUTION, IMPORT_NAME, OLD_IMPORT_NAME, package_version
 from . import deps, installed
 from .diff import DiffError
 
-DISTRIBUTION = deps.DISTRIBUTION
 PIP_TIMEOUT_SECONDS = 900
 PROBE_TIMEOUT_SECONDS = 60
 READY = "gpu-eks-review-ready"
@@ -59,10 +58,10 @@ if spec is not None and spec.origin:
     pyproject, version = package.parent / "pyproject.toml", None
     if pyproject.is_file():
         project = tomllib.loads(pyproject.read_text()).get("project", {{}})
-        version = project.get("version") if project.get("name") == "gpu-eks-components" else None
+        version = project.get("version") if project.get("name") == {DISTRIBUTION!r} else None
     if version is None:
         try:
-            version = importlib.metadata.version("gpu-eks-components")
+            version = importlib.metadata.version({DISTRIBUTION!r})
         except importlib.metadata.PackageNotFoundError:
             version = "(version unknown)"
     found = {{"version": version, "where": str(package), "review": (package / "review" / "__init__.py").is_file()}}

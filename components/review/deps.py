@@ -18,6 +18,7 @@ everything an install reads is compared:
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shlex
 import tomllib
@@ -35,7 +36,8 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 
-DISTRIBUTION = "gpu-eks-components"
+from ..version import DISTRIBUTION
+
 PIP_FILES = ("requirements*.txt", "constraints*.txt")
 #: The lock file of each toolchain that has one (with ``pyproject.toml``, its dependency files).
 LOCK_FILES = {"poetry": "poetry.lock", "uv": "uv.lock"}
@@ -43,6 +45,9 @@ LOCK_FILES = {"poetry": "poetry.lock", "uv": "uv.lock"}
 #: and their long forms).
 _INCLUDE = re.compile(r"^(?:-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?<=-r)|(?<=-c))(\S+)")
 _EDITABLE = re.compile(r"^(?:-e|--editable)(?:\s*=\s*|\s+)(\S+)")
+#: Where a requirement line's own options start (``--hash``, ``--config-settings``: pip's per-requirement
+#: options, ``pip/_internal/req/req_file.py``), which are no part of the requirement.
+_LINE_OPTIONS = re.compile(r"\s+--(?!editable)")
 _ARCHIVE = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
 #: How the content of an archive or folder a requirement installs is named among the files.
 CONTENT = " (content)"
@@ -93,8 +98,15 @@ def local_path(target: str, root: Path) -> Path | None:
     return None
 
 
+def requirement(line: str) -> str:
+    """A requirement line without its own options (``pip-compile --generate-hashes`` writes
+    ``name==1.0 --hash=sha256:...``)."""
+    return _LINE_OPTIONS.split(line, maxsplit=1)[0]
+
+
 def requirement_target(line: str) -> tuple[str | None, str | None]:
     """(distribution name, URL or path) of a requirement line; None where the line has none."""
+    line = requirement(line)
     editable = _EDITABLE.match(line)
     if editable:
         return None, editable.group(1)
@@ -125,41 +137,57 @@ def _digest(path: Path) -> bytes:
     """sha256 of a file, or of a folder's files (names and contents), what a build of it reads: hidden
     entries (``.git``, a ``.venv``), caches and build output left out."""
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and _built_from(p, path))
-    for file in files:
+    for file in [path] if path.is_file() else _built_from(path):
         digest.update(str(file.relative_to(path) if file != path else file.name).encode() + b"\0")
         digest.update(file.read_bytes() + b"\0")
     return f"sha256:{digest.hexdigest()}".encode()
 
 
-def _built_from(file: Path, folder: Path) -> bool:
-    parts = file.relative_to(folder).parts
-    return not any(p.startswith(".") or p in ("__pycache__", "build", "dist") or p.endswith(".egg-info") for p in parts)
+def _built_from(folder: Path) -> list[Path]:
+    """The files of ``folder`` a build reads, sorted: the folders left out are not walked (a ``.venv``
+    in the project folder of ``-e .`` holds thousands of files)."""
+    files = []
+    for parent, folders, names in os.walk(folder):
+        folders[:] = [f for f in folders if not _left_out(f)]
+        files.extend(Path(parent, name) for name in names if not _left_out(name))
+    return sorted(f for f in files if f.is_file())
+
+
+def _left_out(name: str) -> bool:
+    return name.startswith(".") or name in ("__pycache__", "build", "dist") or name.endswith(".egg-info")
 
 
 def _label(path: Path, root: Path) -> str:
-    """``path`` as the review names it: relative to the project, else its name (no local path in a comment)."""
-    return path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+    """``path`` as the review names it: relative to the project (``../common.txt`` outside it: two
+    included files of one name stay two; no absolute local path in a comment)."""
+    return Path(os.path.relpath(path, root)).as_posix()
 
 
-def pip_files(root: Path) -> dict[str, bytes]:
-    """What pip installs the project from (the module docstring): name -> content; a local archive or
-    folder a line installs as ``<path> (content)`` -> its sha256 (outside the project: its name)."""
-    found: dict[str, bytes] = {}
+def requirement_files(root: Path) -> dict[str, Path]:
+    """The requirements and constraints files pip reads for the project, by label: the root-level ones
+    and every file they include, as pip resolves ``-r``/``-c`` (relative to the including file)."""
+    root = root.resolve()
+    found: dict[str, Path] = {}
     pending = [p.resolve() for pattern in PIP_FILES for p in sorted(root.glob(pattern)) if p.is_file()]
     while pending:
         path = pending.pop(0)
-        label = _label(path, root.resolve())
+        label = _label(path, root)
         if label in found or not path.is_file():
             continue
+        found[label] = path
+        pending.extend((path.parent / m.group(1)).resolve() for m in map(_INCLUDE.match, logical_lines(path)) if m)
+    return found
+
+
+def pip_files(root: Path) -> dict[str, bytes]:
+    """What pip installs the project from (the module docstring): label -> content; a local archive or
+    folder a line installs as ``<label> (content)`` -> its sha256."""
+    found: dict[str, bytes] = {}
+    for label, path in requirement_files(root).items():
         found[label] = path.read_bytes()
         for line in logical_lines(path):
-            include = _INCLUDE.match(line)
-            if include:
-                pending.append((path.parent / include.group(1)).resolve())
-                continue
             _, target = requirement_target(line)
-            local = local_path(target, root) if target else None
+            local = local_path(target, root) if target and not _INCLUDE.match(line) else None
             if local is not None and local.exists():
                 found[_label(local, root.resolve()) + CONTENT] = _digest(local)
     return found
@@ -192,16 +220,13 @@ def library_requirements(root: Path) -> list[str]:
     by name (``gpu-eks-components @ ...``, ``==``), by a wheel or sdist file of it, or by a folder
     whose pyproject.toml names it (``-e ./vendor/gpu-eks``); options and comments cut."""
     lines = []
-    for label in pip_files(root):
-        path = root / label
-        if label.endswith(CONTENT) or not path.is_file():
-            continue
+    for path in requirement_files(root).values():
         for line in logical_lines(path):
             name, target = requirement_target(line)
             if name is None and target:
                 name = _archive_name(target) or _folder_name(local_path(target, root))
             if name == DISTRIBUTION:
-                lines.append(re.split(r"\s+--(?!editable)", line, maxsplit=1)[0])
+                lines.append(requirement(line))
     return lines
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import importlib.util
 import json
 import re
 from dataclasses import dataclass
@@ -24,9 +23,9 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..version import package_version
+from ..version import DISTRIBUTION, package_version
 from . import deps
-from .deps import DISTRIBUTION, local_path
+from .deps import local_path
 
 _COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
