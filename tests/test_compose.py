@@ -653,6 +653,15 @@ def test_a_group_takes_a_plan_or_settings(given: str):
     )
 
 
+def test_a_0_3_0_positional_call_is_refused_not_misread():
+    """0.3.0's ``GpuNodeGroupArgs(settings, cluster_name, node_role_arn, subnet_ids)``: its fields
+    are keywords now, so the old call fails where it is made instead of binding the settings to
+    ``cluster_name`` and the subnets to ``plan``."""
+    plan = load_settings({"clusterName": "x", "gpuNodeGroups": [OWN_GROUP]}).plans[0]
+    with pytest.raises(TypeError, match="positional argument"):
+        GpuNodeGroupArgs(plan.settings, "c", "arn:aws:iam::123456789012:role/n", ["subnet-0ccccccccccccccc1"])
+
+
 # ---------------------------------------------------------------------------------------------
 # Partitions
 # ---------------------------------------------------------------------------------------------

@@ -24,8 +24,10 @@ from .node_pool import GroupObjects, KarpenterTarget, declare_group_objects
 TYPE_PREFIX = "gpu-eks:nodegroup"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class GpuNodeGroupArgs:
+    # Keywords only: 0.3.0's first field was ``settings``, and its positional calls must not bind
+    # the settings to ``cluster_name`` (UPGRADING.md, issue 43).
     #: The EKS cluster's name: a string, or an Output (e.g. ``GpuCluster.cluster.cluster_name``).
     #: The cluster's GpuOperator must cover this group (``coverage``): declare the group first and
     #: pass it to the operator.
