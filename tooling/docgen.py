@@ -1,8 +1,8 @@
 """``python -m tooling docs``: write the documentation of the config keys from the settings models.
 
-The settings models (components/config/) are the one source: each field's ``description`` and
-``doc()`` metadata (type, default), each nested model's title (its schema type name) and the first
-paragraph of its docstring. From them this writes
+The settings models (components/config/, the root ones in components/check/settings.py) are the one
+source: each field's ``description`` and ``doc()`` metadata (type, default), each nested model's
+title (its schema type name) and the first paragraph of its docstring. From them this writes
 
 * components/multilang/inputs.py: the component package's inputs, one TypedDict per model (Pulumi's
   analyzer turns them, and the docstring under each key, into the package schema);
