@@ -135,7 +135,11 @@ def render_mime(documents: Sequence[Mapping[str, Any]], scripts: Sequence[str] =
 
 def render_user_data(documents: Sequence[Mapping[str, Any]], scripts: Sequence[str] = ()) -> str:
     """Base64 of ``render_mime(documents, scripts)``: what an EC2 launch template's ``userData`` takes."""
-    return base64.b64encode(render_mime(documents, scripts).encode("ascii")).decode("ascii")
+    return _base64(render_mime(documents, scripts))
+
+
+def _base64(mime: str) -> str:
+    return base64.b64encode(mime.encode("ascii")).decode("ascii")
 
 
 @dataclass(frozen=True)
@@ -173,14 +177,13 @@ def group_user_data(
         documents = [gpu_node_config(node_labels, taints, cold_start)]
         extra = 0
     else:
-        spec: dict[str, Any] = {}
+        document = node_config(kubelet_flags({}, taints))
         if cold_start.fast_image_pull:
-            spec["featureGates"] = cold_start_spec(cold_start)["featureGates"]
-        spec["kubelet"] = {"flags": kubelet_flags({}, taints)}
-        documents = [{"apiVersion": NODECONFIG_API_VERSION, "kind": "NodeConfig", "spec": spec}]
+            document["spec"] = {"featureGates": cold_start_spec(cold_start)["featureGates"], **document["spec"]}
+        documents = [document]
         extra = sum(len(flag) for flag in kubelet_flags(node_labels, ()))
     mime = render_mime(documents, scripts)
-    sent = render_user_data(documents, scripts) if provider.user_data_base64 else mime
+    sent = _base64(mime) if provider.user_data_base64 else mime
     return GroupUserData(sent=sent, size=len(mime.encode("ascii")) + extra)
 
 
