@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from components.catalog import mig as mig_catalog
-from components.config.capacity_provider import MANAGED_NODE_GROUP
+from components.config.capacity_provider import KARPENTER, MANAGED_NODE_GROUP
 from components.config.groups import DEFAULT_GPU_TAINT
 from components.plan import boot
 from tests.support.paths import ROOT
@@ -107,6 +107,15 @@ def test_prepare_writes_the_library_s_boot_scripts(tmp_path):
     ]
     with pytest.raises(SystemExit, match=r"7g\.40gb"):
         prepare(tmp_path / "bad", "--gpu", "A100-SXM4-40GB", "--layout", "7g.40gb=2")
+
+
+def test_the_smoke_cuts_the_scripts_where_the_library_marks_their_main_part():
+    """scripts/gpu-smoke sources a boot script up to its main part, by the line boot.MAIN_MARKER."""
+    assert f'MAIN_MARKER="{boot.MAIN_MARKER}"' in SMOKE.read_text()
+    for provider in (MANAGED_NODE_GROUP, KARPENTER):
+        script = boot.boot_stage(1, None, None, (DEFAULT_GPU_TAINT,), provider).script
+        (marker,) = [line for line in script.splitlines() if line.startswith(boot.MAIN_MARKER)]
+        assert script.split(marker + "\n")[1] == 'isolate\n[ -z "$MIG_CREATE" ] || apply_mig\ndone_ok\n'
 
 
 def test_on_the_recorded_h200_the_stage_is_refused_mig_mode_and_says_so(tmp_path, port):

@@ -94,11 +94,10 @@ class BootStage:
     kubelet_drop_in: str
     #: The cloud-init shell part (``text/x-shellscript``) that writes the three and starts the unit.
     user_data_part: str
-    #: The taints the user data's NodeConfig registers a node with (``--register-with-taints``):
-    #: ``registered`` and ``PENDING_TAINT``, which only the stage's drop-in takes away.
+    #: The taints the user data's NodeConfig registers a node with (``--register-with-taints``): the
+    #: ones it registers with once its stage succeeded (``registration_taints``) and ``PENDING_TAINT``,
+    #: which only the stage's drop-in takes away.
     pending: tuple[Taint, ...]
-    #: The taints a node registers with once its stage succeeded.
-    registered: tuple[Taint, ...]
     #: The stage may reboot the node once before kubelet registers it (a MIG mode still pending after
     #: the GPU reset, on a provider that lets it: ``reboots_before_registering``).
     reboots: bool = False
@@ -392,6 +391,5 @@ def boot_stage(
         kubelet_drop_in=drop_in,
         user_data_part=part,
         pending=(*registered, PENDING_TAINT),
-        registered=registered,
         reboots=bool(creation) and provider.reboots_before_registering,
     )
