@@ -37,8 +37,12 @@ class Isolation:
     device_list_strategy: str
     #: ``nvidia-ctk config --set`` pairs of the GPU nodes' boot stage, in order.
     toolkit_settings: tuple[tuple[str, str], ...]
-    #: Whether a pod without a GPU request is kept from the GPUs (the isolation Job can pass).
-    enforced: bool
+
+    @property
+    def enforced(self) -> bool:
+        """Whether a pod without a GPU request is kept from the GPUs (the isolation Job can pass): the
+        nodes' toolkit refuses the variable from unprivileged containers."""
+        return device_lists.isolated(device_lists.toolkit_settings(self.toolkit_settings))
 
 
 ISOLATIONS: dict[str, Isolation] = {
@@ -47,13 +51,11 @@ ISOLATIONS: dict[str, Isolation] = {
     ENFORCED: Isolation(
         device_lists.VOLUME_MOUNTS,
         ((device_lists.ENVVAR_WHEN_UNPRIVILEGED, "false"), (device_lists.VOLUME_MOUNTS_ACCEPTED, "true")),
-        enforced=True,
     ),
     # `envvar`: what the operator's asset gives the plugin without our env (0.2.0).
     MIGRATING: Isolation(
         device_lists.ENVVAR,
         ((device_lists.ENVVAR_WHEN_UNPRIVILEGED, "true"), (device_lists.VOLUME_MOUNTS_ACCEPTED, "true")),
-        enforced=False,
     ),
 }
 
