@@ -178,9 +178,6 @@ def nccl_bus_bandwidth_floor_gbytes(instance_type: str) -> float:
 # the library adds none (tests/test_efa_plugin.py checks an EFA group's user data is the same group's
 # without EFA).
 
-#: The chart's ``supportedInstanceLabels.keys`` default: its affinity's label.
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-
 #: The chart's image, under each Region's Amazon EKS registry (the chart's default is us-west-2's).
 IMAGE_PATH = "eks/aws-efa-k8s-device-plugin"
 #: Amazon EKS's container image registry account per Region: "Amazon EKS replicates the images to a

@@ -33,6 +33,9 @@ ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 BOOT_STAGE_KEY = "gpu-eks.io/boot-stage"
 #: The taint a node whose boot stage failed registers with (value: the reason).
 BOOT_STAGE_FAILED_KEY = "gpu-eks.io/boot-stage-failed"
+#: The label of a node's instance type (kubelet's well-known label, set on every node: k8s.io/api
+#: core/v1 well_known_labels.go ``LabelInstanceTypeStable``).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 #: GPU-count labels set by Karpenter and by EKS Auto Mode on the nodes they launch.
 KARPENTER_GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
 AUTO_MODE_GPU_COUNT_LABEL = "eks.amazonaws.com/instance-gpu-count"

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..catalog import IMDS_HOP_LIMIT, ROOT_DEVICE, efa
+from ..catalog.labels import INSTANCE_TYPE_LABEL
 from . import device_plugin
 from .group import GroupPlan
 
@@ -44,7 +45,6 @@ DISCOVERY_TAG = "karpenter.sh/discovery"
 #: pkg/apis/v1/labels.go; k8s.io/api core/v1 well_known_labels.go).
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 ARCH_LABEL = "kubernetes.io/arch"
 OS_LABEL = "kubernetes.io/os"
 

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..catalog.device_lists import DEVICE_LIST_ROOT
-from ..catalog.labels import GPU_COUNT_LABELS, NODE_GROUP_LABEL
+from ..catalog.labels import GPU_COUNT_LABELS, INSTANCE_TYPE_LABEL, NODE_GROUP_LABEL
 from ..config.teams import TeamSettings
 from ..plan.group import GroupPlan
 from .objects import object_name, team_labels
@@ -71,8 +71,6 @@ DEVICE_VARIABLES: tuple[str, ...] = (
     "NVIDIA_NVSWITCH",
     "NVIDIA_GDRCOPY",
 )
-#: The label of a node's instance type (kubelet's well-known label, set on every node).
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 #: The one UPDATE the policy checks (``kubectl debug`` adds an ephemeral container through it).
 EPHEMERAL = "ephemeralcontainers"
 
