@@ -20,6 +20,7 @@ from .enis import (
     gpu_node_addresses,
     gpu_node_max_pods,
     system_node_addresses,
+    usable_pod_slots,
 )
 from .instances import (
     ACCELERATOR_LABEL_VALUES,
@@ -45,7 +46,6 @@ from .instances import (
     interchangeable,
     managed_max_pods_cap,
     node_daemonset_pods,
-    usable_pod_slots,
 )
 
 __all__ = [

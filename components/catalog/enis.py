@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from .instances import GPU_INSTANCE_TYPES
+from .instances import GPU_INSTANCE_TYPES, daemonset_pods
 
 #: (ENIs, IPv4 addresses per ENI) of every GPU instance type the library accepts (the test checks
 #: it has a row for each type in ``instances.GPU_INSTANCE_TYPES``).
@@ -139,6 +139,16 @@ def gpu_node_max_pods(instance_type: str, enis_taken: int = 0) -> int:
         return max_pods
     enis, per_eni = layout
     return min(max_pods, (enis - enis_taken) * (per_eni - 1) + 2)
+
+
+def usable_pod_slots(
+    instance_type: str, mps: bool = False, cloudwatch: bool = False, node_monitoring: bool = False, enis_taken: int = 0
+) -> int:
+    """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods (``daemonset_pods``):
+    of its max pods, with ``enis_taken`` ENIs taken by its interfaces (``gpu_node_max_pods``)."""
+    return gpu_node_max_pods(instance_type, enis_taken) - len(
+        daemonset_pods(instance_type, mps, cloudwatch, node_monitoring)
+    )
 
 
 def system_node_addresses(instance_type: str, pods: int) -> int | None:

@@ -481,19 +481,6 @@ def daemonset_pods(
     return GPU_NODE_DAEMONSET_PODS + extra
 
 
-def usable_pod_slots(
-    instance_type: str,
-    mps: bool = False,
-    cloudwatch: bool = False,
-    node_monitoring: bool = False,
-    max_pods: int | None = None,
-) -> int:
-    """Pods a GPU node of ``instance_type`` can run besides its DaemonSet pods, of ``max_pods``
-    (the type's ``max_pods`` unless the node's interfaces take some: ``enis.gpu_node_max_pods``)."""
-    pods = daemonset_pods(instance_type, mps, cloudwatch, node_monitoring)
-    return (GPU_INSTANCE_TYPES[instance_type].max_pods if max_pods is None else max_pods) - len(pods)
-
-
 def interchangeable(a: GpuInstanceType, b: GpuInstanceType) -> bool:
     """Whether one node group may mix ``a`` and ``b``: the scheduler sees the same slots on both
     (same GPU model, same memory per advertised GPU, same GPU count) and one AMI boots both."""

@@ -279,7 +279,6 @@ def plan_group(
     efa_devices = efa.efa_devices(group.instance_types[0]) if group.efa else 0
     # A Karpenter EFA node's efa-only interface on card 0 takes pods' ENI (config/multinode.py).
     enis_taken = efa_enis_taken(group)
-    max_pods = {t: catalog.gpu_node_max_pods(t, enis_taken) for t in group.instance_types}
     mig_gpu = mig.MIG_GPUS[mig.FAMILY_MIG_GPU[instance.family.name]] if layout is not None else None
     stage = boot.boot_stage(
         instance.gpus, mig_gpu, layout, taints, group.provider, toolkit=ISOLATIONS[isolation].toolkit_settings
@@ -298,9 +297,9 @@ def plan_group(
         resource_name=resource_name,
         slots_per_node=slots_per_node,
         slots_at_max_size=slots_per_node * group.scaling.max_size,
-        max_pods=min(max_pods.values()),
+        max_pods=min(catalog.gpu_node_max_pods(t, enis_taken) for t in group.instance_types),
         usable_pod_slots=min(
-            catalog.usable_pod_slots(t, isinstance(sharing, Mps), cloudwatch, node_monitoring, max_pods[t])
+            catalog.usable_pod_slots(t, isinstance(sharing, Mps), cloudwatch, node_monitoring, enis_taken)
             for t in group.instance_types
         ),
         node_labels=_frozen(node_labels),
