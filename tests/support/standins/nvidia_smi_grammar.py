@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
 from tests.support.paths import ROOT
+from tests.support.reference import observed_path
 
 #: Where the recordings of the real tool sit (beside the project, like ../shared/reference).
 OBSERVED = ROOT.parent / "shared" / "observed" / "nvidia-smi" / "580.159.04-h200"
@@ -327,11 +327,11 @@ def _display_text(main_help: str) -> str:
 
 
 @cache
-def grammar(folder: Path = OBSERVED) -> Grammar:
+def grammar() -> Grammar:
     return Grammar(
-        (folder / "nvidia-smi-h.txt").read_text(),
-        (folder / "nvidia-smi-mig-h.txt").read_text(),
-        (folder / "more-help-query-gpu.txt").read_text(),
+        observed_path("nvidia-smi-h.txt").read_text(),
+        observed_path("nvidia-smi-mig-h.txt").read_text(),
+        observed_path("more-help-query-gpu.txt").read_text(),
     )
 
 
@@ -368,16 +368,14 @@ def parse_transcript(source: str, text: str) -> tuple[list[Recording], list[str]
 
 
 @cache
-def recordings(
-    folder: Path = OBSERVED,
-) -> tuple[dict[tuple[str, ...], Recording], tuple[Recording, ...], tuple[str, ...]]:
+def recordings() -> tuple[dict[tuple[str, ...], Recording], tuple[Recording, ...], tuple[str, ...]]:
     """Per command line its first recording (transcripts.txt first), the later recordings of the same
     command that differ from it, and the commands recorded without an exit status."""
     first: dict[tuple[str, ...], Recording] = {}
     differing: list[Recording] = []
     incomplete: list[str] = []
     for name in TRANSCRIPTS:
-        done, cut = parse_transcript(name, (folder / name).read_text())
+        done, cut = parse_transcript(name, observed_path(name).read_text())
         incomplete += cut
         for rec in done:
             if rec.args not in first:
