@@ -17,12 +17,13 @@ from botocore.stub import Stubber
 from components.check.loading import load_settings
 from components.config import stackfile
 from components.config.errors import ConfigError
-from components.config.verification import instances_needed, verification_outputs
+from components.config.verification import instances_needed
 from components.preflight.reservations import check_reservation
 from components.review import impact
 from components.review.render import render_document
 from tests.support.paths import ROOT
 from tests.support.simulation import example
+from tests.support.simulation import simulate as simulate_stack
 from tooling.simulation import program_from_file, run_program
 
 JOB = "kubernetes:batch/v1:Job"
@@ -38,8 +39,13 @@ def jobs_of(sim: Any, group: str) -> list[str]:
     return sorted(r.name for r in sim.by_type(JOB) if r.name.startswith(f"gpu-eks-verify-{group}-"))
 
 
-def simulate(**verification: Any) -> Any:
-    config = {**EXAMPLE, "gpu-eks:verification": {**EXAMPLE["gpu-eks:verification"], **verification}}
+def simulate(groups: tuple[dict[str, Any], ...] = (), **verification: Any) -> Any:
+    """The multinode example with ``verification`` overrides, and ``groups`` beside its own."""
+    config = {
+        **EXAMPLE,
+        "gpu-eks:verification": {**EXAMPLE["gpu-eks:verification"], **verification},
+        "gpu-eks:gpuNodeGroups": [*EXAMPLE["gpu-eks:gpuNodeGroups"], *groups],
+    }
     return run_program(
         program_from_file(ROOT / "__main__.py"),
         stackfile.cli_config(config),
@@ -87,6 +93,22 @@ def test_an_advisory_nccl_check_is_declared_without_pulumis_await():
     assert all(a["pulumi.com/skipAwait"] == "true" for a in nccl.values())
     # Every other Job still holds the update.
     assert [n for n, a in annotations.items() if "pulumi.com/skipAwait" in a and n not in nccl] == []
+    assert sim.outputs["verification"] == {
+        "skipped": {"h100-block": SKIPPED},
+        "ncclAdvisory": ["a100-odcr", "h100-karpenter"],
+    }
+
+
+def test_only_the_nccl_groups_are_advisory_beside_a_shared_group():
+    """A time-sliced group beside the exclusive EFA groups gets its Jobs, no NCCL check, and is not
+    named among the advisory checks."""
+    shared = {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "timeSlicing": {"replicas": 4}}
+    sim = simulate((shared,), ncclAdvisory=True)
+    assert jobs_of(sim, "t4") == [
+        "gpu-eks-verify-t4-concurrent",
+        "gpu-eks-verify-t4-isolation",
+        "gpu-eks-verify-t4-warmup",
+    ]
     assert sim.outputs["verification"] == {
         "skipped": {"h100-block": SKIPPED},
         "ncclAdvisory": ["a100-odcr", "h100-karpenter"],
@@ -157,7 +179,7 @@ def test_the_instances_each_groups_jobs_wait_for(verification, needed):
 def test_without_the_verification_nothing_is_needed_or_said():
     s = load_settings({"clusterName": "c", "gpuNodeGroups": GROUPS})
     assert {g.name: instances_needed(g, s) for g in s.gpu_node_groups} == {"block": 0, "odcr": 0, "t4": 0}
-    assert verification_outputs(s) == {}
+    assert "verification" not in simulate_stack("prod").outputs  # prod runs no verification
 
 
 def test_an_advisory_check_without_the_check_is_refused():

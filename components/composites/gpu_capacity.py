@@ -25,7 +25,6 @@ from ..config.fields import (
     tag_key_problem,
     tag_value_problem,
 )
-from ..config.verification import verification_outputs
 from ..gpu_operator.component import GpuOperator
 from ..nodegroups.component import GpuNodeGroup
 from ..nodegroups.node_pool import KarpenterTarget
@@ -159,7 +158,7 @@ class GpuCapacity(pulumi.ComponentResource):
                 "nodeRoleArn": self.node_role_arn,
                 "gpuNodeGroups": group_outputs(all_groups),
                 **({"observability": self.observability.outputs} if self.observability else {}),
-                **verification_outputs(s),
+                **(self.verification.stack_outputs() if self.verification else {}),
             }
         )
 

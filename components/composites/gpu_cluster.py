@@ -21,7 +21,6 @@ from ..check.warnings import settings_warnings
 from ..cluster.component import Cluster, ClusterArgs
 from ..config.capacity_provider import needs_karpenter
 from ..config.names import CLUSTER_CHILD, KARPENTER_CHILD
-from ..config.verification import verification_outputs
 from ..gpu_operator.component import GpuOperator
 from ..karpenter import values as karpenter_values
 from ..karpenter.component import Karpenter, KarpenterArgs
@@ -51,7 +50,7 @@ class GpuCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE_NAME, name, None, opts)
-        s = self._settings = args.settings
+        s = args.settings
         # Legal but risky settings, as Pulumi warnings on this component (GpuCapacity does the same):
         # a consumer's `pulumi up` shows them under it, `gpu-eks-review render` in its header.
         for warning in settings_warnings(s):
@@ -151,7 +150,7 @@ class GpuCluster(pulumi.ComponentResource):
             # Where the GPU metrics land (observability.enabled only).
             **({"observability": self.observability.outputs} if self.observability else {}),
             # The groups no verification Job targets, or whose NCCL check pulumi up does not wait for.
-            **verification_outputs(self._settings),
+            **(self.verification.stack_outputs() if self.verification else {}),
         }
 
 

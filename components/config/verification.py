@@ -35,7 +35,6 @@ from .fields import KEYS_ONLY, _Model, doc
 from .multinode import CAPACITY_BLOCK
 
 SKIP = "skip"
-VERIFY = "verify"
 
 #: ``verification.enabled``'s name up to 0.3.0, when the Jobs checked time-slicing alone; read until
 #: 1.0 with a warning naming the new key (check/warnings.py), and its Python name (keyword, attribute)
@@ -134,27 +133,6 @@ def instances_needed(group: Any, settings: Any) -> int:
     if v.nccl_all_reduce and not v.nccl_advisory and is_nccl_group(group):
         return 2
     return 1
-
-
-def verification_outputs(settings: Any) -> dict[str, Any]:
-    """The stack outputs' ``verification`` (nothing when every group's Jobs run and hold the update):
-    ``skipped`` (group: why no Job targets it) and ``ncclAdvisory`` (the groups whose NCCL Job
-    ``pulumi up`` does not wait for)."""
-    if not settings.verification.enabled:
-        return {}
-    v = settings.verification
-    skipped = {g.name: reason for g in settings.gpu_node_groups if (reason := skipped_reason(g, v)) is not None}
-    advisory = [
-        g.name
-        for g in settings.gpu_node_groups
-        if v.nccl_all_reduce and v.nccl_advisory and is_nccl_group(g) and g.name not in skipped
-    ]
-    out: dict[str, Any] = {}
-    if skipped:
-        out["skipped"] = skipped
-    if advisory:
-        out["ncclAdvisory"] = advisory
-    return {"verification": out} if out else {}
 
 
 def nccl_check_problems(settings: Any) -> list[KeyedProblem]:

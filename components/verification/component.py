@@ -193,10 +193,21 @@ class GpuVerification(pulumi.ComponentResource):
             }
         )
 
+    def stack_outputs(self) -> dict[str, Any]:
+        """The stack outputs' ``verification`` (nothing when every group's Jobs run and hold the update):
+        ``skipped`` (group: why no Job targets it) and ``ncclAdvisory`` (the groups whose NCCL Job
+        ``pulumi up`` does not wait for), of every group the verification covers."""
+        out: dict[str, Any] = {}
+        if self.skipped:
+            out["skipped"] = dict(self.skipped)
+        if self._nccl_advisory and self.nccl_jobs:
+            out["ncclAdvisory"] = list(self.nccl_jobs)
+        return {"verification": out} if out else {}
+
     def _declare_nccl(self, name: str, plan: GroupPlan, image: str) -> None:
         """The group's NCCL check (nccl.py): a headless Service, the pods' NetworkPolicy, the Job."""
         # Exclusive EFA groups the verification reaches (a group nothing scales up is skipped above).
-        if not plan.efa_devices or plan.sharing_mode != "exclusive" or plan.name not in self.warmup_jobs:
+        if not verification_rules.is_nccl_group(plan.settings) or plan.name not in self.warmup_jobs:
             return
         self.nccl_floors[plan.name] = nccl_bus_bandwidth_floor_gbytes(plan.instance_types[0])
         job = nccl_name(plan, image)

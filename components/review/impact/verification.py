@@ -2,7 +2,7 @@
 verification Job targets (``verification.capacityBlocks: skip``: a Capacity Block's nodes launch only
 inside its window) and those whose NCCL check ``pulumi up`` does not wait for
 (``verification.ncclAdvisory``), read from the stack outputs' ``verification``
-(config/verification.py ``verification_outputs``). Said on every summary where they hold, not only
+(verification/component.py ``GpuVerification.stack_outputs``). Said on every summary where they hold, not only
 when they change: a reviewer approving a change to such a group should know ``pulumi up`` will not
 prove it on a node.
 """
