@@ -73,6 +73,26 @@ def test_the_check_needs_two_nodes():
     ]
 
 
+def test_only_the_exclusive_efa_groups_need_two_nodes_beside_groups_that_differ():
+    """One node is enough for the groups the check does not run on (time-sliced, MIG, an exclusive
+    group without EFA, a time-sliced EFA group); the exclusive EFA group is refused at its own index."""
+    one = {"scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 1}, "migStrategy": "mixed"}
+    found = problems(
+        [
+            {"name": "t4", "timeSlicing": {"replicas": 4}, **one},
+            {"name": "a100", "instanceTypes": ["p4d.24xlarge"], "mig": {"migDevices": {"1g.5gb": 7}}, **one},
+            {"name": "l4", "instanceTypes": ["g6.xlarge"], "timeSlicing": {"replicas": 1}, **one},
+            {**P5, "name": "h100-shared", "timeSlicing": {"replicas": 2}, **one},
+            {**P5, **one},
+        ],
+        verification={"enabled": True, "ncclAllReduce": True, "ncclImage": IMAGE},
+    )
+    assert found == [
+        "gpu-eks:gpuNodeGroups[4].scaling.maxSize: received 1; expected at least 2 with verification.ncclAllReduce: "
+        "its all-reduce runs across two nodes"
+    ]
+
+
 # --- the objects --------------------------------------------------------------------------------
 
 

@@ -332,6 +332,27 @@ def test_without_the_autoscaler_the_groups_count_at_desired_size():
     assert "at desiredSize one subnet must hold at least 50" in line
 
 
+def test_a_karpenter_group_counts_at_max_size_beside_a_managed_group_at_desired_size():
+    # Without the autoscaler: the managed group at desiredSize 1 (30), the Karpenter group at its
+    # limit, maxSize 3 (3 x 30: Karpenter launches up to it), the system node 20: 140; one of 2
+    # subnets holds 1 x 30 + ceil(3 / 2) x 30 + 20 = 110 > 21 of a /25.
+    raw = {
+        "autoscaler": {"enabled": False},
+        "systemNodeGroup": {"scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 3}},
+        "gpuNodeGroups": [
+            {"name": "m", "scaling": {"minSize": 1, "desiredSize": 1, "maxSize": 9}},
+            {"name": "k", "capacityProvider": "karpenter", "scaling": {"minSize": 0, "desiredSize": 0, "maxSize": 3}},
+        ],
+    }
+    s = accepted({**raw, "network": {"cidrBlock": "10.0.0.0/23"}})
+    assert (s.nodes_need_addresses(at_max=False), s.nodes_need_addresses(at_max=False, subnets=2)) == (140, 110)
+    (line,) = problems({**raw, "network": {"cidrBlock": "10.0.0.0/25"}})
+    assert (
+        "at desiredSize (maxSize for Karpenter groups: Karpenter launches up to it) one subnet must hold at least 110"
+        in line
+    )
+
+
 def test_idle_system_nodes_hold_their_enis_addresses():
     # Nine m6i.large system nodes, 5 service pods without the autoscaler: 5 busy x 20 + 4 idle x 10
     # = 140 (they were counted as 9 + 5 pods); one of 2 subnets holds 5 of them, the busiest: 100,
