@@ -24,9 +24,7 @@ from ...catalog import device_lists, gpu_operator
 from ...catalog.charts import GPU_OPERATOR
 from ...catalog.labels import GPU_COUNT_LABEL
 from ...config.isolation import NOT_ENFORCED
-from .rules import LAUNCH_TEMPLATE_TYPE, NODECLASS_TYPE, NODEPOOL_TYPE
-
-_HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+from .rules import HELM_RELEASE_TYPE, LAUNCH_TEMPLATE_TYPE, NODECLASS_TYPE, NODEPOOL_TYPE, dig
 
 
 def _strings(value: Any) -> list[str]:
@@ -39,24 +37,18 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _dig(value: Any, *path: str) -> Any:
-    for key in path:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
-
-
 def _user_data(item: Mapping[str, Any]) -> str:
     path = ("inputs", "userData") if item["type"] == LAUNCH_TEMPLATE_TYPE else ("inputs", "spec", "userData")
-    return "\n".join(_strings(_dig(item, *path)))
+    return "\n".join(_strings(dig(item, *path)))
 
 
 def _strategy(items: Sequence[Mapping[str, Any]]) -> str | None:
     """The device plugin's strategy of the render's gpu-operator release; None without one."""
     for item in items:
         inputs = item.get("inputs") or {}
-        if item["type"] == _HELM_RELEASE and inputs.get("chart") == GPU_OPERATOR.chart:
-            env = _dig(inputs, "values", "devicePlugin", "env")
-            cdi = bool(_dig(inputs, "values", "cdi", "enabled"))
+        if item["type"] == HELM_RELEASE_TYPE and inputs.get("chart") == GPU_OPERATOR.chart:
+            env = dig(inputs, "values", "devicePlugin", "env")
+            cdi = bool(dig(inputs, "values", "cdi", "enabled"))
             return gpu_operator.device_list_strategy(env, cdi, str(inputs.get("version")))
     return None
 
@@ -65,16 +57,16 @@ def _gpu_node_sources(items: Sequence[Mapping[str, Any]]) -> list[Mapping[str, A
     """The launch templates of GPU nodes (their NodeConfig labels the GPU count) and the
     EC2NodeClasses a GPU NodePool uses (its nodes carry the label)."""
     gpu_classes = {
-        _dig(p, "inputs", "spec", "template", "spec", "nodeClassRef", "name")
+        dig(p, "inputs", "spec", "template", "spec", "nodeClassRef", "name")
         for p in items
         if p["type"] == NODEPOOL_TYPE
-        and GPU_COUNT_LABEL in (_dig(p, "inputs", "spec", "template", "metadata", "labels") or {})
+        and GPU_COUNT_LABEL in (dig(p, "inputs", "spec", "template", "metadata", "labels") or {})
     }
     return [
         i
         for i in items
         if (i["type"] == LAUNCH_TEMPLATE_TYPE and GPU_COUNT_LABEL in _user_data(i))
-        or (i["type"] == NODECLASS_TYPE and _dig(i, "inputs", "metadata", "name") in gpu_classes)
+        or (i["type"] == NODECLASS_TYPE and dig(i, "inputs", "metadata", "name") in gpu_classes)
     ]
 
 

@@ -11,9 +11,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .rules import LAUNCH_TEMPLATE_TYPE, NODE_GROUP_TYPE, NODECLASS_TYPE, NODEPOOL_TYPE
+from .rules import HELM_RELEASE_TYPE, LAUNCH_TEMPLATE_TYPE, NODE_GROUP_TYPE, NODECLASS_TYPE, NODEPOOL_TYPE, dig
 
-HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 #: The node label naming a node's device-plugin profile (the gpu-operator's config manager reads it;
 #: a node without it gets the release's ``devicePlugin.config.default``).
 PROFILE_LABEL = "nvidia.com/device-plugin.config"
@@ -48,7 +47,7 @@ def _profiles(items: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], str |
     for item in items:
         if item["type"] != HELM_RELEASE_TYPE:
             continue
-        config = (((item.get("inputs") or {}).get("values") or {}).get("devicePlugin") or {}).get("config") or {}
+        config = dig(item, "inputs", "values", "devicePlugin", "config") or {}
         if isinstance(config, Mapping):
             profiles.update(config.get("data") or {})
             default = default or config.get("default")
@@ -65,13 +64,13 @@ def _pools_of(item: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> li
     """The node groups or NodePools whose nodes ``item``'s roll replaces (an EC2NodeClass: its pools)."""
     if item["type"] != NODECLASS_TYPE:
         return [item]
-    name = ((item.get("inputs") or {}).get("metadata") or {}).get("name")
+    name = dig(item, "inputs", "metadata", "name")
     pools = [i for i in items if i["type"] == NODEPOOL_TYPE]
     return [p for p in pools if _template(p).get("spec", {}).get("nodeClassRef", {}).get("name") == name]
 
 
 def _template(pool: Mapping[str, Any]) -> Mapping[str, Any]:
-    return ((pool.get("inputs") or {}).get("spec") or {}).get("template") or {}
+    return dig(pool, "inputs", "spec", "template") or {}
 
 
 def _launch_template(group: Mapping[str, Any], by_ref: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...catalog import node_health
-from .rules import NODE_GROUP_TYPE
+from .rules import HELM_RELEASE_TYPE, NODE_GROUP_TYPE, dig
 
 _CONFIG = "nodeRepairConfig"
 _OVERRIDES = "nodeRepairConfigOverrides"
@@ -27,7 +27,6 @@ DROPPED_OVERRIDES = (
     "whether EKS drops the nodeRepairConfigOverrides no longer sent is not verified: check "
     "`aws eks describe-nodegroup` after the update (UPGRADING.md)"
 )
-_HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 _GATE = ("values", "settings", "featureGates", node_health.KARPENTER_REPAIR_GATE)
 
 
@@ -90,8 +89,8 @@ def notes(new_items: Sequence[Mapping[str, Any]], old_items: Mapping[str, Mappin
                 "(EKS UpdateNodegroupConfig): no node is replaced by this change"
                 + (f"; {DROPPED_OVERRIDES}" if dropped else "")
             )
-        if item["type"] == _HELM_RELEASE and _dig(inputs, _GATE) is not None:
-            now, was = bool(_dig(inputs, _GATE)), bool(_dig(old_inputs, _GATE))
+        if item["type"] == HELM_RELEASE_TYPE and dig(inputs, *_GATE) is not None:
+            now, was = bool(dig(inputs, *_GATE)), bool(dig(old_inputs, *_GATE))
             if before is not None and now != was:
                 out.append(
                     f"Karpenter release {item['name']}: node repair {'on' if now else 'off'} for every NodePool "
@@ -99,11 +98,3 @@ def notes(new_items: Sequence[Mapping[str, Any]], old_items: Mapping[str, Mappin
                     "replaced by this change"
                 )
     return out
-
-
-def _dig(value: Any, path: Sequence[str]) -> Any:
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value

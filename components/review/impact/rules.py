@@ -75,6 +75,7 @@ class Rule:
 
 
 NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 #: Karpenter's kinds as pulumi-kubernetes types them (components/plan/karpenter.py).
 NODEPOOL_TYPE = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -396,3 +397,10 @@ RULES: tuple[Rule, ...] = (
 
 def rules_for(typ: str, path: Sequence[str | int], inputs: Mapping[str, Any]) -> list[Rule]:
     return [r for r in RULES if r.matches(typ, path, inputs)]
+
+
+def dig(value: Any, *path: str) -> Any:
+    """``value[path[0]][path[1]]...`` of a render's item, or None where a key or a mapping is missing."""
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
