@@ -26,6 +26,7 @@ from .results import FAIL, PASS, WARN, CheckResult, could_not_check, error_code
 ADDON = "vpc-cni"
 #: The first VPC CNI that takes efa-only interfaces (module docstring).
 MINIMUM = (1, 18, 5)
+_MINIMUM = ".".join(map(str, MINIMUM))
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
 
@@ -47,7 +48,7 @@ def check_vpc_cni(eks: Any, cluster_name: str, groups: Sequence[GpuNodeGroupSett
     if not names:
         return None
     check = "vpc-cni"
-    details: dict[str, Any] = {"cluster": cluster_name, "groups": names, "minimum": ".".join(map(str, MINIMUM))}
+    details: dict[str, Any] = {"cluster": cluster_name, "groups": names, "minimum": _MINIMUM}
     try:
         eks.describe_cluster(name=cluster_name)
     except ClientError as err:
@@ -62,19 +63,19 @@ def check_vpc_cni(eks: Any, cluster_name: str, groups: Sequence[GpuNodeGroupSett
         return CheckResult(
             check,
             WARN,
-            f"{cluster_name} has no {ADDON} add-on (a self-managed VPC CNI?): the aws-node image must be v1.18.5 or "
-            f"later for the efa-only interfaces of {', '.join(names)}",
+            f"{cluster_name} has no {ADDON} add-on (a self-managed VPC CNI?): the aws-node image must be "
+            f"v{_MINIMUM} or later for the efa-only interfaces of {', '.join(names)}",
             details,
         )
     details["version"] = version
     match = _VERSION.match(version)
     if match is None:
-        return CheckResult(check, WARN, f"{ADDON} {version}: not a version to compare with v1.18.5", details)
+        return CheckResult(check, WARN, f"{ADDON} {version}: not a version to compare with v{_MINIMUM}", details)
     if tuple(int(n) for n in match.groups()) < MINIMUM:
         return CheckResult(
             check,
             FAIL,
-            f"{ADDON} {version} on {cluster_name}: the efa-only interfaces of {', '.join(names)} need v1.18.5 or "
+            f"{ADDON} {version} on {cluster_name}: the efa-only interfaces of {', '.join(names)} need v{_MINIMUM} or "
             "later (EKS User Guide, node-efa); update the add-on first",
             details,
         )
