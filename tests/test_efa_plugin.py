@@ -13,8 +13,9 @@ from components.catalog.charts import EFA_DEVICE_PLUGIN
 from components.check.loading import load_settings
 from components.efa import values
 from components.plan.group import plan_group, plan_groups
+from components.review import fakecloud
 from components.review.fakecloud import FAKE_REGION
-from tests.support.simulation import example
+from tests.support.simulation import example, run_example
 
 
 def plans(*groups: dict[str, Any]) -> Any:
@@ -147,21 +148,8 @@ def test_a_region_not_in_the_table_keeps_the_charts_image():
 
 def test_the_region_is_the_aws_providers(monkeypatch):
     """A cluster in another Region (the AWS provider's aws:getRegion answer) gets its registry."""
-    import yaml
-
-    from components.config import stackfile
-    from components.review import fakecloud
-    from tests.support.paths import ROOT
-    from tooling.simulation import program_from_file, run_program
-
     monkeypatch.setattr(fakecloud, "FAKE_REGION", "eu-south-2")
-    config = yaml.safe_load((ROOT / "examples" / "Pulumi.multinode.yaml").read_text())["config"]
-    sim = run_program(
-        program_from_file(ROOT / "__main__.py"),
-        stackfile.cli_config({**config, "gpu-eks:verification": {"enabled": False}}),
-        project=stackfile.project_name(ROOT),
-        stack="multinode",
-    )
+    sim = run_example("multinode", {"gpu-eks:verification": {"enabled": False}})
     release = sim.one("kubernetes:helm.sh/v3:Release", "gpu-eks-efa-release").inputs
     assert release["values"]["image"] == {
         "repository": "455263428931.dkr.ecr.eu-south-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"
@@ -171,21 +159,8 @@ def test_the_region_is_the_aws_providers(monkeypatch):
 def test_a_region_not_in_the_table_renders_the_charts_image_and_warns(monkeypatch):
     """A Region the catalog does not name: ``image`` is empty (the chart's default repository) and
     the deployment is warned, on the plugin's component."""
-    import yaml
-
-    from components.config import stackfile
-    from components.review import fakecloud
-    from tests.support.paths import ROOT
-    from tooling.simulation import program_from_file, run_program
-
     monkeypatch.setattr(fakecloud, "FAKE_REGION", "ap-southeast-9")
-    config = yaml.safe_load((ROOT / "examples" / "Pulumi.multinode.yaml").read_text())["config"]
-    sim = run_program(
-        program_from_file(ROOT / "__main__.py"),
-        stackfile.cli_config({**config, "gpu-eks:verifyTimeSlicing": False, "gpu-eks:verification": {}}),
-        project=stackfile.project_name(ROOT),
-        stack="multinode",
-    )
+    sim = run_example("multinode", {"gpu-eks:verification": {"enabled": False}})
     release = sim.one("kubernetes:helm.sh/v3:Release", "gpu-eks-efa-release").inputs
     assert release["values"]["image"] == {}
     about = [(r.type if r else None, m) for r, m in sim.warnings() if "EFA device plugin" in m]

@@ -11,24 +11,20 @@ from typing import Any
 
 import boto3
 import pytest
-import yaml
 from botocore.stub import Stubber
 
 from components.check.loading import load_settings
-from components.config import stackfile
 from components.config.errors import ConfigError
 from components.config.verification import instances_needed
 from components.preflight.reservations import check_reservation
 from components.review import impact
 from components.review.render import render_document
-from tests.support.paths import ROOT
-from tests.support.simulation import example
+from tests.support.simulation import example, example_config, run_example
 from tests.support.simulation import simulate as simulate_stack
-from tooling.simulation import program_from_file, run_program
 
 JOB = "kubernetes:batch/v1:Job"
 CR = "cr-0a1b2c3d4e5f60718"
-EXAMPLE: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "Pulumi.multinode.yaml").read_text())["config"]
+EXAMPLE = example_config("multinode")
 SKIPPED = (
     "capacityType CAPACITY_BLOCK: its nodes launch only inside the block's window, so no verification Job targets "
     "it (verification.capacityBlocks: skip); set verify for an update made inside the window"
@@ -41,16 +37,12 @@ def jobs_of(sim: Any, group: str) -> list[str]:
 
 def simulate(groups: tuple[dict[str, Any], ...] = (), **verification: Any) -> Any:
     """The multinode example with ``verification`` overrides, and ``groups`` beside its own."""
-    config = {
-        **EXAMPLE,
-        "gpu-eks:verification": {**EXAMPLE["gpu-eks:verification"], **verification},
-        "gpu-eks:gpuNodeGroups": [*EXAMPLE["gpu-eks:gpuNodeGroups"], *groups],
-    }
-    return run_program(
-        program_from_file(ROOT / "__main__.py"),
-        stackfile.cli_config(config),
-        project=stackfile.project_name(ROOT),
-        stack="multinode",
+    return run_example(
+        "multinode",
+        {
+            "gpu-eks:verification": {**EXAMPLE["gpu-eks:verification"], **verification},
+            "gpu-eks:gpuNodeGroups": [*EXAMPLE["gpu-eks:gpuNodeGroups"], *groups],
+        },
     )
 
 

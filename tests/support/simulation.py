@@ -50,16 +50,25 @@ def simulate_run(name: str) -> Simulation:
 _EXAMPLES: dict[str, Simulation] = {}
 
 
+def example_config(name: str) -> dict[str, Any]:
+    """The config of examples/Pulumi.<name>.yaml."""
+    return yaml.safe_load((EXAMPLES / f"Pulumi.{name}.yaml").read_text())["config"]
+
+
+def run_example(name: str, overrides: dict[str, Any] | None = None) -> Simulation:
+    """The program run with the config of examples/Pulumi.<name>.yaml, ``overrides`` replacing its keys."""
+    return run_program(
+        program_from_file(ROOT / "__main__.py"),
+        stackfile.cli_config({**example_config(name), **(overrides or {})}),
+        project=stackfile.project_name(ROOT),
+        stack=name,
+    )
+
+
 def example(name: str) -> Simulation:
-    """The program run with the config of examples/Pulumi.<name>.yaml (once per process)."""
+    """``run_example(name)``, once per process."""
     if name not in _EXAMPLES:
-        config: dict[str, Any] = yaml.safe_load((EXAMPLES / f"Pulumi.{name}.yaml").read_text())["config"]
-        _EXAMPLES[name] = run_program(
-            program_from_file(ROOT / "__main__.py"),
-            stackfile.cli_config(config),
-            project=stackfile.project_name(ROOT),
-            stack=name,
-        )
+        _EXAMPLES[name] = run_example(name)
     return _EXAMPLES[name]
 
 
