@@ -19,8 +19,7 @@ from components.check.loading import load_settings
 from components.plan import boot
 from components.plan.group import plan_groups
 from tests.support.simulation import example
-
-RELEASE = "kubernetes:helm.sh/v3:Release"
+from tests.support.tokens import RELEASE
 
 A100_MIG = {"name": "a100", "instanceTypes": ["p4d.24xlarge"], "migStrategy": "mixed", "mig": {"layout": "all-1g.5gb"}}
 H100_MIG = {"name": "h100", "instanceTypes": ["p5.48xlarge"], "migStrategy": "mixed", "mig": {"layout": "all-1g.10gb"}}

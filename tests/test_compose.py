@@ -441,16 +441,16 @@ def test_a_group_declared_outside_gpu_cluster_is_rejected_at_declaration():
     )
 
 
-def _own_group(cluster_name: pulumi.Input[str]) -> GpuNodeGroup:
+def _own_group(cluster_name: pulumi.Input[str], group: dict[str, Any] = OWN_GROUP, **args: Any) -> GpuNodeGroup:
+    """A group a caller declares itself (``settings=``), with ``args`` for its GpuNodeGroupArgs."""
     return GpuNodeGroup(
         "team-own",
         GpuNodeGroupArgs(
-            settings=load_capacity_settings(
-                {"kubernetesVersion": "1.34", "gpuNodeGroups": [OWN_GROUP]}
-            ).gpu_node_groups[0],
+            settings=load_capacity_settings({"kubernetesVersion": "1.34", "gpuNodeGroups": [group]}).gpu_node_groups[0],
             cluster_name=cluster_name,
             node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
             subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
+            **args,
         ),
     )
 
@@ -494,18 +494,7 @@ def test_a_group_declared_with_another_isolation_is_rejected():
     """Its nodes' toolkit settings would not be the ones the operator's device-plugin strategy needs."""
 
     def program() -> None:
-        own = GpuNodeGroup(
-            "team-own",
-            GpuNodeGroupArgs(
-                settings=load_capacity_settings(
-                    {"kubernetesVersion": "1.34", "gpuNodeGroups": [OWN_GROUP]}
-                ).gpu_node_groups[0],
-                cluster_name="platform-cluster",
-                node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
-                subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
-                isolation="migrating",
-            ),
-        )
+        own = _own_group("platform-cluster", isolation="migrating")
         _capacity_program(cluster_name="platform-cluster", node_groups=[own])()
 
     with pytest.raises(HalfWiredError) as err:
@@ -530,17 +519,7 @@ def test_groups_given_to_one_operator_must_agree_on_profiles():
     clash = {**OWN_GROUP, "name": "t4b", "timeSlicing": {"replicas": 2, "profile": "t4"}}
 
     def program() -> None:
-        own = GpuNodeGroup(
-            "team-own",
-            GpuNodeGroupArgs(
-                settings=load_capacity_settings(
-                    {"kubernetesVersion": "1.34", "gpuNodeGroups": [clash]}
-                ).gpu_node_groups[0],
-                cluster_name="platform-cluster",
-                node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
-                subnet_ids=["subnet-0ccccccccccccccc1", "subnet-0ccccccccccccccc2"],
-            ),
-        )
+        own = _own_group("platform-cluster", clash)
         _capacity_program(cluster_name="platform-cluster", node_groups=[own])()
 
     with pytest.raises(HalfWiredError) as err:

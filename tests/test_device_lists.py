@@ -30,6 +30,7 @@ from components.config.errors import ConfigError
 from components.gpu_operator import values as operator_values
 from tests.support.reference import CHART_VERSIONS, load_reference_yaml, reference_path
 from tests.support.simulation import example, simulate
+from tests.support.tokens import NODECLASS, NODEPOOL
 from tests.support.tools import toolkit
 
 UUID_A = "GPU-8f3c2a1e-5b6d-4c7e-9f10-1a2b3c4d5e6f"
@@ -38,8 +39,6 @@ MIG_A = "MIG-4d1c2b3a-9e8f-4a7b-8c6d-5e4f3a2b1c0d"
 ROOT_PATH = "/var/run/nvidia-container-devices"
 ENVVAR_KEY, MOUNTS_KEY = dl.ENVVAR_WHEN_UNPRIVILEGED, dl.VOLUME_MOUNTS_ACCEPTED
 PLUGIN_TAGS = ("v0.17.2", "v0.18.1", "v0.20.0")
-dl_nodeclass = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-dl_nodepool = "kubernetes:karpenter.sh/v1:NodePool"
 
 
 def settings_for(isolation: str, version: str = "v26.7.0", cdi: bool = False):
@@ -417,7 +416,7 @@ def test_new_nodes_wait_for_the_operators_release():
         launching = {
             (r.type.rsplit(":", 1)[1], r.name)
             for r in sim.resources
-            if r.type in ("aws:eks/nodeGroup:NodeGroup", dl_nodeclass, dl_nodepool) and "system" not in r.name
+            if r.type in ("aws:eks/nodeGroup:NodeGroup", NODECLASS, NODEPOOL) and "system" not in r.name
         }
         assert launching and launching <= waiting, sorted(launching - waiting)
     assert {n for _, n in waiting} >= {"gpu-eks-h100-karpenter-nodeclass", "gpu-eks-h100-karpenter-nodepool"}

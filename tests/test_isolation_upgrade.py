@@ -16,11 +16,11 @@ from components.review import impact
 from components.review import render as review_render
 from components.review import values as render_values
 from tests.support.paths import ROOT
+from tests.support.tokens import LAUNCH_TEMPLATE as LT
+from tests.support.tokens import NODE_GROUP as NG
+from tests.support.tokens import RELEASE
 from tooling import render
 
-LT = "aws:ec2/launchTemplate:LaunchTemplate"
-NG = "aws:eks/nodeGroup:NodeGroup"
-RELEASE = "kubernetes:helm.sh/v3:Release"
 JOB = "kubernetes:batch/v1:Job"
 OPERATOR = "gpu-eks-gpu-operator-release"
 
