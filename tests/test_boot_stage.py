@@ -8,18 +8,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-import jsonschema
 import pytest
-import yaml
 
 from components.catalog import mig as mig_catalog
 from components.config.capacity_provider import KARPENTER, MANAGED_NODE_GROUP
 from components.config.groups import Taint
 from components.plan import boot
-from tests.support.reference import load_reference_yaml, observed_path
+from tests.support.reference import observed_path
 from tests.support.standins import nvidia_smi as standin
 from tests.support.standins.boot_node import Node
-from tests.support.standins.crds import strict
 
 ISOLATION = (
     "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false "
@@ -261,13 +258,6 @@ def test_a_karpenter_node_fails_closed_instead_of_rebooting(tmp_path):
 # -- what kubelet registers the node with -----------------------------------------------------------
 
 
-def drop_in_flags(node: Node) -> list[str]:
-    doc = yaml.safe_load(node.drop_in.read_text())
-    crd = load_reference_yaml("nodeadm/node.eks.aws_nodeconfigs.yaml")
-    jsonschema.validate(doc, strict(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
-    return doc["spec"]["kubelet"]["flags"]
-
-
 @pytest.mark.parametrize(
     ("karpenter", "taints", "flag"),
     [
@@ -286,7 +276,7 @@ def test_a_stage_that_succeeded_registers_the_node_without_the_pending_taint(tmp
     kubelet keeps the last one; an empty one clears the list (RegisterWithTaintsVar.Set)."""
     node = Node(tmp_path, "H200-141GB", gpus=1)
     assert node.run(script("H200-141GB", {"7g.141gb": 1}, gpus=1, karpenter=karpenter, taints=taints))[0] == 0
-    assert drop_in_flags(node) == [flag]
+    assert node.drop_in_flags() == [flag]
     assert (node.state_dir / "kubelet-started").exists()
 
 
@@ -300,7 +290,7 @@ def test_a_failed_stage_registers_the_node_tainted_and_logs_it(tmp_path, fail, r
     assert rc == 3
     assert f"gpu-eks-boot: FAILED ({reason}):" in err
     assert any(c.startswith(f"logger -t gpu-eks-boot -p daemon.err FAILED ({reason}):") for c in calls)
-    assert drop_in_flags(node) == [
+    assert node.drop_in_flags() == [
         f"--register-with-taints=nvidia.com/gpu=true:NoSchedule,gpu-eks.io/boot-stage-failed={reason}:NoSchedule",
         "--node-labels=gpu-eks.io/boot-stage=failed",
     ]
@@ -313,18 +303,18 @@ def test_a_failed_stage_registers_the_node_tainted_and_logs_it(tmp_path, fail, r
 def test_a_later_success_replaces_the_failure_drop_in(tmp_path):
     node = Node(tmp_path, "H100-80GB-HBM3", gpus=1, fail=("create",))
     assert node.run(script("H100-80GB-HBM3", {"7g.80gb": 1}, gpus=1))[0] == 3
-    assert "--node-labels=gpu-eks.io/boot-stage=failed" in drop_in_flags(node)
+    assert "--node-labels=gpu-eks.io/boot-stage=failed" in node.drop_in_flags()
     state = node.read()
     state["fail"] = []
     node.write(state)
     assert node.run(script("H100-80GB-HBM3", {"7g.80gb": 1}, gpus=1))[0] == 0
-    assert drop_in_flags(node) == ["--register-with-taints=nvidia.com/gpu=true:NoSchedule"]
+    assert node.drop_in_flags() == ["--register-with-taints=nvidia.com/gpu=true:NoSchedule"]
 
 
 def test_a_karpenter_node_keeps_karpenters_startup_taint_when_it_fails(tmp_path):
     node = Node(tmp_path, "H100-80GB-HBM3", gpus=1, fail=("create",))
     assert node.run(script("H100-80GB-HBM3", {"1g.10gb": 7}, gpus=1, karpenter=True))[0] == 3
-    assert drop_in_flags(node)[0] == (
+    assert node.drop_in_flags()[0] == (
         "--register-with-taints=nvidia.com/gpu=true:NoSchedule,karpenter.sh/unregistered:NoExecute,"
         "gpu-eks.io/boot-stage-failed=mig-layout:NoSchedule"
     )

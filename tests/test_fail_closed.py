@@ -134,7 +134,7 @@ def stage_drop_in(tmp_path, plan: GroupPlan, fail: tuple[str, ...] = ()) -> dict
     node = Node(tmp_path, model, plan.gpus_per_node, fail=fail)
     rc, _, err = node.run(plan.boot.script)
     assert rc == (3 if fail else 0), err
-    return yaml.safe_load(node.drop_in.read_text())
+    return node.drop_in_document()
 
 
 @pytest.mark.parametrize("group", [g["name"] for g in GROUPS])

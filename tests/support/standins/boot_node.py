@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import yaml
 
+from tests.support.reference import load_reference_yaml
 from tests.support.standins import nvidia_smi as standin
+from tests.support.standins.crds import strict
 
 TOOLS = ("nvidia-smi", "nvidia-ctk", "systemctl", "logger", "sleep")
 
@@ -73,6 +77,13 @@ class Node:
     def layouts(self) -> list[list[str]]:
         return [sorted(p for p, *_ in g["instances"]) for g in self.read()["gpus"]]
 
+    def drop_in_document(self) -> dict[str, Any]:
+        """The stage's nodeadm drop-in, valid against nodeadm's NodeConfig CRD (or the test fails)."""
+        doc = yaml.safe_load(self.drop_in.read_text())
+        crd = load_reference_yaml("nodeadm/node.eks.aws_nodeconfigs.yaml")
+        jsonschema.validate(doc, strict(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
+        return doc
+
     def drop_in_flags(self) -> list[str]:
         """The kubelet flags of the stage's nodeadm drop-in."""
-        return yaml.safe_load(self.drop_in.read_text())["spec"]["kubelet"]["flags"]
+        return self.drop_in_document()["spec"]["kubelet"]["flags"]
