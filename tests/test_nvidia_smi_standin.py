@@ -177,6 +177,23 @@ def test_the_stand_ins_h200_placements_are_the_real_h200s():
     ours = {name: (standin.STARTS[kind], size, pid) for name, (kind, size, pid) in standin.SHAPES["H200-141GB"].items()}
     assert ours == real
     assert len(real) == 7
+    totals = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"MIG (\S+)\s+\d+\s+\d+/(\d+)\s", observed_path("nvidia-smi-mig-lgip.txt").read_text())
+    }
+    shapes = standin.SHAPES["H200-141GB"]
+    assert {name: standin.instances_total(name, shapes[name][0]) for name in shapes} == totals
+    assert totals["1g.18gb+me"] == 1
+
+
+def test_a_gpu_holds_one_media_extension_instance():
+    state = {"model": "H200-141GB", "fail": []}
+    gpu = {"current": "Enabled", "instances": []}
+    err: list[str] = []
+    assert standin.create(state, gpu, "1g.18gb+me", err) == 0
+    assert standin.create(state, gpu, "1g.18gb+me", err) == 2
+    assert err[-1] == "Failed to create GPU instance 1g.18gb+me at 1: Insufficient Resources"
+    assert gpu["instances"] == [["1g.18gb+me", 0, True]]
 
 
 def test_a_gpu_that_does_not_exist_is_not_found(tmp_path):

@@ -151,6 +151,13 @@ def shape(state: dict, profile: str) -> tuple[str, int, int, str]:
     raise KeyError(profile)
 
 
+def instances_total(name: str, kind: str) -> int:
+    """How many GPU instances of a profile one GPU holds (``mig -lgip``'s Total): one per placement,
+    but one at most of a ``+me`` profile, which takes the GPU's media extensions (the H200's lgip:
+    ``1g.18gb+me ... 1/1``)."""
+    return 1 if name.endswith("+me") else len(STARTS[kind])
+
+
 def create(state, gpu, spec, err: list[str], compute: bool = True) -> int:
     if gpu["current"] != "Enabled":
         err.append("Unable to create a GPU instance: MIG mode is not enabled")
@@ -171,7 +178,8 @@ def create(state, gpu, spec, err: list[str], compute: bool = True) -> int:
             return 2
         start = int(start) if start else next((s for s in STARTS[kind] if not set(range(s, s + size)) & used), -1)
         span = set(range(start, start + size))
-        if start not in STARTS[kind] or span & used:
+        held = sum(p == name for p, *_ in gpu["instances"])
+        if start not in STARTS[kind] or span & used or held >= instances_total(name, kind):
             err.append(f"Failed to create GPU instance {name} at {start}: Insufficient Resources")
             return 2
         used |= span
