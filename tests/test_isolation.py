@@ -6,6 +6,7 @@ What each strategy does on each node: tests/test_device_lists.py."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import typing
 
@@ -127,6 +128,20 @@ def test_the_isolation_job_asks_for_no_gpu_and_sets_the_variable():
     assert pod["tolerations"] == [dict(t) for t in plan.tolerations]
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert jobs.isolation_job_name(plan, spec).startswith("isolation-t4-")
+
+
+def test_the_jobs_call_nvidia_smi_as_the_real_tool_accepts():
+    """The isolation Job's and the MIG probe's ``nvidia-smi`` command lines, by the real tool's grammar
+    (its recorded help: ../shared/observed/nvidia-smi), so the fake below answers a real command."""
+    from components.verification import mig
+    from tests.support.standins.nvidia_smi_grammar import grammar
+
+    # A command, not the word in an echo's quoted text: after a separator, its options up to a redirection.
+    lines = re.findall(r"(?:^|[;\s])nvidia-smi((?: -[^\s;|&]+)*)", jobs.ISOLATION_SCRIPT)
+    assert lines == [" -L", " -L"]
+    assert '["nvidia-smi", "-L"]' in mig.MIG_PROBE_PROGRAM
+    for line in {*lines, " -L"}:  # the probe's argv is " -L" too
+        grammar().parse(line.split())
 
 
 def run_check(tmp_path, devices: bool, smi: str | None) -> subprocess.CompletedProcess:
