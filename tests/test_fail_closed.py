@@ -116,8 +116,10 @@ def user_data_documents(plan: GroupPlan) -> list[dict[str, Any]]:
 def registered_taints(documents: list[dict[str, Any]]) -> list[str]:
     """The taints kubelet registers the node with: nodeadm appends every document's kubelet flags in
     order (nodeadm/internal/api/merge.go ``mergeKubeletFlags``) and merges their kubelet config; a
-    flag wins over the config file, and of several ``--register-with-taints`` the last one (kubernetes
-    pkg/util/flag ``RegisterWithTaintsVar.Set`` replaces the list; an empty value clears it)."""
+    flag wins over the config file (kubernetes/kubernetes 293a53f2 cmd/kubelet/app/server.go
+    ``kubeletConfigFlagPrecedence``), and of several ``--register-with-taints`` the last one
+    (kubernetes/kubernetes ddd467a0 pkg/util/flag/flags.go ``RegisterWithTaintsVar.Set`` replaces
+    the list; an empty value clears it)."""
     flags = [f for d in documents for f in d["spec"].get("kubelet", {}).get("flags", [])]
     values = [f.split("=", 1)[1] for f in flags if f.startswith("--register-with-taints=")]
     if values:

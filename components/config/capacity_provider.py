@@ -53,7 +53,8 @@ class CapacityProvider:
     #: ``UserData``); else as text (an EC2NodeClass's ``userData``: Karpenter encodes it with its part).
     user_data_base64: bool
     #: Taints the provider registers a node with besides the group's (Karpenter's startup taint):
-    #: the boot stage's ``--register-with-taints`` repeats them (a flag wins over the config file).
+    #: the boot stage's ``--register-with-taints`` repeats them (a flag wins over the config file:
+    #: plan/boot.py ``registration_taints``).
     startup_taints: tuple[Taint, ...]
     #: A node may reboot in its boot stage (a pending MIG mode) before it registers: not where the
     #: provider drops a node that takes long to register (Karpenter's 15 minutes: plan/boot.py).

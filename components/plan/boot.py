@@ -32,8 +32,9 @@ STATE_DIR = "/var/lib/gpu-eks"
 #: (and a label when the stage failed). ``nodeadm-run`` reads ``--config-source
 #: file:///etc/eks/nodeadm.d/`` after the user data and appends its kubelet flags last
 #: (awslabs/amazon-eks-ami v20260724 ``nodeadm-run.service``; nodeadm/internal/api/merge.go
-#: ``mergeKubeletFlags``); kubelet keeps the last ``--register-with-taints`` (kubernetes
-#: pkg/util/flag ``RegisterWithTaintsVar.Set`` replaces the list; an empty value clears it).
+#: ``mergeKubeletFlags``); kubelet keeps the last ``--register-with-taints`` (kubernetes/kubernetes
+#: ddd467a0 pkg/util/flag/flags.go ``RegisterWithTaintsVar.Set`` replaces the list; an empty value
+#: clears it).
 NODEADM_DROP_IN = "/etc/eks/nodeadm.d/90-gpu-eks-boot.yaml"
 #: The taint the user data registers every GPU node with; only the stage's drop-in, written when the
 #: stage succeeded, registers the node without it. A node whose shell part never ran (cloud-init
@@ -151,7 +152,8 @@ After={UNIT_NAME}
 def registration_taints(taints: Sequence[Taint], provider: CapacityProvider) -> tuple[Taint, ...]:
     """The taints a node of a group with ``taints`` registers with once its stage succeeded: the
     provider's startup taints too (a ``--register-with-taints`` flag wins over the config file the
-    provider writes them in, so ours repeat them)."""
+    provider writes them in, so ours repeat them: kubelet parses its flags again over the file,
+    kubernetes/kubernetes 293a53f2 cmd/kubelet/app/server.go ``kubeletConfigFlagPrecedence``)."""
     return (*taints, *provider.startup_taints)
 
 

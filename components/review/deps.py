@@ -45,8 +45,8 @@ LOCK_FILES = {"poetry": "poetry.lock", "uv": "uv.lock"}
 #: and their long forms).
 _INCLUDE = re.compile(r"^(?:-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?<=-r)|(?<=-c))(\S+)")
 _EDITABLE = re.compile(r"^(?:-e|--editable)(?:\s*=\s*|\s+)(\S+)")
-#: Where a requirement line's own options start (``--hash``, ``--config-settings``: pip's per-requirement
-#: options, ``pip/_internal/req/req_file.py``), which are no part of the requirement.
+#: Where a requirement line's own options start (``--hash``, ``--config-settings``, ``--global-option``:
+#: pip 23.2.1 ``pip/_internal/req/req_file.py`` ``SUPPORTED_OPTIONS_REQ``), no part of the requirement.
 _LINE_OPTIONS = re.compile(r"\s+--(?!editable)")
 _ARCHIVE = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz")
 #: How the content of an archive or folder a requirement installs is named among the files.

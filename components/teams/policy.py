@@ -15,7 +15,8 @@ What the expressions rest on, with their sources:
   pkg/api/resource Quantity MarshalJSON).
 * The toolkit's device variables (``DEVICE_VARIABLES``), its privileged test (nvidia-container-toolkit
   v1.19.1 internal/config/image/privileged.go ``IsPrivileged``: ``CAP_SYS_ADMIN`` in the bounding set;
-  containerd's CRI ``WithCapabilities`` adds ``CAP_<NAME>`` upper-cased, every capability for ``ALL``)
+  containerd's CRI ``WithCapabilities`` adds ``CAP_<NAME>`` upper-cased, every capability for ``ALL``:
+  containerd/containerd d93d18c8 internal/cri/opts/spec_opts.go)
   and its mount requests (cuda_image.go ``requestsFromMounts``: a string prefix of the cleaned
   destination, so one rule on the path covers every spelling of the ``/dev/null`` source).
 * ``nodeName``: the kubelet admits a pod against its node selector, affinity and ``NoExecute`` taints
@@ -142,8 +143,9 @@ def device_variables_expression() -> str:
     return "!(" + _any_container(f"has(c.env) && c.env.exists(e, e.name in {_list(DEVICE_VARIABLES)})") + ")"
 
 
-#: What a container may not add (containerd upper-cases an entry and prefixes ``CAP_``; ``ALL``
-#: adds every capability): RE2, as the API server's CEL ``matches`` reads it.
+#: What a container may not add (containerd upper-cases an entry and prefixes ``CAP_``; ``ALL``, in
+#: any case, adds every capability: containerd d93d18c8 internal/cri/opts/spec_opts.go
+#: ``WithCapabilities``): RE2, as the API server's CEL ``matches`` reads it.
 PRIVILEGED_CAPABILITY = "(?i)^(cap_)?(sys_admin|all)$"
 #: The device plugin's volume-mount root's last element (k8s-device-plugin server.go
 #: ``deviceListAsVolumeMountsContainerPathRoot``; catalog/device_lists.py ``DEVICE_LIST_ROOT``).

@@ -30,8 +30,9 @@ def _nodes(n: int | None) -> str:
 
 def _roll_words(roll: NodeRoll) -> str:
     if roll.how == "rolled":
-        # EKS user guide, "Understand each phase of node updates", scale-up phase: the ASG's maximum and
-        # desired size grow by the larger of twice its zones and maxUnavailable before any node drains.
+        # EKS user guide, "Understand each phase of node updates", scale-up phase (awsdocs/amazon-eks-user-guide
+        # 0bfeeaf latest/ug/nodes/managed-node-update-behavior.adoc): the ASG's maximum and desired size
+        # grow by the larger of twice its zones and maxUnavailable before any node drains.
         surge = "EKS first launches up to 2 extra nodes per zone (maxUnavailable, if more) for their pods"
         if roll.reserved:
             surge += f", which on {roll.reserved} need free reserved instances: without them the update fails"
